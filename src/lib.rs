@@ -1,0 +1,3 @@
+//! ctm: an emulator of the ATI CTM data-parallel processor (DPP).
+
+pub mod isa;
