@@ -1,1 +1,3 @@
+//! The `ctm` command-line tool.
+
 fn main() {}

@@ -37,6 +37,8 @@ pub fn check_features() -> Result<(), MissingFeatures> {
     if missing.is_empty() {
         Ok(())
     } else {
-        Err(MissingFeatures { missing: missing.join(", ") })
+        Err(MissingFeatures {
+            missing: missing.join(", "),
+        })
     }
 }

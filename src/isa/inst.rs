@@ -90,7 +90,13 @@ impl fmt::Display for DecodeError {
         if let Some(i) = self.index {
             write!(f, "instruction {i}: ")?;
         }
-        let FieldError { field, hi, lo, value, problem } = self.field;
+        let FieldError {
+            field,
+            hi,
+            lo,
+            value,
+            problem,
+        } = self.field;
         write!(
             f,
             "word {} ({}) field {}[{}:{}] = {:#x}: {}",
@@ -109,7 +115,10 @@ impl Inst {
 
     /// An instruction of type `ty` with every other field zero.
     pub fn zeroed(ty: InstType) -> Inst {
-        let cmn = Cmn { ty, ..Cmn::default() };
+        let cmn = Cmn {
+            ty,
+            ..Cmn::default()
+        };
         let body = match ty {
             InstType::Alu | InstType::Out => Body::Alu(Alu::default()),
             InstType::Fc => Body::Fc(Fc::default()),
@@ -274,7 +283,9 @@ impl Inst {
     }
 
     /// Every field of this instruction with its raw value, word by word.
-    pub fn fields(&self) -> impl Iterator<Item = (&'static WordSlot, &'static FieldInfo, u32)> + '_ {
+    pub fn fields(
+        &self,
+    ) -> impl Iterator<Item = (&'static WordSlot, &'static FieldInfo, u32)> + '_ {
         self.slots().iter().flat_map(move |slot| {
             slot.fields
                 .iter()
@@ -287,8 +298,14 @@ impl Inst {
     /// returns `(word, field index)`.
     pub fn find_field(&self, qualified: &str) -> Option<(usize, usize)> {
         let (word_name, field_name) = qualified.split_once('.')?;
-        let slot = self.slots().iter().find(|s| s.name.eq_ignore_ascii_case(word_name))?;
-        let index = slot.fields.iter().position(|f| f.name.eq_ignore_ascii_case(field_name))?;
+        let slot = self
+            .slots()
+            .iter()
+            .find(|s| s.name.eq_ignore_ascii_case(word_name))?;
+        let index = slot
+            .fields
+            .iter()
+            .position(|f| f.name.eq_ignore_ascii_case(field_name))?;
         Some((slot.index, index))
     }
 
@@ -335,7 +352,10 @@ pub fn decode_program(words: &[u32]) -> Vec<Result<Inst, DecodeError>> {
         .enumerate()
         .map(|(index, w)| {
             let words: [u32; 6] = w.try_into().expect("chunks of 6");
-            Inst::decode(words).map_err(|e| DecodeError { index: Some(index), ..e })
+            Inst::decode(words).map_err(|e| DecodeError {
+                index: Some(index),
+                ..e
+            })
         })
         .collect()
 }
@@ -491,9 +511,33 @@ impl Alu {
         let (r, c) = (&mut self.rgb, &mut self.rgba);
         let [x, y, z] = v.swz;
         match i {
-            0 => (r.sel_a, r.red_swiz_a, r.green_swiz_a, r.blue_swiz_a, r.mod_a) = (v.sel, x, y, z, v.modifier),
-            1 => (r.sel_b, r.red_swiz_b, r.green_swiz_b, r.blue_swiz_b, r.mod_b) = (v.sel, x, y, z, v.modifier),
-            2 => (c.sel_c, c.red_swiz_c, c.green_swiz_c, c.blue_swiz_c, c.mod_c) = (v.sel, x, y, z, v.modifier),
+            0 => {
+                (
+                    r.sel_a,
+                    r.red_swiz_a,
+                    r.green_swiz_a,
+                    r.blue_swiz_a,
+                    r.mod_a,
+                ) = (v.sel, x, y, z, v.modifier)
+            }
+            1 => {
+                (
+                    r.sel_b,
+                    r.red_swiz_b,
+                    r.green_swiz_b,
+                    r.blue_swiz_b,
+                    r.mod_b,
+                ) = (v.sel, x, y, z, v.modifier)
+            }
+            2 => {
+                (
+                    c.sel_c,
+                    c.red_swiz_c,
+                    c.green_swiz_c,
+                    c.blue_swiz_c,
+                    c.mod_c,
+                ) = (v.sel, x, y, z, v.modifier)
+            }
             _ => panic!("input index {i} out of range"),
         }
     }
@@ -502,9 +546,21 @@ impl Alu {
     pub fn alpha_input(&self, i: usize) -> AlphaInput {
         let (a, c) = (&self.alpha, &self.rgba);
         match i {
-            0 => AlphaInput { sel: a.sel_a, swz: a.swiz_a, modifier: a.mod_a },
-            1 => AlphaInput { sel: a.sel_b, swz: a.swiz_b, modifier: a.mod_b },
-            2 => AlphaInput { sel: c.alpha_sel_c, swz: c.alpha_swiz_c, modifier: c.alpha_mod_c },
+            0 => AlphaInput {
+                sel: a.sel_a,
+                swz: a.swiz_a,
+                modifier: a.mod_a,
+            },
+            1 => AlphaInput {
+                sel: a.sel_b,
+                swz: a.swiz_b,
+                modifier: a.mod_b,
+            },
+            2 => AlphaInput {
+                sel: c.alpha_sel_c,
+                swz: c.alpha_swiz_c,
+                modifier: c.alpha_mod_c,
+            },
             _ => panic!("input index {i} out of range"),
         }
     }
@@ -562,7 +618,10 @@ impl AlphaOp {
 
     /// MIN, MAX, CND, CMP.
     pub const fn is_select(self) -> bool {
-        matches!(self, AlphaOp::Min | AlphaOp::Max | AlphaOp::Cnd | AlphaOp::Cmp)
+        matches!(
+            self,
+            AlphaOp::Min | AlphaOp::Max | AlphaOp::Cnd | AlphaOp::Cmp
+        )
     }
 
     /// EX2, LN2, RCP, RSQ, SIN, COS: the operations `SOP` may pair with.

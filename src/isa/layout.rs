@@ -94,7 +94,11 @@ pub fn parse_number(text: &str) -> Option<u32> {
 /// Mask of bits `hi..=lo`.
 pub const fn mask(hi: u8, lo: u8) -> u32 {
     let width = (hi - lo + 1) as u32;
-    let ones = if width == 32 { u32::MAX } else { (1u32 << width) - 1 };
+    let ones = if width == 32 {
+        u32::MAX
+    } else {
+        (1u32 << width) - 1
+    };
     ones << lo
 }
 

@@ -2,9 +2,12 @@
 //! everything derived from it — decoder, encoder, disassembler, assembler,
 //! static validation and random instruction generation.
 
-pub mod layout;
-pub mod table;
+pub mod asm;
+pub mod disasm;
 pub mod inst;
+pub mod layout;
+pub mod random;
+pub mod table;
 
 pub use inst::*;
 pub use table::*;

@@ -617,7 +617,12 @@ const fn slot(
     fields: &'static [super::layout::FieldInfo],
     reserved: &'static [(u8, u8)],
 ) -> WordSlot {
-    WordSlot { index, name, fields, reserved }
+    WordSlot {
+        index,
+        name,
+        fields,
+        reserved,
+    }
 }
 
 /// Word order of ALU and OUTPUT instructions (§2.1).
