@@ -1,3 +1,4 @@
 //! ctm: an emulator of the ATI CTM data-parallel processor (DPP).
 
+pub mod abi;
 pub mod isa;
