@@ -44,7 +44,14 @@ fn notes_are_derived_from_the_code() {
     assert_eq!(info.inputs, [0, 1]);
     assert_eq!(info.outputs, [0]);
     assert_eq!(info.f32_consts, [0]);
-    assert!(info.cond_out && info.early_exit);
+    assert!(info.cond_out);
+    assert!(
+        !info.early_exit,
+        "LAST on the final instruction is not an early exit"
+    );
+    let mut code = assemble(SAXPY).unwrap();
+    code[6] |= 1 << 8; // LAST on instruction 1 (word 0)
+    assert!(Executable::from_code(code).info.early_exit);
     assert_eq!(info.fg_depth_src, 1);
 }
 

@@ -104,11 +104,13 @@ impl Default for ProgramInfo {
 impl ProgramInfo {
     /// The notes a program's code implies: inputs read by TEX instructions,
     /// render targets written by OUTPUT instructions, the conditional value
-    /// (`W_OMASK`), constants addressed, loop integer constants and `LAST`.
+    /// (`W_OMASK`), constants addressed, loop integer constants, and `LAST`
+    /// before the final instruction (an early exit).
     pub fn from_code(insts: &[Inst]) -> ProgramInfo {
         let mut info = ProgramInfo::default();
-        for inst in insts {
-            info.early_exit |= inst.cmn.last;
+        for (index, inst) in insts.iter().enumerate() {
+            // `LAST` on the final instruction is the normal end, not an early exit.
+            info.early_exit |= inst.cmn.last && index + 1 < insts.len();
             match &inst.body {
                 Body::Tex(t) if t.inst.op != isa::TexOp::Nop => {
                     info.inputs.push(u32::from(t.inst.tex_id))

@@ -8,6 +8,7 @@ pub mod inst;
 pub mod layout;
 pub mod random;
 pub mod table;
+pub mod validate;
 
 pub use inst::*;
 pub use table::*;

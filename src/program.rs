@@ -1,0 +1,143 @@
+//! Reading a DPP program from a file in any of its three forms: an ELF
+//! executable (`spec/abi.md`), assembly text (`docs/asm.md`), or raw
+//! little-endian instruction words.
+
+use std::path::{Path, PathBuf};
+
+use crate::abi::{self, AbiError, AbiWarning, Executable};
+use crate::isa::{INST_BYTES, MAX_INSTS, asm};
+
+/// Where a program came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Origin {
+    /// An ELF executable.
+    Elf,
+    /// Assembly text, assembled on load.
+    Assembly,
+    /// Raw instruction words.
+    Raw,
+}
+
+/// A program read from a file.
+#[derive(Clone, Debug)]
+pub struct Loaded {
+    /// The executable (code and notes; notes derived from the code unless ELF).
+    pub exe: Executable,
+    /// ABI warnings (ELF only).
+    pub warnings: Vec<AbiWarning>,
+    /// The form the file had.
+    pub origin: Origin,
+}
+
+/// Why a program file could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    /// A malformed ELF file.
+    #[error("{path}: {source}")]
+    Abi {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        #[source]
+        source: AbiError,
+    },
+    /// Assembly that does not assemble.
+    #[error("{path}:{source}")]
+    Asm {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong, with line and column.
+        #[source]
+        source: asm::AsmError,
+    },
+    /// A raw file that is not a whole number of instructions, or too long.
+    #[error("{path}: {message}")]
+    Raw {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        message: String,
+    },
+    /// The file could not be read.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The error.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// Reads a program. With `raw`, the file is taken as little-endian words;
+/// otherwise an ELF file is recognised by its magic and anything else must be
+/// assembly text.
+pub fn load(path: &Path, raw: bool) -> Result<Loaded, LoadError> {
+    let io = |source| LoadError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    if raw {
+        let bytes = std::fs::read(path).map_err(io)?;
+        let bad = |message: String| LoadError::Raw {
+            path: path.to_path_buf(),
+            message,
+        };
+        if bytes.len() % INST_BYTES != 0 {
+            return Err(bad(format!(
+                "{} bytes is not a whole number of {INST_BYTES}-byte instructions (the last one starts at byte {:#x})",
+                bytes.len(),
+                bytes.len() / INST_BYTES * INST_BYTES
+            )));
+        }
+        if bytes.len() / INST_BYTES > MAX_INSTS {
+            return Err(bad(format!(
+                "{} instructions; the instruction store holds {MAX_INSTS}",
+                bytes.len() / INST_BYTES
+            )));
+        }
+        let code = bytes
+            .chunks_exact(4)
+            .map(|c| u32::from_le_bytes(c.try_into().expect("4 bytes")))
+            .collect();
+        return Ok(Loaded {
+            exe: Executable::from_code(code),
+            warnings: Vec::new(),
+            origin: Origin::Raw,
+        });
+    }
+    let mut head = [0u8; 4];
+    let n = {
+        use std::io::Read;
+        let mut f = std::fs::File::open(path).map_err(io)?;
+        f.read(&mut head).map_err(io)?
+    };
+    if abi::is_elf(&head[..n]) {
+        let loaded = abi::load_path(path).map_err(|source| LoadError::Abi {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        return Ok(Loaded {
+            exe: loaded.exe,
+            warnings: loaded.warnings,
+            origin: Origin::Elf,
+        });
+    }
+    let bytes = std::fs::read(path).map_err(io)?;
+    let text = String::from_utf8(bytes).map_err(|e| LoadError::Raw {
+        path: path.to_path_buf(),
+        message: format!(
+            "neither an ELF executable nor assembly text (byte {:#x} is not UTF-8); use --raw for raw instruction words",
+            e.utf8_error().valid_up_to()
+        ),
+    })?;
+    let code = asm::assemble(&text).map_err(|source| LoadError::Asm {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    Ok(Loaded {
+        exe: Executable::from_code(code),
+        warnings: Vec::new(),
+        origin: Origin::Assembly,
+    })
+}
