@@ -223,3 +223,13 @@ fn unusual_fields_appear_raw() {
     inst.cmn.stat_we = 5;
     assert_eq!(disassemble(&inst), "ENDIF CMN.ALU_WAIT=0 CMN.STAT_WE=5");
 }
+
+#[test]
+fn sources_reject_suffixes_and_non_temporaries_as_destinations() {
+    let e = parse_inst("alu r1.rgb = max(s0, s0) | r1.a = max(s0, s0) src0=r5.rgb").unwrap_err();
+    assert!(e.message.contains("takes no `.rgb`"), "{e}");
+    let e = parse_inst("alu c1.rgb = max(s0, s0) | r1.a = max(s0, s0)").unwrap_err();
+    assert!(e.message.contains("r0..r127"), "{e}");
+    let e = parse_inst("tex ld r200.rgba, in0.rgba, r0.rgba").unwrap_err();
+    assert!(e.message.contains("r0..r127"), "{e}");
+}

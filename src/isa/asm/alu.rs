@@ -168,7 +168,15 @@ impl Parser<'_> {
                 }
             }
             Some(Tok::Ident(_)) => {
-                let (file, index, rel) = self.register("r or c")?;
+                let (file, index, rel, suffix) = self.register_with_suffix("r or c")?;
+                if let Some(suffix) = suffix {
+                    return Err(err(
+                        self.line,
+                        col,
+                        format!("a source takes no `.{suffix}`"),
+                        Some("swizzles belong to the inputs: mad(s0.rrr, …)".into()),
+                    ));
+                }
                 match file {
                     'r' if index < 128 => Ok(Src {
                         kind: SrcKind::Temp(index as u8),
@@ -205,14 +213,23 @@ impl Parser<'_> {
         }
     }
 
-    /// `rN` / `cN` / `r[aL+N]` / `c[aL+N]`, with an optional `.suffix` left
-    /// for the caller: returns (file letter, index, relative) and leaves any
-    /// suffix in `self.suffix`.
-    pub(super) fn register(&mut self, what: &str) -> R<(char, u32, bool)> {
-        let (file, index, rel, _) = self.register_with_suffix(what)?;
-        Ok((file, index, rel))
+    /// A temporary `rN` / `r[aL+N]` with an optional `.suffix`; any other
+    /// register file or an index past r127 is an error saying `message`.
+    pub(super) fn temp_register(
+        &mut self,
+        what: &str,
+        message: &str,
+    ) -> R<(u8, bool, Option<String>)> {
+        let col = self.col();
+        let (file, index, rel, suffix) = self.register_with_suffix(what)?;
+        if file != 'r' || index > 127 {
+            return Err(err(self.line, col, message.into(), Some("r0..r127".into())));
+        }
+        Ok((index as u8, rel, suffix))
     }
 
+    /// `rN` / `cN` / `r[aL+N]` / `c[aL+N]` with an optional `.suffix`:
+    /// returns (file letter, index, relative, suffix).
     pub(super) fn register_with_suffix(
         &mut self,
         what: &str,
@@ -414,33 +431,20 @@ impl Parser<'_> {
                 (inst.cmn.alpha_omask, alu.alpha.target) = (m != 0, cmp);
             }
         } else {
-            let (file, index, rel, suffix) = self.register_with_suffix("a destination")?;
-            if file != 'r' {
-                return Err(err(
-                    self.line,
-                    col,
-                    "only temporaries (rN) can be destinations".into(),
-                    None,
-                ));
-            }
-            if index > 127 {
-                return Err(err(
-                    self.line,
-                    col,
-                    format!("temporary r{index} out of range"),
-                    Some("r0..r127".into()),
-                ));
-            }
+            let (index, rel, suffix) = self.temp_register(
+                "a destination",
+                "only temporaries r0..r127 can be destinations",
+            )?;
             let m = mask_of(
                 self,
                 suffix.as_deref().unwrap_or(if rgb { "rgb" } else { "a" }),
             )?;
             if rgb {
                 inst.cmn.rgb_wmask = m;
-                (alu.rgba.addrd, alu.rgba.addrd_rel) = (index as u8, rel);
+                (alu.rgba.addrd, alu.rgba.addrd_rel) = (index, rel);
             } else {
                 inst.cmn.alpha_wmask = m != 0;
-                (alu.alpha.addrd, alu.alpha.addrd_rel) = (index as u8, rel);
+                (alu.alpha.addrd, alu.alpha.addrd_rel) = (index, rel);
             }
         }
         Ok(())

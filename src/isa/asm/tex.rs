@@ -17,15 +17,8 @@ impl Parser<'_> {
         if matches!(self.peek(), Some(Tok::Ident(s)) if s.starts_with('r') || s == "_") {
             let col = self.col();
             if !self.eat("_") {
-                let (file, index, rel, suffix) = self.register_with_suffix("a destination")?;
-                if file != 'r' || index > 127 {
-                    return Err(err(
-                        self.line,
-                        col,
-                        "the destination is a temporary r0..r127".into(),
-                        None,
-                    ));
-                }
+                let (index, rel, suffix) =
+                    self.temp_register("a destination", "the destination is a temporary r0..r127")?;
                 let m = match suffix.as_deref() {
                     None => 0xF,
                     Some("_") => 0,
@@ -39,7 +32,7 @@ impl Parser<'_> {
                     })?,
                 };
                 (inst.cmn.rgb_wmask, inst.cmn.alpha_wmask) = (m & 7, m & 8 != 0);
-                (tex.addr.dst_addr, tex.addr.dst_addr_rel) = (index as u8, rel);
+                (tex.addr.dst_addr, tex.addr.dst_addr_rel) = (index, rel);
             }
             self.expect(",", "after the destination")?;
             let col = self.col();
@@ -128,17 +121,12 @@ impl Parser<'_> {
     /// `rN.xxxx` with a 4-channel swizzle (default rgba).
     pub(super) fn tex_reg(&mut self) -> R<(u8, bool, [Chan; 4])> {
         let col = self.col();
-        let (file, index, rel, suffix) = self.register_with_suffix("a temporary")?;
-        if file != 'r' || index > 127 {
-            return Err(err(
-                self.line,
-                col,
-                "texture coordinates come from a temporary r0..r127".into(),
-                None,
-            ));
-        }
+        let (index, rel, suffix) = self.temp_register(
+            "a temporary",
+            "texture coordinates come from a temporary r0..r127",
+        )?;
         let swz = self.chan_swizzle(suffix.as_deref().unwrap_or("rgba"), col)?;
-        Ok((index as u8, rel, swz))
+        Ok((index, rel, swz))
     }
 
     pub(super) fn chan_swizzle(&self, text: &str, col: usize) -> R<[Chan; 4]> {
