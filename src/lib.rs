@@ -16,5 +16,8 @@
 #![doc = include_str!("../README.md")]
 
 pub mod abi;
+pub mod frontend;
+pub mod interp;
 pub mod isa;
 pub mod program;
+pub mod runtime;

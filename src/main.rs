@@ -45,6 +45,21 @@ enum Command {
         #[arg(short, long)]
         verbose: bool,
     },
+    /// Print a program's clause IR (the form both engines execute), after
+    /// checking it with the IR verifier.
+    Ir {
+        /// The program.
+        input: PathBuf,
+        /// The input is raw little-endian instruction words.
+        #[arg(long)]
+        raw: bool,
+        /// Build for uncached (UMRT) output writes.
+        #[arg(long)]
+        uncached: bool,
+        /// Treat LAST as a hint only (no early exit).
+        #[arg(long)]
+        no_early_exit: bool,
+    },
     /// Show a program's header, notes, instruction counts and validation warnings.
     Info {
         /// The program.
@@ -106,6 +121,22 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
             Ok(())
         }
         Command::Info { input, raw } => info(&input, raw),
+        Command::Ir {
+            input,
+            raw,
+            uncached,
+            no_early_exit,
+        } => {
+            let loaded = program::load(&input, raw)?;
+            let opts = ctm::frontend::Options {
+                early_exit: !no_early_exit,
+                uncached,
+            };
+            let ir = ctm::frontend::build(&isa::decode_program(&loaded.exe.code), opts);
+            ir.verify()?;
+            print!("{ir}");
+            Ok(())
+        }
     }
 }
 

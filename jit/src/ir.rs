@@ -1,0 +1,913 @@
+//! The clause IR: the contract between the frontend and the two engines
+//! (`DESIGN.md`, "The data path").
+//!
+//! A [`Program`] is a list of [`Clause`]s. A clause is a straight run of
+//! ALU/OUTPUT/TEX instructions turned into explicit operations ([`Op`]), ended
+//! by a [`Term`]inator that hands control to the flow-control shim (the
+//! R700-style split of `seeds/002`). Every operation keeps the program counter
+//! of the instruction it came from ([`Node::pc`]).
+//!
+//! Values ([`V`]) are numbered per clause and written once. A value is one
+//! 32-bit channel for every lane of a group of quads — one F32X4 per quad in
+//! compiled code. Values defined by [`Op::Const`] and [`Op::Imm`] are uniform
+//! (the same in every lane); all others vary per lane. Everything the binary
+//! encoding implies — swizzles, swizzle constants, modifiers, presubtract,
+//! output modifier, clamp, the RGB/alpha cross-unit rules, write masks and
+//! predication — has already been expanded by the frontend; an engine only
+//! executes what it sees. Numeric semantics: [`crate::fp`].
+//!
+//! Writes are gated per lane by a [`Gate`]: a lane writes when it is still
+//! running, is active (or the gate writes inactive lanes too) and the gate's
+//! predicate bit is on. All reads of an instruction precede its writes.
+
+use std::fmt;
+
+/// A per-clause value number.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct V(pub u32);
+
+/// A register index, possibly relative to the loop register aL.
+///
+/// Relative indices wrap modulo the size of their file (128 temporaries, 256
+/// constants): `spec/isa.md` §4.3 leaves out-of-range sums undefined; ctm
+/// wraps (`[E]`) and the hazard checker reports nothing for it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Index {
+    /// The base index from the instruction.
+    pub base: u8,
+    /// Add aL (the innermost LOOP's register; 0 outside loops).
+    pub rel: bool,
+}
+
+/// Number of temporaries.
+pub const TEMPS: usize = 128;
+/// Number of float constants.
+pub const CONSTS: usize = 256;
+/// Number of integer (loop) constants.
+pub const INT_CONSTS: usize = 32;
+/// Render targets A–D.
+pub const TARGETS: usize = 4;
+
+impl Index {
+    /// A fixed index.
+    pub const fn fixed(base: u8) -> Index {
+        Index { base, rel: false }
+    }
+
+    /// The effective index for loop register `al` in a file of `size` entries.
+    #[inline]
+    pub fn resolve(self, al: i32, size: usize) -> usize {
+        if self.rel {
+            (i64::from(self.base) + i64::from(al)).rem_euclid(size as i64) as usize
+        } else {
+            usize::from(self.base) % size
+        }
+    }
+}
+
+/// Unary operations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Unary {
+    /// Sign flip (input modifier NEG).
+    Neg,
+    /// Clear sign (ABS).
+    Abs,
+    /// Set sign (NAB).
+    Nab,
+    /// a − floor(a).
+    Frc,
+    /// 2^a.
+    Ex2,
+    /// log2(a).
+    Ln2,
+    /// 1/a.
+    Rcp,
+    /// 1/sqrt(a).
+    Rsq,
+    /// sin(2π·a).
+    Sin,
+    /// cos(2π·a).
+    Cos,
+    /// Enabled output modifier: scale by 2^k (k in −3..=3), NaN standardised,
+    /// denormals flushed.
+    Omod(i8),
+    /// NaN standardised and denormals flushed, no scaling.
+    Canon,
+    /// Clamp to [0, 1].
+    Clamp,
+}
+
+/// Binary operations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Binary {
+    /// a + b.
+    Add,
+    /// a − b.
+    Sub,
+    /// a · b.
+    Mul,
+    /// a / b.
+    Div,
+    /// `a < b ? a : b`.
+    Min,
+    /// `a > b ? a : b`.
+    Max,
+}
+
+/// Selections on a third value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Select {
+    /// `c > 0.5 ? a : b`.
+    Cnd,
+    /// `c >= 0 ? a : b`.
+    Cmp,
+}
+
+/// Comparison with zero (ALU result, predicate bits).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Test {
+    /// == 0
+    Eq,
+    /// < 0
+    Lt,
+    /// >= 0
+    Ge,
+    /// != 0
+    Ne,
+}
+
+impl Test {
+    /// The comparison code shared with `ALU_RESULT_OP` (0–3).
+    pub const fn code(self) -> u8 {
+        self as u8
+    }
+}
+
+/// Which predicate bit enables a write, if any.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Gate {
+    /// Predicate channel (0 R … 3 A) and inversion; `None` = unpredicated.
+    pub pred: Option<(u8, bool)>,
+    /// Write in inactive lanes too (`WRITE_INACTIVE`).
+    pub inactive: bool,
+}
+
+impl Gate {
+    /// Active lanes only, unpredicated.
+    pub const ACTIVE: Gate = Gate {
+        pred: None,
+        inactive: false,
+    };
+}
+
+/// What a fetch does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FetchKind {
+    /// A cached lookup of an input.
+    Lookup,
+    /// An uncached read (memory written by uncached writes).
+    Uncached,
+}
+
+/// How an uncached (UMRT) write chooses its address (§5.4).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum UmrtIndex {
+    /// One address per quad: that of its first writing lane.
+    Shared,
+    /// Each lane its own address.
+    PerProcessor,
+}
+
+/// One operation.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Op {
+    /// Uniform: channel `chan` of float constant `index`.
+    Const {
+        /// Result.
+        dst: V,
+        /// Constant index.
+        index: Index,
+        /// Channel 0–3.
+        chan: u8,
+    },
+    /// Uniform: a fixed pattern (inline constants, swizzle constants).
+    Imm {
+        /// Result.
+        dst: V,
+        /// The 32-bit pattern.
+        bits: u32,
+    },
+    /// Per lane: channel `chan` of temporary `index`.
+    Temp {
+        /// Result.
+        dst: V,
+        /// Temporary index.
+        index: Index,
+        /// Channel 0–3.
+        chan: u8,
+    },
+    /// A unary operation.
+    Unary {
+        /// Result.
+        dst: V,
+        /// Operation.
+        op: Unary,
+        /// Operand.
+        a: V,
+    },
+    /// A binary operation.
+    Binary {
+        /// Result.
+        dst: V,
+        /// Operation.
+        op: Binary,
+        /// First operand.
+        a: V,
+        /// Second operand.
+        b: V,
+    },
+    /// a · b + c, separately rounded.
+    Mad {
+        /// Result.
+        dst: V,
+        /// Multiplicand.
+        a: V,
+        /// Multiplier.
+        b: V,
+        /// Addend.
+        c: V,
+    },
+    /// Sum of products plus an optional addend, rounded once ([`crate::fp::dot`]).
+    Dot {
+        /// Result.
+        dst: V,
+        /// The factor pairs (3 or 4; 2 for D2A).
+        pairs: Vec<(V, V)>,
+        /// The addend (D2A).
+        addend: Option<V>,
+    },
+    /// A selection on `c`.
+    Select {
+        /// Result.
+        dst: V,
+        /// Which test.
+        op: Select,
+        /// Tested value.
+        c: V,
+        /// Chosen when the test holds.
+        a: V,
+        /// Chosen otherwise.
+        b: V,
+    },
+    /// Every lane of a quad receives lane `lane` (0–3) of `a` in that quad
+    /// (MDH/MDV neighbours).
+    QuadLane {
+        /// Result.
+        dst: V,
+        /// Source value.
+        a: V,
+        /// Lane within the quad.
+        lane: u8,
+    },
+    /// Write channel `chan` of temporary `index`.
+    SetTemp {
+        /// Temporary.
+        index: Index,
+        /// Channel 0–3.
+        chan: u8,
+        /// Value.
+        v: V,
+        /// Which lanes write.
+        gate: Gate,
+        /// The value comes from a fetch (tracked by the hazard checker).
+        fetched: bool,
+    },
+    /// Write channel `chan` of render target `target` (cached output).
+    SetOut {
+        /// Target 0–3 (A–D).
+        target: u8,
+        /// Channel 0–3.
+        chan: u8,
+        /// Value.
+        v: V,
+        /// Which lanes write.
+        gate: Gate,
+    },
+    /// Write the conditional (depth) output value.
+    SetDepth {
+        /// Value.
+        v: V,
+        /// Which lanes write.
+        gate: Gate,
+    },
+    /// Set predicate bit `chan` to `test(v)`.
+    SetPred {
+        /// Channel 0–3.
+        chan: u8,
+        /// Comparison with zero.
+        test: Test,
+        /// Value.
+        v: V,
+        /// Which lanes write.
+        gate: Gate,
+    },
+    /// Set the ALU result to `test(v)`.
+    SetAluResult {
+        /// Comparison with zero.
+        test: Test,
+        /// Value.
+        v: V,
+        /// Which lanes write.
+        gate: Gate,
+    },
+    /// Fetch from input `input` at coordinates (s, t, r, q); defines four
+    /// values, the returned channels R, G, B, A. Lanes that are not running
+    /// or not active (this op is not predicated) receive zeros.
+    Fetch {
+        /// The four returned channels.
+        dst: [V; 4],
+        /// Lookup or uncached read.
+        kind: FetchKind,
+        /// Input index 0–15.
+        input: u8,
+        /// Coordinates in texel units (`UNSCALED`) or scaled by the input size.
+        unscaled: bool,
+        /// S, T, R, Q (already divided by Q for a projected lookup).
+        coords: [V; 4],
+        /// Inactive lanes fetch too (`WRITE_INACTIVE`).
+        inactive: bool,
+    },
+    /// Kill every active lane where one of the given values is < 0 (IEEE `<`).
+    Kill {
+        /// The examined channels with their gates.
+        checks: Vec<(V, Gate)>,
+    },
+    /// An uncached write of `value` to (x, y) (UMRT, §5.4).
+    UmrtWrite {
+        /// The stored 32-bit pattern.
+        value: V,
+        /// Column (float, converted by the memory controller).
+        x: V,
+        /// Row.
+        y: V,
+        /// Address sharing.
+        index: UmrtIndex,
+        /// Which lanes write.
+        gate: Gate,
+    },
+    /// `TEX_SEM_WAIT`: wait until no acquire is outstanding (a no-op for
+    /// synchronous engines; the hazard checker's release point).
+    SemWait,
+    /// `TEX_SEM_ACQUIRE`: hold the semaphore until this and all earlier
+    /// fetches have landed.
+    SemAcquire {
+        /// The instruction also waits (required by §5.3).
+        wait: bool,
+    },
+}
+
+/// An operation with the program counter of its instruction.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Node {
+    /// Source instruction index.
+    pub pc: u16,
+    /// The operation.
+    pub op: Op,
+}
+
+/// Flow-control operations (`OP`, `spec/isa.md` §6.1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FcOp {
+    /// JUMP.
+    Jump,
+    /// LOOP.
+    Loop,
+    /// ENDLOOP.
+    EndLoop,
+    /// REP.
+    Rep,
+    /// ENDREP.
+    EndRep,
+    /// BREAKLOOP.
+    BreakLoop,
+    /// BREAKREP.
+    BreakRep,
+    /// CONTINUE.
+    Continue,
+}
+
+/// Address-stack operation (`A_OP`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum StackOp {
+    /// None.
+    None,
+    /// Pop the return address when jumping.
+    Pop,
+    /// Push pc + 1 when jumping.
+    Push,
+}
+
+/// Branch-counter operation (`B_OP0`, `B_OP1`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Counter {
+    /// None.
+    None,
+    /// Decrement by `B_POP_CNT`.
+    Decr,
+    /// Increment.
+    Incr,
+}
+
+/// A flow-control instruction, field by field (§6.1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Fc {
+    /// Operation.
+    pub op: FcOp,
+    /// `JUMP_FUNC` truth table.
+    pub func: u8,
+    /// `JUMP_ANY`.
+    pub any: bool,
+    /// `B_ELSE`.
+    pub b_else: bool,
+    /// `A_OP`.
+    pub stack: StackOp,
+    /// `B_OP0` (staying).
+    pub stay: Counter,
+    /// `B_OP1` (jumping).
+    pub jump: Counter,
+    /// `B_POP_CNT`.
+    pub pop: u8,
+    /// `BOOL_ADDR`.
+    pub bool_addr: u8,
+    /// `INT_ADDR`.
+    pub int_addr: u8,
+    /// `JUMP_ADDR` (absolute; programs are loaded at 0).
+    pub target: u16,
+    /// Predicate input: channel 0–3, or `None` for "true"; then inversion.
+    pub pred: (Option<u8>, bool),
+    /// A LOOP/REP whose target is an ENDLOOP/ENDREP resumes after it when it
+    /// jumps (Mesa points LOOP at its ENDLOOP; §6.7).
+    pub skip_target: bool,
+    /// `TEX_SEM_WAIT` on the FC instruction.
+    pub wait: bool,
+}
+
+/// How a clause ends.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Term {
+    /// Continue with the clause that starts at `next` (a jump target).
+    Next(u16),
+    /// A flow-control instruction at `pc`.
+    Fc {
+        /// Its index.
+        pc: u16,
+        /// Its fields.
+        fc: Fc,
+    },
+    /// The instruction at `pc` has `LAST`: active lanes finish after it; the
+    /// others continue at `pc + 1` (or finish too if it is the end).
+    Last {
+        /// Its index.
+        pc: u16,
+    },
+    /// The end of `.text`: every lane finishes.
+    End,
+    /// The instruction at `pc` cannot be executed (undecodable or undefined
+    /// encoding); reaching it is a run-time error.
+    Undefined {
+        /// Its index.
+        pc: u16,
+        /// Why.
+        reason: String,
+    },
+}
+
+/// A straight run of operations and its terminator.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Clause {
+    /// Index of the first instruction.
+    pub start: u16,
+    /// Number of instructions covered (excluding an FC terminator).
+    pub len: u16,
+    /// The operations.
+    pub nodes: Vec<Node>,
+    /// Number of values defined.
+    pub values: u32,
+    /// The terminator.
+    pub term: Term,
+}
+
+/// A whole program.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Program {
+    /// Clauses in program order.
+    pub clauses: Vec<Clause>,
+    /// For each instruction index, the clause starting there (if one does).
+    pub entry: Vec<Option<u32>>,
+    /// Number of instructions.
+    pub len: u16,
+    /// Honour `LAST` (early exit); otherwise only the end of `.text` ends.
+    pub early_exit: bool,
+}
+
+impl Program {
+    /// The clause starting at instruction `pc`, if any.
+    pub fn clause_at(&self, pc: u16) -> Option<u32> {
+        self.entry.get(usize::from(pc)).copied().flatten()
+    }
+}
+
+// ----------------------------------------------------------------------------
+// Verifier
+
+/// A structural fault in IR (a frontend bug or hand-built IR).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("IR clause {clause} (pc {pc}): {message}")]
+pub struct VerifyError {
+    /// Clause index.
+    pub clause: usize,
+    /// Program counter of the offending node.
+    pub pc: u16,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl Op {
+    /// Values this operation defines.
+    pub fn defs(&self) -> Vec<V> {
+        match self {
+            Op::Const { dst, .. }
+            | Op::Imm { dst, .. }
+            | Op::Temp { dst, .. }
+            | Op::Unary { dst, .. }
+            | Op::Binary { dst, .. }
+            | Op::Mad { dst, .. }
+            | Op::Dot { dst, .. }
+            | Op::Select { dst, .. }
+            | Op::QuadLane { dst, .. } => vec![*dst],
+            Op::Fetch { dst, .. } => dst.to_vec(),
+            _ => vec![],
+        }
+    }
+
+    /// Values this operation reads.
+    pub fn uses(&self) -> Vec<V> {
+        match self {
+            Op::Const { .. } | Op::Imm { .. } | Op::Temp { .. } => vec![],
+            Op::Unary { a, .. } | Op::QuadLane { a, .. } => vec![*a],
+            Op::Binary { a, b, .. } => vec![*a, *b],
+            Op::Mad { a, b, c, .. } | Op::Select { c, a, b, .. } => vec![*a, *b, *c],
+            Op::Dot { pairs, addend, .. } => pairs
+                .iter()
+                .flat_map(|&(a, b)| [a, b])
+                .chain(*addend)
+                .collect(),
+            Op::SetTemp { v, .. }
+            | Op::SetOut { v, .. }
+            | Op::SetDepth { v, .. }
+            | Op::SetPred { v, .. }
+            | Op::SetAluResult { v, .. } => vec![*v],
+            Op::Fetch { coords, .. } => coords.to_vec(),
+            Op::Kill { checks } => checks.iter().map(|c| c.0).collect(),
+            Op::UmrtWrite { value, x, y, .. } => vec![*value, *x, *y],
+            Op::SemWait | Op::SemAcquire { .. } => vec![],
+        }
+    }
+
+    /// True for operations whose result may carry an unspecified NaN payload
+    /// (IEEE arithmetic); such values must pass through `Omod` or `Canon`
+    /// before they reach a register or an output.
+    fn raw_arith(&self) -> bool {
+        match self {
+            Op::Unary { op, .. } => !matches!(
+                op,
+                Unary::Neg | Unary::Abs | Unary::Nab | Unary::Omod(_) | Unary::Canon | Unary::Clamp
+            ),
+            Op::Binary { op, .. } => !matches!(op, Binary::Min | Binary::Max),
+            Op::Mad { .. } | Op::Dot { .. } => true,
+            _ => false,
+        }
+    }
+}
+
+impl Program {
+    /// Checks the structural rules every engine relies on: values defined
+    /// once before use and within the clause's count, channel/index ranges,
+    /// terminator targets inside the program, the entry table consistent, and
+    /// no raw arithmetic result stored without a NaN-standardising step.
+    pub fn verify(&self) -> Result<(), VerifyError> {
+        for (ci, clause) in self.clauses.iter().enumerate() {
+            let fail = |pc: u16, message: String| VerifyError {
+                clause: ci,
+                pc,
+                message,
+            };
+            if self.clause_at(clause.start) != Some(ci as u32) {
+                return Err(fail(
+                    clause.start,
+                    "clause missing from the entry table".into(),
+                ));
+            }
+            let n = clause.values as usize;
+            let mut defined = vec![false; n];
+            let mut raw = vec![false; n];
+            for node in &clause.nodes {
+                for u in node.op.uses() {
+                    if u.0 as usize >= n || !defined[u.0 as usize] {
+                        return Err(fail(node.pc, format!("use of undefined value v{}", u.0)));
+                    }
+                }
+                let stores_raw = match &node.op {
+                    Op::SetTemp {
+                        v, fetched: false, ..
+                    }
+                    | Op::SetOut { v, .. }
+                    | Op::SetDepth { v, .. }
+                    | Op::UmrtWrite { value: v, .. } => raw[v.0 as usize],
+                    _ => false,
+                };
+                if stores_raw {
+                    return Err(fail(
+                        node.pc,
+                        "raw arithmetic result stored without Omod/Canon".into(),
+                    ));
+                }
+                let chan_ok = match &node.op {
+                    Op::Const { chan, .. }
+                    | Op::Temp { chan, .. }
+                    | Op::SetTemp { chan, .. }
+                    | Op::SetPred { chan, .. } => *chan < 4,
+                    Op::SetOut { target, chan, .. } => *chan < 4 && usize::from(*target) < TARGETS,
+                    Op::QuadLane { lane, .. } => *lane < 4,
+                    Op::Fetch { input, .. } => *input < 16,
+                    Op::Unary {
+                        op: Unary::Omod(k), ..
+                    } => (-3..=3).contains(k),
+                    _ => true,
+                };
+                let index_ok = match &node.op {
+                    Op::Temp { index, .. } | Op::SetTemp { index, .. } => {
+                        usize::from(index.base) < TEMPS
+                    }
+                    _ => true,
+                };
+                if !chan_ok || !index_ok {
+                    return Err(fail(
+                        node.pc,
+                        format!("operand out of range in {:?}", node.op),
+                    ));
+                }
+                let is_raw = node.op.raw_arith()
+                    || match &node.op {
+                        Op::Unary {
+                            op: Unary::Neg | Unary::Abs | Unary::Nab,
+                            a,
+                            ..
+                        }
+                        | Op::QuadLane { a, .. } => raw[a.0 as usize],
+                        Op::Binary {
+                            op: Binary::Min | Binary::Max,
+                            a,
+                            b,
+                            ..
+                        }
+                        | Op::Select { a, b, .. } => raw[a.0 as usize] || raw[b.0 as usize],
+                        _ => false,
+                    };
+                for d in node.op.defs() {
+                    let d = d.0 as usize;
+                    if d >= n || defined[d] {
+                        return Err(fail(
+                            node.pc,
+                            format!("value v{d} defined twice or out of range"),
+                        ));
+                    }
+                    defined[d] = true;
+                    raw[d] = is_raw;
+                }
+            }
+            let in_range = |t: u16| t < self.len;
+            match &clause.term {
+                Term::Next(t) if !in_range(*t) || self.clause_at(*t).is_none() => {
+                    return Err(fail(*t, "fall-through to a pc with no clause".into()));
+                }
+                Term::Fc { pc, .. } | Term::Last { pc } if !in_range(*pc) => {
+                    return Err(fail(*pc, "terminator outside the program".into()));
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+}
+
+// ----------------------------------------------------------------------------
+// Printer
+
+impl fmt::Display for V {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "v{}", self.0)
+    }
+}
+
+impl fmt::Display for Index {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.rel {
+            write!(f, "[aL+{}]", self.base)
+        } else {
+            write!(f, "{}", self.base)
+        }
+    }
+}
+
+const CH: [char; 4] = ['r', 'g', 'b', 'a'];
+
+impl fmt::Display for Gate {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some((c, inv)) = self.pred {
+            write!(
+                f,
+                " if {}p.{}",
+                if inv { "!" } else { "" },
+                CH[usize::from(c & 3)]
+            )?;
+        }
+        if self.inactive {
+            write!(f, " +inactive")?;
+        }
+        Ok(())
+    }
+}
+
+fn hex(bits: u32) -> String {
+    format!("{:#010x} ({:?})", bits, f32::from_bits(bits))
+}
+
+impl fmt::Display for Op {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let ch = |c: &u8| CH[usize::from(*c & 3)];
+        match self {
+            Op::Const { dst, index, chan } => write!(f, "{dst} = const c{index}.{}", ch(chan)),
+            Op::Imm { dst, bits } => write!(f, "{dst} = imm {}", hex(*bits)),
+            Op::Temp { dst, index, chan } => write!(f, "{dst} = temp r{index}.{}", ch(chan)),
+            Op::Unary { dst, op, a } => {
+                write!(f, "{dst} = {} {a}", format!("{op:?}").to_lowercase())
+            }
+            Op::Binary { dst, op, a, b } => {
+                write!(f, "{dst} = {} {a}, {b}", format!("{op:?}").to_lowercase())
+            }
+            Op::Mad { dst, a, b, c } => write!(f, "{dst} = mad {a}, {b}, {c}"),
+            Op::Dot { dst, pairs, addend } => {
+                write!(f, "{dst} = dot")?;
+                for (i, (a, b)) in pairs.iter().enumerate() {
+                    write!(f, "{} {a}*{b}", if i == 0 { "" } else { " +" })?;
+                }
+                if let Some(c) = addend {
+                    write!(f, " + {c}")?;
+                }
+                Ok(())
+            }
+            Op::Select { dst, op, c, a, b } => {
+                let t = match op {
+                    Select::Cnd => "> 0.5",
+                    Select::Cmp => ">= 0",
+                };
+                write!(f, "{dst} = {c} {t} ? {a} : {b}")
+            }
+            Op::QuadLane { dst, a, lane } => write!(f, "{dst} = quad_lane {a}, {lane}"),
+            Op::SetTemp {
+                index,
+                chan,
+                v,
+                gate,
+                fetched,
+            } => write!(
+                f,
+                "r{index}.{} = {v}{gate}{}",
+                ch(chan),
+                if *fetched { " (fetched)" } else { "" }
+            ),
+            Op::SetOut {
+                target,
+                chan,
+                v,
+                gate,
+            } => write!(f, "rt{}.{} = {v}{gate}", (b'A' + target) as char, ch(chan)),
+            Op::SetDepth { v, gate } => write!(f, "depth = {v}{gate}"),
+            Op::SetPred {
+                chan,
+                test,
+                v,
+                gate,
+            } => write!(f, "p.{} = {v} {test:?} 0{gate}", ch(chan)),
+            Op::SetAluResult { test, v, gate } => write!(f, "alu_result = {v} {test:?} 0{gate}"),
+            Op::Fetch {
+                dst,
+                kind,
+                input,
+                unscaled,
+                coords,
+                inactive,
+            } => write!(
+                f,
+                "{}, {}, {}, {} = fetch {kind:?} in{input} ({}, {}, {}, {}){}{}",
+                dst[0],
+                dst[1],
+                dst[2],
+                dst[3],
+                coords[0],
+                coords[1],
+                coords[2],
+                coords[3],
+                if *unscaled { " unscaled" } else { "" },
+                if *inactive { " +inactive" } else { "" }
+            ),
+            Op::Kill { checks } => {
+                write!(f, "kill if any <0:")?;
+                for (v, g) in checks {
+                    write!(f, " {v}{g}")?;
+                }
+                Ok(())
+            }
+            Op::UmrtWrite {
+                value,
+                x,
+                y,
+                index,
+                gate,
+            } => write!(f, "umrt[{x}, {y}] = {value} ({index:?}){gate}"),
+            Op::SemWait => write!(f, "sem_wait"),
+            Op::SemAcquire { wait } => {
+                write!(f, "sem_acquire{}", if *wait { "" } else { " (no wait!)" })
+            }
+        }
+    }
+}
+
+impl fmt::Display for Term {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Term::Next(t) => write!(f, "next @{t}"),
+            Term::Fc { pc, fc } => {
+                write!(
+                    f,
+                    "@{pc}: fc {:?} func={:#04x} {} stay={:?} jump={:?} pop={} stack={:?} -> @{}",
+                    fc.op,
+                    fc.func,
+                    if fc.any { "any" } else { "all" },
+                    fc.stay,
+                    fc.jump,
+                    fc.pop,
+                    fc.stack,
+                    fc.target
+                )?;
+                if fc.b_else {
+                    write!(f, " else")?;
+                }
+                match fc.pred {
+                    (Some(c), inv) => write!(
+                        f,
+                        " pred={}p.{}",
+                        if inv { "!" } else { "" },
+                        CH[usize::from(c & 3)]
+                    )?,
+                    (None, true) => write!(f, " pred=false")?,
+                    (None, false) => {}
+                }
+                if matches!(fc.op, FcOp::Loop | FcOp::EndLoop | FcOp::Rep | FcOp::EndRep) {
+                    write!(f, " i{}", fc.int_addr)?;
+                }
+                if fc.func & 0x55 != (fc.func & 0xAA) >> 1 {
+                    write!(f, " b{}", fc.bool_addr)?;
+                }
+                if fc.skip_target {
+                    write!(f, " skip-target")?;
+                }
+                Ok(())
+            }
+            Term::Last { pc } => write!(f, "@{pc}: last"),
+            Term::End => write!(f, "end"),
+            Term::Undefined { pc, reason } => write!(f, "@{pc}: undefined: {reason}"),
+        }
+    }
+}
+
+impl fmt::Display for Program {
+    /// The printed form `ctm ir` shows: one block per clause, each op with its pc.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, c) in self.clauses.iter().enumerate() {
+            writeln!(
+                f,
+                "clause {i} @{}..@{} ({} values):",
+                c.start,
+                c.start + c.len,
+                c.values
+            )?;
+            for n in &c.nodes {
+                writeln!(f, "  @{:<3} {}", n.pc, n.op)?;
+            }
+            writeln!(f, "  => {}", c.term)?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,898 @@
+//! Decoded instructions → the clause IR ([`ctm_jit::ir`]), `spec/isa.md` §4–§6.
+//!
+//! The program is cut into clauses at every flow-control instruction, every
+//! jump target, every return point and after every `LAST` instruction. Each
+//! ALU/OUTPUT/TEX instruction becomes explicit operations: source reads
+//! (§4.3–4.4; only those some input uses), presubtract, swizzles and swizzle
+//! constants, input modifiers (§4.5), the operation (§4.6) including the
+//! cross-unit rules (DP4's fourth component, SOP, alpha DP), output modifier
+//! and clamp (§4.7), then gated writes (§4.8, §4.9).
+//!
+//! Decisions where the record is silent (`[E]`; listed in README):
+//! * `OMOD_DISABLED` on an operation other than MIN/MAX/CND/CMP: no scaling
+//!   and no clamp, but NaN is standardised and denormals flushed ([`Unary::Canon`]),
+//!   so results never depend on host NaN propagation.
+//! * Presubtract results are standardised the same way (they may reach a
+//!   bit-exact selection).
+//! * `SOP` with a non-transcendental alpha op copies the alpha unit's result
+//!   anyway; alpha `DP` with a non-dot RGB op copies the RGB unit's red
+//!   result. `SOP` paired with `DP` is a cycle: executing it is an error.
+//! * The ALU result is written under the gate of the channel it is taken
+//!   from; `ALU_WMASK` on an OUTPUT instruction is honoured.
+//! * `W_OMASK` (depth) is honoured on OUTPUT instructions only.
+//! * FC predicate `RGBA` (not a replicate selection) reads bit R; `NONE`
+//!   reads "true" (then `RGB_PRED_INV`).
+//! * KILL_LT_0 follows the Guide (CTM p33), not R5xx: source swizzles are
+//!   ignored and the channels examined are those of the write mask, each
+//!   under its channel's predicate; only active lanes kill.
+//! * In uncached (UMRT) mode an OUTPUT instruction whose output mask is
+//!   neither all four channels nor none is an error when executed; the RGB
+//!   `TARGET` chooses the mode, values 0–3 in the order of §5.4.
+
+use crate::isa::{
+    AOp, BOp, Body, DecodeError, FcOp as IsaFcOp, Inst, InstType, Mod, Omod, PredSel, Sel, SrcKind,
+    SrcpOp, Swz, TexOp,
+    inst::{Alu, Src, Tex, inline_value},
+    table::{AlphaOp, CmpOp, RgbOp},
+};
+use ctm_jit::fp;
+use ctm_jit::ir::{
+    Binary, Clause, Counter, Fc, FcOp, FetchKind, Gate, Index, Node, Op, Program, Select, StackOp,
+    Term, Test, UmrtIndex, Unary, V,
+};
+
+/// How to build a program.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Options {
+    /// Honour `LAST` as an early exit (`spec/isa.md` §1.1 policy).
+    pub early_exit: bool,
+    /// The program writes uncached (UMRT) outputs (§5.4).
+    pub uncached: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            early_exit: true,
+            uncached: false,
+        }
+    }
+}
+
+/// Builds the IR of a program given as decoded slots (see
+/// [`crate::isa::decode_program`]). Undecodable slots become run-time errors
+/// when reached.
+///
+/// ```
+/// use ctm::{frontend, isa::{asm::assemble, decode_program}};
+/// let words =
+///     assemble("out rtA.rgb = max.off(s0, s0) | rtA.a = max.off(s0, s0) src0=r0 last wait").unwrap();
+/// let prog = frontend::build(&decode_program(&words), frontend::Options::default());
+/// prog.verify().unwrap();
+/// assert_eq!(prog.clauses.len(), 1);
+/// ```
+pub fn build(slots: &[Result<Inst, DecodeError>], opts: Options) -> Program {
+    let len = slots.len().min(usize::from(u16::MAX)) as u16;
+    let mut leader = vec![false; usize::from(len) + 1];
+    leader[0] = true;
+    for (pc, slot) in slots.iter().enumerate().take(usize::from(len)) {
+        let Ok(inst) = slot else { continue };
+        match &inst.body {
+            Body::Fc(f) => {
+                leader[pc + 1] = true;
+                let t = usize::from(f.addr.jump_addr);
+                if t < usize::from(len) {
+                    leader[t] = true;
+                }
+            }
+            _ if inst.cmn.last && opts.early_exit => leader[pc + 1] = true,
+            _ => {}
+        }
+    }
+    let mut prog = Program {
+        clauses: Vec::new(),
+        entry: vec![None; usize::from(len)],
+        len,
+        early_exit: opts.early_exit,
+    };
+    for start in 0..len {
+        if !leader[usize::from(start)] {
+            continue;
+        }
+        prog.entry[usize::from(start)] = Some(prog.clauses.len() as u32);
+        let clause = build_clause(slots, start, &leader, opts);
+        prog.clauses.push(clause);
+    }
+    prog
+}
+
+fn build_clause(
+    slots: &[Result<Inst, DecodeError>],
+    start: u16,
+    leader: &[bool],
+    opts: Options,
+) -> Clause {
+    let len = slots.len() as u16;
+    let mut b = Builder {
+        nodes: Vec::new(),
+        values: 0,
+        pc: start,
+        imms: Vec::new(),
+    };
+    let mut pc = start;
+    let term = loop {
+        b.pc = pc;
+        let inst = match &slots[usize::from(pc)] {
+            Ok(inst) => inst,
+            Err(e) => {
+                break Term::Undefined {
+                    pc,
+                    reason: e.to_string(),
+                };
+            }
+        };
+        let lowered = match &inst.body {
+            Body::Fc(_) => break lower_fc(inst, pc, slots),
+            Body::Alu(alu) => b.alu(inst, alu, opts.uncached),
+            Body::Tex(tex) => {
+                b.tex(inst, tex);
+                Ok(())
+            }
+        };
+        if let Err(reason) = lowered {
+            break Term::Undefined { pc, reason };
+        }
+        let next = pc + 1;
+        if next == len {
+            break Term::End;
+        }
+        if inst.cmn.last && opts.early_exit {
+            break Term::Last { pc };
+        }
+        if leader[usize::from(next)] {
+            break Term::Next(next);
+        }
+        pc = next;
+    };
+    let end = match term {
+        Term::Fc { pc, .. } | Term::Undefined { pc, .. } => pc,
+        _ => pc + 1,
+    };
+    Clause {
+        start,
+        len: end - start,
+        nodes: b.nodes,
+        values: b.values,
+        term,
+    }
+}
+
+fn lower_fc(inst: &Inst, pc: u16, slots: &[Result<Inst, DecodeError>]) -> Term {
+    let Body::Fc(f) = &inst.body else {
+        unreachable!("lower_fc on a non-FC instruction")
+    };
+    let op = match f.inst.op {
+        IsaFcOp::Jump => FcOp::Jump,
+        IsaFcOp::Loop => FcOp::Loop,
+        IsaFcOp::EndLoop => FcOp::EndLoop,
+        IsaFcOp::Rep => FcOp::Rep,
+        IsaFcOp::EndRep => FcOp::EndRep,
+        IsaFcOp::BreakLoop => FcOp::BreakLoop,
+        IsaFcOp::BreakRep => FcOp::BreakRep,
+        IsaFcOp::Continue => FcOp::Continue,
+    };
+    let counter = |b: BOp| match b {
+        BOp::None => Counter::None,
+        BOp::Decr => Counter::Decr,
+        BOp::Incr => Counter::Incr,
+    };
+    let pred = match inst.cmn.rgb_pred_sel {
+        PredSel::None => None,
+        PredSel::Rgba | PredSel::Rrrr => Some(0),
+        PredSel::Gggg => Some(1),
+        PredSel::Bbbb => Some(2),
+        PredSel::Aaaa => Some(3),
+    };
+    let target = f.addr.jump_addr;
+    let closes = |want: IsaFcOp| matches!(slots.get(usize::from(target)), Some(Ok(Inst { body: Body::Fc(t), .. })) if t.inst.op == want);
+    let skip_target = match op {
+        FcOp::Loop => closes(IsaFcOp::EndLoop),
+        FcOp::Rep => closes(IsaFcOp::EndRep),
+        _ => false,
+    };
+    Term::Fc {
+        pc,
+        fc: Fc {
+            op,
+            func: f.inst.jump_func,
+            any: f.inst.jump_any,
+            b_else: f.inst.b_else,
+            stack: match f.inst.a_op {
+                AOp::None => StackOp::None,
+                AOp::Pop => StackOp::Pop,
+                AOp::Push => StackOp::Push,
+            },
+            stay: counter(f.inst.b_op0),
+            jump: counter(f.inst.b_op1),
+            pop: f.inst.b_pop_cnt,
+            bool_addr: f.addr.bool_addr,
+            int_addr: f.addr.int_addr,
+            target,
+            pred: (pred, inst.cmn.rgb_pred_inv),
+            skip_target,
+            wait: inst.cmn.tex_sem_wait,
+        },
+    }
+}
+
+/// Appends the operations of one instruction at a time.
+struct Builder {
+    nodes: Vec<Node>,
+    values: u32,
+    pc: u16,
+    /// Constants already defined in this clause (uniform, so reusable).
+    imms: Vec<(u32, V)>,
+}
+
+/// The lazily read operands of one ALU instruction.
+#[derive(Default)]
+struct Operands {
+    /// src0..2 channels r, g, b, a.
+    src: [[Option<V>; 4]; 3],
+    /// srcp channels.
+    srcp: [Option<V>; 4],
+}
+
+fn test_of(op: CmpOp) -> Test {
+    match op {
+        CmpOp::Eq => Test::Eq,
+        CmpOp::Lt => Test::Lt,
+        CmpOp::Ge => Test::Ge,
+        CmpOp::Ne => Test::Ne,
+    }
+}
+
+fn test_code(code: u8) -> Test {
+    [Test::Eq, Test::Lt, Test::Ge, Test::Ne][usize::from(code & 3)]
+}
+
+/// The write gate of channel `chan` (0–3) under an instruction's word 0.
+fn gate(inst: &Inst, chan: usize) -> Gate {
+    let c = &inst.cmn;
+    let (sel, inv) = if chan < 3 {
+        (c.rgb_pred_sel, c.rgb_pred_inv)
+    } else {
+        (c.alpha_pred_sel, c.alpha_pred_inv)
+    };
+    let bit = match sel {
+        PredSel::None => None,
+        PredSel::Rgba => Some(chan as u8),
+        PredSel::Rrrr => Some(0),
+        PredSel::Gggg => Some(1),
+        PredSel::Bbbb => Some(2),
+        PredSel::Aaaa => Some(3),
+    };
+    Gate {
+        pred: bit.map(|b| (b, inv)),
+        inactive: c.write_inactive,
+    }
+}
+
+fn omod_shift(o: Omod) -> Option<i8> {
+    Some(match o {
+        Omod::X1 => 0,
+        Omod::X2 => 1,
+        Omod::X4 => 2,
+        Omod::X8 => 3,
+        Omod::D2 => -1,
+        Omod::D4 => -2,
+        Omod::D8 => -3,
+        Omod::Disabled => return None,
+    })
+}
+
+impl Builder {
+    fn emit(&mut self, op: Op) {
+        self.nodes.push(Node { pc: self.pc, op });
+    }
+
+    fn fresh(&mut self) -> V {
+        self.values += 1;
+        V(self.values - 1)
+    }
+
+    fn def(&mut self, make: impl FnOnce(V) -> Op) -> V {
+        let dst = self.fresh();
+        self.emit(make(dst));
+        dst
+    }
+
+    fn imm(&mut self, bits: u32) -> V {
+        if let Some(&(_, v)) = self.imms.iter().find(|(b, _)| *b == bits) {
+            return v;
+        }
+        let v = self.def(|dst| Op::Imm { dst, bits });
+        self.imms.push((bits, v));
+        v
+    }
+
+    fn unary(&mut self, op: Unary, a: V) -> V {
+        self.def(|dst| Op::Unary { dst, op, a })
+    }
+
+    fn binary(&mut self, op: Binary, a: V, b: V) -> V {
+        self.def(|dst| Op::Binary { dst, op, a, b })
+    }
+
+    /// Reads channel `chan` of an address-word source (§4.3).
+    fn read(&mut self, src: Src, chan: u8) -> V {
+        match src.kind {
+            SrcKind::Temp(n) => self.def(|dst| Op::Temp {
+                dst,
+                index: Index {
+                    base: n,
+                    rel: src.rel,
+                },
+                chan,
+            }),
+            SrcKind::Const(n) => self.def(|dst| Op::Const {
+                dst,
+                index: Index {
+                    base: n,
+                    rel: src.rel,
+                },
+                chan,
+            }),
+            SrcKind::Inline(code) => self.imm(inline_value(code).to_bits()),
+        }
+    }
+
+    /// Channel `chan` of src_k: r, g, b from the RGB address, a from the
+    /// alpha address (§4.4).
+    fn src(&mut self, alu: &Alu, ops: &mut Operands, k: usize, chan: usize) -> V {
+        if let Some(v) = ops.src[k][chan] {
+            return v;
+        }
+        let word = if chan < 3 {
+            &alu.rgb_addr
+        } else {
+            &alu.alpha_addr
+        };
+        let v = self.read(word.src(k), chan as u8);
+        ops.src[k][chan] = Some(v);
+        v
+    }
+
+    /// Channel `chan` of srcp (§4.4): the RGB presubtract for r, g, b, the
+    /// alpha one for a.
+    fn srcp(&mut self, alu: &Alu, ops: &mut Operands, chan: usize) -> V {
+        if let Some(v) = ops.srcp[chan] {
+            return v;
+        }
+        let op = if chan < 3 {
+            alu.rgb_addr.srcp_op
+        } else {
+            alu.alpha_addr.srcp_op
+        };
+        let s0 = self.src(alu, ops, 0, chan);
+        let raw = match op {
+            SrcpOp::Bias => {
+                let two = self.imm(2.0f32.to_bits());
+                let one = self.imm(fp::ONE);
+                let t = self.binary(Binary::Mul, two, s0);
+                self.binary(Binary::Sub, one, t)
+            }
+            SrcpOp::Sub => {
+                let s1 = self.src(alu, ops, 1, chan);
+                self.binary(Binary::Sub, s1, s0)
+            }
+            SrcpOp::Add => {
+                let s1 = self.src(alu, ops, 1, chan);
+                self.binary(Binary::Add, s1, s0)
+            }
+            SrcpOp::Inv => {
+                let one = self.imm(fp::ONE);
+                self.binary(Binary::Sub, one, s0)
+            }
+        };
+        let v = self.unary(Unary::Canon, raw);
+        ops.srcp[chan] = Some(v);
+        v
+    }
+
+    /// One input component: select, swizzle, modifier (§4.5).
+    fn input(&mut self, alu: &Alu, ops: &mut Operands, sel: Sel, swz: Swz, m: Mod) -> V {
+        let chan = match swz {
+            Swz::R => 0,
+            Swz::G => 1,
+            Swz::B => 2,
+            Swz::A => 3,
+            Swz::Zero => return self.modify(Err(0), m),
+            Swz::Half => return self.modify(Err(fp::HALF), m),
+            Swz::One => return self.modify(Err(fp::ONE), m),
+        };
+        let v = match sel {
+            Sel::Src0 => self.src(alu, ops, 0, chan),
+            Sel::Src1 => self.src(alu, ops, 1, chan),
+            Sel::Src2 => self.src(alu, ops, 2, chan),
+            Sel::SrcP => self.srcp(alu, ops, chan),
+        };
+        self.modify(Ok(v), m)
+    }
+
+    /// Applies an input modifier to a value (`Ok`) or to a swizzle
+    /// constant's pattern (`Err`), which folds to another constant.
+    fn modify(&mut self, v: Result<V, u32>, m: Mod) -> V {
+        match v {
+            // A modified swizzle constant folds to another constant.
+            Err(bits) => {
+                let bits = match m {
+                    Mod::Nop => bits,
+                    Mod::Neg => fp::neg(bits),
+                    Mod::Abs => fp::abs(bits),
+                    Mod::Nab => fp::nab(bits),
+                };
+                self.imm(bits)
+            }
+            Ok(v) => match m {
+                Mod::Nop => v,
+                Mod::Neg => self.unary(Unary::Neg, v),
+                Mod::Abs => self.unary(Unary::Abs, v),
+                Mod::Nab => self.unary(Unary::Nab, v),
+            },
+        }
+    }
+
+    /// RGB input `i` (A, B, C), channel c (0–2); c = 3 gives DP4's fourth
+    /// component, taken from the alpha input of the same letter (§4.5).
+    fn rgb_in(&mut self, alu: &Alu, ops: &mut Operands, i: usize, c: usize) -> V {
+        if c == 3 {
+            let a = alu.alpha_input(i);
+            return self.input(alu, ops, a.sel, a.swz, a.modifier);
+        }
+        let x = alu.rgb_input(i);
+        self.input(alu, ops, x.sel, x.swz[c], x.modifier)
+    }
+
+    fn alpha_in(&mut self, alu: &Alu, ops: &mut Operands, i: usize) -> V {
+        let x = alu.alpha_input(i);
+        self.input(alu, ops, x.sel, x.swz, x.modifier)
+    }
+
+    /// MDH/MDV input A or C: src0's natural channel from quad lane `lane`,
+    /// with the input's modifier (§4.6.3).
+    fn neighbour(&mut self, alu: &Alu, ops: &mut Operands, chan: usize, lane: u8, m: Mod) -> V {
+        let s = self.src(alu, ops, 0, chan);
+        let n = self.def(|dst| Op::QuadLane { dst, a: s, lane });
+        self.modify(Ok(n), m)
+    }
+
+    fn dot(&mut self, pairs: Vec<(V, V)>, addend: Option<V>) -> V {
+        self.def(|dst| Op::Dot { dst, pairs, addend })
+    }
+
+    /// The RGB unit's three channels before its output modifier, given the
+    /// alpha unit's raw result for SOP.
+    fn rgb_op(&mut self, alu: &Alu, ops: &mut Operands, alpha_raw: Option<V>) -> [V; 3] {
+        let op = alu.rgba.op;
+        fn ch(b: &mut Builder, f: &mut dyn FnMut(&mut Builder, usize) -> V) -> [V; 3] {
+            [f(b, 0), f(b, 1), f(b, 2)]
+        }
+        match op {
+            RgbOp::Mad => ch(self, &mut |b, c| {
+                let (x, y, z) = (
+                    b.rgb_in(alu, ops, 0, c),
+                    b.rgb_in(alu, ops, 1, c),
+                    b.rgb_in(alu, ops, 2, c),
+                );
+                b.def(|dst| Op::Mad {
+                    dst,
+                    a: x,
+                    b: y,
+                    c: z,
+                })
+            }),
+            RgbOp::Dp3 | RgbOp::Dp4 | RgbOp::D2a => {
+                let n = match op {
+                    RgbOp::Dp3 => 3,
+                    RgbOp::Dp4 => 4,
+                    _ => 2,
+                };
+                let pairs = (0..n)
+                    .map(|c| (self.rgb_in(alu, ops, 0, c), self.rgb_in(alu, ops, 1, c)))
+                    .collect();
+                let addend = (op == RgbOp::D2a).then(|| self.rgb_in(alu, ops, 2, 2));
+                let d = self.dot(pairs, addend);
+                [d, d, d]
+            }
+            RgbOp::Min | RgbOp::Max => ch(self, &mut |b, c| {
+                let (x, y) = (b.rgb_in(alu, ops, 0, c), b.rgb_in(alu, ops, 1, c));
+                let o = if op == RgbOp::Min {
+                    Binary::Min
+                } else {
+                    Binary::Max
+                };
+                b.binary(o, x, y)
+            }),
+            RgbOp::Cnd | RgbOp::Cmp => ch(self, &mut |b, c| {
+                let (x, y, z) = (
+                    b.rgb_in(alu, ops, 0, c),
+                    b.rgb_in(alu, ops, 1, c),
+                    b.rgb_in(alu, ops, 2, c),
+                );
+                let o = if op == RgbOp::Cnd {
+                    Select::Cnd
+                } else {
+                    Select::Cmp
+                };
+                b.def(|dst| Op::Select {
+                    dst,
+                    op: o,
+                    c: z,
+                    a: x,
+                    b: y,
+                })
+            }),
+            RgbOp::Frc => ch(self, &mut |b, c| {
+                let x = b.rgb_in(alu, ops, 0, c);
+                b.unary(Unary::Frc, x)
+            }),
+            RgbOp::Sop => {
+                let a = alpha_raw.expect("SOP lowered without the alpha result");
+                [a, a, a]
+            }
+            RgbOp::Mdh | RgbOp::Mdv => {
+                let (ma, mc) = (alu.rgb_input(0).modifier, alu.rgb_input(2).modifier);
+                let lane_c = if op == RgbOp::Mdh { 1 } else { 2 };
+                ch(self, &mut |b, c| {
+                    let x = b.neighbour(alu, ops, c, 0, ma);
+                    let y = b.rgb_in(alu, ops, 1, c);
+                    let z = b.neighbour(alu, ops, c, lane_c, mc);
+                    b.def(|dst| Op::Mad {
+                        dst,
+                        a: x,
+                        b: y,
+                        c: z,
+                    })
+                })
+            }
+        }
+    }
+
+    /// The alpha unit's result before its output modifier, given the RGB
+    /// unit's raw red result for alpha DP.
+    fn alpha_op(&mut self, alu: &Alu, ops: &mut Operands, rgb_raw: Option<V>) -> V {
+        let op = alu.alpha.op;
+        let un = |b: &mut Builder, ops: &mut Operands, u: Unary| {
+            let x = b.alpha_in(alu, ops, 0);
+            b.unary(u, x)
+        };
+        match op {
+            AlphaOp::Mad => {
+                let (x, y, z) = (
+                    self.alpha_in(alu, ops, 0),
+                    self.alpha_in(alu, ops, 1),
+                    self.alpha_in(alu, ops, 2),
+                );
+                self.def(|dst| Op::Mad {
+                    dst,
+                    a: x,
+                    b: y,
+                    c: z,
+                })
+            }
+            AlphaOp::Dp => rgb_raw.expect("alpha DP lowered without the RGB result"),
+            AlphaOp::Min | AlphaOp::Max => {
+                let (x, y) = (self.alpha_in(alu, ops, 0), self.alpha_in(alu, ops, 1));
+                let o = if op == AlphaOp::Min {
+                    Binary::Min
+                } else {
+                    Binary::Max
+                };
+                self.binary(o, x, y)
+            }
+            AlphaOp::Cnd | AlphaOp::Cmp => {
+                let (x, y, z) = (
+                    self.alpha_in(alu, ops, 0),
+                    self.alpha_in(alu, ops, 1),
+                    self.alpha_in(alu, ops, 2),
+                );
+                let o = if op == AlphaOp::Cnd {
+                    Select::Cnd
+                } else {
+                    Select::Cmp
+                };
+                self.def(|dst| Op::Select {
+                    dst,
+                    op: o,
+                    c: z,
+                    a: x,
+                    b: y,
+                })
+            }
+            AlphaOp::Frc => un(self, ops, Unary::Frc),
+            AlphaOp::Ex2 => un(self, ops, Unary::Ex2),
+            AlphaOp::Ln2 => un(self, ops, Unary::Ln2),
+            AlphaOp::Rcp => un(self, ops, Unary::Rcp),
+            AlphaOp::Rsq => un(self, ops, Unary::Rsq),
+            AlphaOp::Sin => un(self, ops, Unary::Sin),
+            AlphaOp::Cos => un(self, ops, Unary::Cos),
+            AlphaOp::Mdh | AlphaOp::Mdv => {
+                let (ma, mc) = (alu.alpha.mod_a, alu.rgba.alpha_mod_c);
+                let lane_c = if op == AlphaOp::Mdh { 1 } else { 2 };
+                let x = self.neighbour(alu, ops, 3, 0, ma);
+                let y = self.alpha_in(alu, ops, 1);
+                let z = self.neighbour(alu, ops, 3, lane_c, mc);
+                self.def(|dst| Op::Mad {
+                    dst,
+                    a: x,
+                    b: y,
+                    c: z,
+                })
+            }
+        }
+    }
+
+    /// Output modifier and clamp of one unit (§4.7).
+    fn finish(&mut self, v: V, omod: Omod, clamp: bool, select: bool) -> V {
+        match omod_shift(omod) {
+            Some(k) => {
+                let v = self.unary(Unary::Omod(k), v);
+                if clamp {
+                    self.unary(Unary::Clamp, v)
+                } else {
+                    v
+                }
+            }
+            None if select => v,
+            None => self.unary(Unary::Canon, v),
+        }
+    }
+
+    fn alu(&mut self, inst: &Inst, alu: &Alu, uncached: bool) -> Result<(), String> {
+        let c = &inst.cmn;
+        let (rop, aop) = (alu.rgba.op, alu.alpha.op);
+        if rop == RgbOp::Sop && aop == AlphaOp::Dp {
+            return Err("RGB SOP paired with alpha DP: each unit waits for the other".into());
+        }
+        let is_out = c.ty == InstType::Out;
+        if is_out && uncached {
+            let full = c.rgb_omask == 7 && c.alpha_omask;
+            let none = c.rgb_omask == 0 && !c.alpha_omask;
+            if !full && !none {
+                return Err("uncached (UMRT) output must write all four channels or none".into());
+            }
+        }
+        if c.tex_sem_wait {
+            self.emit(Op::SemWait);
+        }
+        let mut ops = Operands::default();
+        // Raw (pre-OMOD) results; SOP needs alpha first, alpha DP needs RGB first.
+        let (rgb_raw, a_raw) = if rop == RgbOp::Sop {
+            let a = self.alpha_op(alu, &mut ops, None);
+            (self.rgb_op(alu, &mut ops, Some(a)), a)
+        } else {
+            let r = self.rgb_op(alu, &mut ops, None);
+            (r, self.alpha_op(alu, &mut ops, Some(r[0])))
+        };
+        let rgb_sel = matches!(rop, RgbOp::Min | RgbOp::Max | RgbOp::Cnd | RgbOp::Cmp);
+        let a_sel = matches!(
+            aop,
+            AlphaOp::Min | AlphaOp::Max | AlphaOp::Cnd | AlphaOp::Cmp
+        );
+        let mut rgb = rgb_raw;
+        if rgb_raw[0] == rgb_raw[1] && rgb_raw[1] == rgb_raw[2] {
+            let v = self.finish(rgb_raw[0], alu.rgb.omod, c.rgb_clamp, rgb_sel);
+            rgb = [v, v, v];
+        } else {
+            for ch in rgb.iter_mut() {
+                *ch = self.finish(*ch, alu.rgb.omod, c.rgb_clamp, rgb_sel);
+            }
+        }
+        let a = self.finish(a_raw, alu.alpha.omod, c.alpha_clamp, a_sel);
+        let res = [rgb[0], rgb[1], rgb[2], a];
+
+        // Temporaries (§4.8.1).
+        let rgb_dst = Index {
+            base: alu.rgba.addrd,
+            rel: alu.rgba.addrd_rel,
+        };
+        let a_dst = Index {
+            base: alu.alpha.addrd,
+            rel: alu.alpha.addrd_rel,
+        };
+        for (ch, &v) in res.iter().enumerate().take(3) {
+            if c.rgb_wmask & (1 << ch) != 0 {
+                self.emit(Op::SetTemp {
+                    index: rgb_dst,
+                    chan: ch as u8,
+                    v,
+                    gate: gate(inst, ch),
+                    fetched: false,
+                });
+            }
+        }
+        if c.alpha_wmask {
+            self.emit(Op::SetTemp {
+                index: a_dst,
+                chan: 3,
+                v: a,
+                gate: gate(inst, 3),
+                fetched: false,
+            });
+        }
+        // Outputs (§4.8.2, §5.4) or predicate bits (§4.8.3).
+        if is_out && uncached {
+            if c.rgb_omask == 7 {
+                let (index, acquire) = match alu.rgb.target & 3 {
+                    0 => (UmrtIndex::Shared, false),
+                    1 => (UmrtIndex::Shared, true),
+                    2 => (UmrtIndex::PerProcessor, false),
+                    _ => (UmrtIndex::PerProcessor, true),
+                };
+                self.emit(Op::UmrtWrite {
+                    value: res[0],
+                    x: res[1],
+                    y: res[2],
+                    index,
+                    gate: gate(inst, 0),
+                });
+                if acquire {
+                    self.emit(Op::SemAcquire {
+                        wait: c.tex_sem_wait,
+                    });
+                }
+            }
+        } else if is_out {
+            for (ch, &v) in res.iter().enumerate().take(3) {
+                if c.rgb_omask & (1 << ch) != 0 {
+                    self.emit(Op::SetOut {
+                        target: alu.rgb.target & 3,
+                        chan: ch as u8,
+                        v,
+                        gate: gate(inst, ch),
+                    });
+                }
+            }
+            if c.alpha_omask {
+                self.emit(Op::SetOut {
+                    target: alu.alpha.target & 3,
+                    chan: 3,
+                    v: a,
+                    gate: gate(inst, 3),
+                });
+            }
+        } else {
+            for (ch, &v) in res.iter().enumerate().take(3) {
+                if c.rgb_omask & (1 << ch) != 0 {
+                    self.emit(Op::SetPred {
+                        chan: ch as u8,
+                        test: test_code(alu.rgb.target),
+                        v,
+                        gate: gate(inst, ch),
+                    });
+                }
+            }
+            if c.alpha_omask {
+                self.emit(Op::SetPred {
+                    chan: 3,
+                    test: test_code(alu.alpha.target),
+                    v: a,
+                    gate: gate(inst, 3),
+                });
+            }
+        }
+        if is_out && alu.alpha.w_omask {
+            self.emit(Op::SetDepth {
+                v: a,
+                gate: gate(inst, 3),
+            });
+        }
+        // The ALU result (§4.8.5).
+        if alu.rgb.alu_wmask {
+            let from = match c.alu_result_sel {
+                crate::isa::table::ResultSel::Red => 0,
+                crate::isa::table::ResultSel::Alpha => 3,
+            };
+            self.emit(Op::SetAluResult {
+                test: test_of(c.alu_result_op),
+                v: res[from],
+                gate: gate(inst, from),
+            });
+        }
+        Ok(())
+    }
+
+    fn tex(&mut self, inst: &Inst, tex: &Tex) {
+        let c = &inst.cmn;
+        if c.tex_sem_wait {
+            self.emit(Op::SemWait);
+        }
+        let a = &tex.addr;
+        let src = Index {
+            base: a.src_addr,
+            rel: a.src_addr_rel,
+        };
+        let wmask = |ch: usize| {
+            if ch < 3 {
+                c.rgb_wmask & (1 << ch) != 0
+            } else {
+                c.alpha_wmask
+            }
+        };
+        let kind = match tex.inst.op {
+            TexOp::Nop => None,
+            TexOp::Kill => {
+                let mut checks = Vec::new();
+                for ch in (0..4).filter(|&ch| wmask(ch)) {
+                    let v = self.def(|dst| Op::Temp {
+                        dst,
+                        index: src,
+                        chan: ch as u8,
+                    });
+                    let g = Gate {
+                        inactive: false,
+                        ..gate(inst, ch)
+                    };
+                    checks.push((v, g));
+                }
+                if !checks.is_empty() {
+                    self.emit(Op::Kill { checks });
+                }
+                None
+            }
+            TexOp::LdUncached => Some(FetchKind::Uncached),
+            TexOp::Ld | TexOp::Proj | TexOp::LodBias | TexOp::Lod | TexOp::Dxdy => {
+                Some(FetchKind::Lookup)
+            }
+        };
+        if let Some(kind) = kind {
+            let mut read = [None::<V>; 4];
+            let swz = [a.src_s_swiz, a.src_t_swiz, a.src_r_swiz, a.src_q_swiz];
+            let mut coords = swz.map(|s| {
+                let ch = s as usize;
+                *read[ch].get_or_insert_with(|| {
+                    self.def(|dst| Op::Temp {
+                        dst,
+                        index: src,
+                        chan: ch as u8,
+                    })
+                })
+            });
+            if tex.inst.op == TexOp::Proj {
+                let q = coords[3];
+                for v in coords.iter_mut().take(3) {
+                    *v = self.binary(Binary::Div, *v, q);
+                }
+            }
+            let dst = [self.fresh(), self.fresh(), self.fresh(), self.fresh()];
+            self.emit(Op::Fetch {
+                dst,
+                kind,
+                input: tex.inst.tex_id,
+                unscaled: tex.inst.unscaled,
+                coords,
+                inactive: c.write_inactive,
+            });
+            let to = Index {
+                base: a.dst_addr,
+                rel: a.dst_addr_rel,
+            };
+            let dswz = [a.dst_r_swiz, a.dst_g_swiz, a.dst_b_swiz, a.dst_a_swiz];
+            for ch in (0..4).filter(|&ch| wmask(ch)) {
+                self.emit(Op::SetTemp {
+                    index: to,
+                    chan: ch as u8,
+                    v: dst[dswz[ch] as usize],
+                    gate: gate(inst, ch),
+                    fetched: true,
+                });
+            }
+        }
+        if tex.inst.sem_acquire {
+            self.emit(Op::SemAcquire {
+                wait: c.tex_sem_wait,
+            });
+        }
+    }
+}

@@ -1,0 +1,321 @@
+//! The reference interpreter: executes the operations of a clause
+//! ([`ctm_jit::ir`]) over all lanes of a group at once.
+//!
+//! Each operation runs as one loop over the present lanes; nothing is decoded
+//! per pixel. Numeric results come from [`ctm_jit::fp`], the same definitions
+//! the JIT lowers, so the two engines agree bit for bit.
+
+use crate::runtime::{Ctx, Engine, FetchRequest, RunError, first_lane};
+use ctm_jit::fp;
+use ctm_jit::ir::{Binary, Gate, Op, Program, Select, Test, UmrtIndex, Unary};
+use ctm_jit::ir::{CONSTS, TEMPS};
+use ctm_jit::state::{Channel, GROUP_LANES, Lanes, Mask};
+
+/// The interpreter engine. Holds only scratch space; one per thread.
+#[derive(Debug, Default)]
+pub struct Interpreter {
+    vals: Vec<Channel>,
+}
+
+impl Interpreter {
+    /// A new interpreter.
+    pub fn new() -> Interpreter {
+        Interpreter::default()
+    }
+}
+
+/// The lanes a gated write touches (`spec/isa.md` §4.9).
+#[inline]
+pub fn enabled(lanes: &Lanes, gate: Gate) -> Mask {
+    let mut m = lanes.running & if gate.inactive { !0 } else { lanes.active };
+    if let Some((c, inv)) = gate.pred {
+        let p = lanes.pred[usize::from(c & 3)];
+        m &= if inv { !p } else { p };
+    }
+    m
+}
+
+fn unary(op: Unary) -> fn(u32) -> u32 {
+    match op {
+        Unary::Neg => fp::neg,
+        Unary::Abs => fp::abs,
+        Unary::Nab => fp::nab,
+        Unary::Frc => fp::frc,
+        Unary::Ex2 => fp::ex2,
+        Unary::Ln2 => fp::ln2,
+        Unary::Rcp => fp::rcp,
+        Unary::Rsq => fp::rsq,
+        Unary::Sin => fp::sin,
+        Unary::Cos => fp::cos,
+        Unary::Canon => fp::canon,
+        Unary::Clamp => fp::clamp,
+        Unary::Omod(_) => unreachable!("Omod has a parameter"),
+    }
+}
+
+fn binary(op: Binary) -> fn(u32, u32) -> u32 {
+    match op {
+        Binary::Add => fp::add,
+        Binary::Sub => fp::sub,
+        Binary::Mul => fp::mul,
+        Binary::Div => fp::div,
+        Binary::Min => fp::min,
+        Binary::Max => fp::max,
+    }
+}
+
+fn test(t: Test, x: u32) -> bool {
+    fp::test_zero(t.code(), x)
+}
+
+impl Engine for Interpreter {
+    fn run_clause(
+        &mut self,
+        program: &Program,
+        clause: u32,
+        lanes: &mut Lanes,
+        ctx: &mut Ctx<'_>,
+    ) -> Result<(), RunError> {
+        let clause = &program.clauses[clause as usize];
+        let n = lanes.lane_count();
+        let vals = &mut self.vals;
+        if vals.len() < clause.values as usize {
+            vals.resize(clause.values as usize, [0; GROUP_LANES]);
+        }
+        for node in &clause.nodes {
+            let pc = node.pc;
+            match &node.op {
+                Op::Const { dst, index, chan } => {
+                    let c =
+                        ctx.uniforms.consts[index.resolve(lanes.al, CONSTS)][usize::from(*chan)];
+                    vals[dst.0 as usize] = [c; GROUP_LANES];
+                }
+                Op::Imm { dst, bits } => vals[dst.0 as usize] = [*bits; GROUP_LANES],
+                Op::Temp { dst, index, chan } => {
+                    let reg = index.resolve(lanes.al, TEMPS);
+                    if let Some(h) = ctx.hazards.as_deref_mut() {
+                        let readers = lanes.running & lanes.active;
+                        h.read(pc, reg as u8, *chan, readers, ctx.pixels);
+                    }
+                    vals[dst.0 as usize] = lanes.temps[reg][usize::from(*chan)];
+                }
+                Op::Unary { dst, op, a } => {
+                    let a = vals[a.0 as usize];
+                    let d = &mut vals[dst.0 as usize];
+                    if let Unary::Omod(k) = op {
+                        for l in 0..n {
+                            d[l] = fp::omod(a[l], *k);
+                        }
+                    } else {
+                        let f = unary(*op);
+                        for l in 0..n {
+                            d[l] = f(a[l]);
+                        }
+                    }
+                }
+                Op::Binary { dst, op, a, b } => {
+                    let (a, b) = (vals[a.0 as usize], vals[b.0 as usize]);
+                    let f = binary(*op);
+                    let d = &mut vals[dst.0 as usize];
+                    for l in 0..n {
+                        d[l] = f(a[l], b[l]);
+                    }
+                }
+                Op::Mad { dst, a, b, c } => {
+                    let (a, b, c) = (vals[a.0 as usize], vals[b.0 as usize], vals[c.0 as usize]);
+                    let d = &mut vals[dst.0 as usize];
+                    for l in 0..n {
+                        d[l] = fp::mad(a[l], b[l], c[l]);
+                    }
+                }
+                Op::Dot { dst, pairs, addend } => {
+                    let mut d = [0; GROUP_LANES];
+                    let mut terms = [(0, 0); 4];
+                    for (l, out) in d.iter_mut().enumerate().take(n) {
+                        for (t, &(a, b)) in terms.iter_mut().zip(pairs) {
+                            *t = (vals[a.0 as usize][l], vals[b.0 as usize][l]);
+                        }
+                        let c = addend.map(|c| vals[c.0 as usize][l]);
+                        *out = fp::dot(&terms[..pairs.len().min(4)], c);
+                    }
+                    vals[dst.0 as usize] = d;
+                }
+                Op::Select { dst, op, c, a, b } => {
+                    let (c, a, b) = (vals[c.0 as usize], vals[a.0 as usize], vals[b.0 as usize]);
+                    let f = match op {
+                        Select::Cnd => fp::cnd,
+                        Select::Cmp => fp::cmp,
+                    };
+                    let d = &mut vals[dst.0 as usize];
+                    for l in 0..n {
+                        d[l] = f(c[l], a[l], b[l]);
+                    }
+                }
+                Op::QuadLane { dst, a, lane } => {
+                    let a = vals[a.0 as usize];
+                    let d = &mut vals[dst.0 as usize];
+                    for l in 0..n {
+                        d[l] = a[(l & !3) | usize::from(*lane)];
+                    }
+                }
+                Op::SetTemp {
+                    index,
+                    chan,
+                    v,
+                    gate,
+                    fetched,
+                } => {
+                    let m = enabled(lanes, *gate);
+                    let reg = index.resolve(lanes.al, TEMPS);
+                    if let Some(h) = ctx.hazards.as_deref_mut() {
+                        h.write(pc, reg as u8, *chan, m, *fetched, ctx.pixels);
+                    }
+                    store(
+                        &mut lanes.temps[reg][usize::from(*chan)],
+                        &vals[v.0 as usize],
+                        m,
+                        n,
+                    );
+                }
+                Op::SetOut {
+                    target,
+                    chan,
+                    v,
+                    gate,
+                } => {
+                    let m = enabled(lanes, *gate);
+                    let (t, c) = (usize::from(*target), usize::from(*chan));
+                    store(&mut lanes.out[t][c], &vals[v.0 as usize], m, n);
+                    lanes.out_written[t][c] |= m;
+                }
+                Op::SetDepth { v, gate } => {
+                    let m = enabled(lanes, *gate);
+                    store(&mut lanes.depth, &vals[v.0 as usize], m, n);
+                    lanes.depth_written |= m;
+                }
+                Op::SetPred {
+                    chan,
+                    test: t,
+                    v,
+                    gate,
+                } => {
+                    let m = enabled(lanes, *gate);
+                    let bits = truth(&vals[v.0 as usize], *t, n);
+                    let p = &mut lanes.pred[usize::from(*chan)];
+                    *p = (*p & !m) | (bits & m);
+                }
+                Op::SetAluResult { test: t, v, gate } => {
+                    let m = enabled(lanes, *gate);
+                    let bits = truth(&vals[v.0 as usize], *t, n);
+                    lanes.alu_result = (lanes.alu_result & !m) | (bits & m);
+                }
+                Op::Fetch {
+                    dst,
+                    kind,
+                    input,
+                    unscaled,
+                    coords,
+                    inactive,
+                } => {
+                    let m = lanes.running & if *inactive { !0 } else { lanes.active };
+                    let mut xy = [[0u32; 4]; GROUP_LANES];
+                    for (l, c) in xy.iter_mut().enumerate().take(n) {
+                        *c = coords.map(|v| vals[v.0 as usize][l]);
+                    }
+                    let mut got = [[0u32; 4]; GROUP_LANES];
+                    if m != 0 {
+                        let req = FetchRequest {
+                            kind: *kind,
+                            input: *input,
+                            unscaled: *unscaled,
+                        };
+                        ctx.tex
+                            .fetch(req, &xy[..n], m, &ctx.pixels[..n], &mut got[..n])
+                            .map_err(|fault| RunError::Texture {
+                                pc,
+                                fault,
+                                pixel: ctx.pixels[first_lane(m)],
+                            })?;
+                    }
+                    for (c, d) in dst.iter().enumerate() {
+                        let out = &mut vals[d.0 as usize];
+                        for l in 0..n {
+                            out[l] = if m & (1 << l) != 0 { got[l][c] } else { 0 };
+                        }
+                    }
+                }
+                Op::Kill { checks } => {
+                    let mut kill: Mask = 0;
+                    for (v, gate) in checks {
+                        let m = enabled(lanes, *gate);
+                        kill |= truth(&vals[v.0 as usize], Test::Lt, n) & m;
+                    }
+                    lanes.killed |= kill;
+                    lanes.running &= !kill;
+                    lanes.active &= !kill;
+                }
+                Op::UmrtWrite {
+                    value,
+                    x,
+                    y,
+                    index,
+                    gate,
+                } => {
+                    let m = enabled(lanes, *gate) & !lanes.helper;
+                    let (value, x, y) = (
+                        vals[value.0 as usize],
+                        vals[x.0 as usize],
+                        vals[y.0 as usize],
+                    );
+                    for q in 0..n / 4 {
+                        let qm = (m >> (q * 4)) & 0xF;
+                        if qm == 0 {
+                            continue;
+                        }
+                        let lead = q * 4 + qm.trailing_zeros() as usize;
+                        for l in (q * 4..q * 4 + 4).filter(|l| m & (1 << l) != 0) {
+                            let at = match index {
+                                UmrtIndex::Shared => lead,
+                                UmrtIndex::PerProcessor => l,
+                            };
+                            ctx.tex
+                                .uncached_write(x[at], y[at], value[l])
+                                .map_err(|fault| RunError::Texture {
+                                    pc,
+                                    fault,
+                                    pixel: ctx.pixels[l],
+                                })?;
+                        }
+                    }
+                }
+                Op::SemWait => {
+                    if let Some(h) = ctx.hazards.as_deref_mut() {
+                        h.wait(pc);
+                    }
+                }
+                Op::SemAcquire { wait } => {
+                    if let Some(h) = ctx.hazards.as_deref_mut() {
+                        h.acquire(pc, *wait, lanes.running & lanes.active, ctx.pixels);
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Writes `v` into `dst` on the lanes of `m`.
+#[inline]
+fn store(dst: &mut Channel, v: &Channel, m: Mask, n: usize) {
+    for l in 0..n {
+        if m & (1 << l) != 0 {
+            dst[l] = v[l];
+        }
+    }
+}
+
+/// The lanes where `test(v)` holds.
+#[inline]
+fn truth(v: &Channel, t: Test, n: usize) -> Mask {
+    (0..n).fold(0, |m, l| m | (u32::from(test(t, v[l])) << l))
+}

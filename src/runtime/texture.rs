@@ -1,0 +1,132 @@
+//! A self-contained [`TextureUnit`]: inputs as in-memory images of texels and
+//! a grid for uncached writes. Handy for tests and for embedding ctm without
+//! the memory controller.
+//!
+//! Addressing rule (shared with the memory controller, [`texel`]): an
+//! unscaled coordinate c names texel ⌊c⌋; a scaled one names ⌊c · size⌋.
+//! Coordinates that are NaN or fall outside 0..size read as (0, 0, 0, 0)
+//! (`spec/system.md` §5.5). Uncached reads return (value, 0, 0, 1.0) — a
+//! one-channel float surface (§5.1 missing channels).
+
+use super::{FetchRequest, TexFault, TextureUnit};
+use ctm_jit::ir::FetchKind;
+use ctm_jit::state::Mask;
+use std::collections::HashMap;
+
+/// The texel index a coordinate names, if inside `0..size`.
+///
+/// ```
+/// use ctm::runtime::texture::texel;
+/// assert_eq!(texel(2.7f32.to_bits(), 4, true), Some(2));
+/// assert_eq!(texel(0.5f32.to_bits(), 4, false), Some(2));
+/// assert_eq!(texel((-0.5f32).to_bits(), 4, true), None);
+/// assert_eq!(texel(f32::NAN.to_bits(), 4, true), None);
+/// ```
+pub fn texel(coord: u32, size: u32, unscaled: bool) -> Option<u32> {
+    let c = ctm_jit::fp::daz(coord);
+    let c = if unscaled { c } else { c * size as f32 };
+    let f = c.floor();
+    (f >= 0.0 && f < size as f32).then_some(f as u32)
+}
+
+/// One input: `width × height` texels of four raw 32-bit channels, row-major.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Image {
+    /// Columns.
+    pub width: u32,
+    /// Rows.
+    pub height: u32,
+    /// Texels, `texels[y * width + x]`.
+    pub texels: Vec<[u32; 4]>,
+}
+
+impl Image {
+    /// An image of f32 texels computed by `f(x, y)`.
+    pub fn from_fn(width: u32, height: u32, mut f: impl FnMut(u32, u32) -> [f32; 4]) -> Image {
+        let texels = (0..height)
+            .flat_map(|y| (0..width).map(move |x| (x, y)))
+            .map(|(x, y)| f(x, y).map(f32::to_bits))
+            .collect();
+        Image {
+            width,
+            height,
+            texels,
+        }
+    }
+
+    fn at(&self, x: u32, y: u32) -> [u32; 4] {
+        self.texels
+            .get((y as usize) * (self.width as usize) + x as usize)
+            .copied()
+            .unwrap_or([0; 4])
+    }
+}
+
+/// Inputs 0–15 as images plus uncached memory as a sparse grid.
+#[derive(Clone, Debug, Default)]
+pub struct Images {
+    /// Bound inputs.
+    pub inputs: [Option<Image>; 16],
+    /// Uncached memory, (x, y) → pattern.
+    pub uncached: HashMap<(u32, u32), u32>,
+    /// Width and height of the uncached surface (writes outside are dropped).
+    pub uncached_size: (u32, u32),
+}
+
+impl Images {
+    /// Binds `image` as input `n`.
+    pub fn with_input(mut self, n: usize, image: Image) -> Images {
+        self.inputs[n] = Some(image);
+        self
+    }
+}
+
+impl TextureUnit for Images {
+    fn fetch(
+        &mut self,
+        req: FetchRequest,
+        coords: &[[u32; 4]],
+        mask: Mask,
+        _pixels: &[(u32, u32)],
+        out: &mut [[u32; 4]],
+    ) -> Result<(), TexFault> {
+        for (lane, (c, o)) in coords.iter().zip(out.iter_mut()).enumerate() {
+            if mask & (1 << lane) == 0 {
+                continue;
+            }
+            *o = match req.kind {
+                FetchKind::Lookup => {
+                    let img = self.inputs[usize::from(req.input & 15)]
+                        .as_ref()
+                        .ok_or_else(|| TexFault(format!("input {} is not bound", req.input)))?;
+                    match (
+                        texel(c[0], img.width, req.unscaled),
+                        texel(c[1], img.height, req.unscaled),
+                    ) {
+                        (Some(x), Some(y)) => img.at(x, y),
+                        _ => [0; 4],
+                    }
+                }
+                FetchKind::Uncached => {
+                    let (w, h) = self.uncached_size;
+                    match (texel(c[0], w, req.unscaled), texel(c[1], h, req.unscaled)) {
+                        (Some(x), Some(y)) => {
+                            let v = self.uncached.get(&(x, y)).copied().unwrap_or(0);
+                            [v, 0, 0, ctm_jit::fp::ONE]
+                        }
+                        _ => [0; 4],
+                    }
+                }
+            };
+        }
+        Ok(())
+    }
+
+    fn uncached_write(&mut self, x: u32, y: u32, value: u32) -> Result<(), TexFault> {
+        let (w, h) = self.uncached_size;
+        if let (Some(x), Some(y)) = (texel(x, w, true), texel(y, h, true)) {
+            self.uncached.insert((x, y), value);
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,200 @@
+//! The conformance harness: a program (assembly text) plus a [`Setup`]
+//! (domain, constants, inputs) runs on every engine in [`ENGINES`]; the
+//! outcomes must agree exactly (NaN-aware: compared as bit patterns) and the
+//! first is returned for the test's expectations. Cases state their inputs
+//! and expected bits once; a new engine joins by being listed here.
+
+use ctm::frontend;
+use ctm::interp::Interpreter;
+use ctm::isa::{asm::assemble, decode_program};
+use ctm::runtime::texture::{Image, Images};
+use ctm::runtime::{Domain, PixelOut, RunError, RunOptions, RunStats, Runner};
+use ctm_jit::state::{IntConst, Uniforms};
+use std::collections::{BTreeMap, HashMap};
+
+/// The engines every case runs on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EngineKind {
+    /// The reference interpreter.
+    Interp,
+}
+
+/// All engines.
+pub const ENGINES: &[EngineKind] = &[EngineKind::Interp];
+
+/// Inputs of a run.
+#[derive(Clone)]
+pub struct Setup {
+    pub domain: Domain,
+    pub v: u32,
+    pub uniforms: Uniforms,
+    pub textures: Images,
+    pub options: RunOptions,
+    pub frontend: frontend::Options,
+}
+
+impl Setup {
+    /// A w×h domain at (0, 0), all constants 0.
+    pub fn new(w: u32, h: u32) -> Setup {
+        Setup {
+            domain: Domain::new(w, h),
+            v: 0,
+            uniforms: Uniforms::default(),
+            textures: Images::default(),
+            options: RunOptions::default(),
+            frontend: frontend::Options::default(),
+        }
+    }
+
+    /// Float constant `n` from f32 values.
+    pub fn c(mut self, n: usize, v: [f32; 4]) -> Setup {
+        self.uniforms.consts[n] = v.map(f32::to_bits);
+        self
+    }
+
+    /// Float constant `n` from raw patterns.
+    pub fn cbits(mut self, n: usize, v: [u32; 4]) -> Setup {
+        self.uniforms.consts[n] = v;
+        self
+    }
+
+    /// Integer constant `n`.
+    pub fn int(mut self, n: usize, count: u8, init: u8, step: i8) -> Setup {
+        self.uniforms.ints[n] = IntConst { count, init, step };
+        self
+    }
+
+    /// The boolean constants.
+    pub fn bools(mut self, b: u32) -> Setup {
+        self.uniforms.bools = b;
+        self
+    }
+
+    /// Input `n`.
+    pub fn input(mut self, n: usize, img: Image) -> Setup {
+        self.textures.inputs[n] = Some(img);
+        self
+    }
+
+    /// Uncached memory of w×h.
+    pub fn uncached(mut self, w: u32, h: u32) -> Setup {
+        self.textures.uncached_size = (w, h);
+        self
+    }
+
+    /// Check semaphore hazards.
+    pub fn hazards(mut self) -> Setup {
+        self.options.check_hazards = true;
+        self
+    }
+}
+
+/// What a run produced.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Outcome {
+    /// Finished pixels.
+    pub pixels: BTreeMap<(u32, u32), PixelOut>,
+    /// Run counters (incl. hazards).
+    pub stats: RunStats,
+    /// Uncached memory afterwards.
+    pub uncached: BTreeMap<(u32, u32), u32>,
+}
+
+impl Outcome {
+    /// Render target `t` of pixel (i, j); unwritten channels are `None`.
+    pub fn rt(&self, t: usize, i: u32, j: u32) -> [Option<u32>; 4] {
+        self.pixels
+            .get(&(i, j))
+            .unwrap_or_else(|| panic!("pixel ({i}, {j}) did not finish"))
+            .targets[t]
+    }
+
+    /// Render target A of pixel (i, j), every channel written.
+    pub fn a(&self, i: u32, j: u32) -> [u32; 4] {
+        self.rt(0, i, j)
+            .map(|c| c.unwrap_or_else(|| panic!("rtA of ({i}, {j}) not fully written")))
+    }
+
+    /// Render target A of pixel (i, j) as floats.
+    pub fn af(&self, i: u32, j: u32) -> [f32; 4] {
+        self.a(i, j).map(f32::from_bits)
+    }
+}
+
+fn run_on(kind: EngineKind, asm: &str, s: &Setup) -> Result<Outcome, RunError> {
+    let words = assemble(asm).unwrap_or_else(|e| panic!("assembly failed: {e}\n{asm}"));
+    let program = frontend::build(&decode_program(&words), s.frontend);
+    program.verify().expect("IR verifies");
+    let mut tex = s.textures.clone();
+    let mut pixels = BTreeMap::new();
+    let mut sink = |i, j, out: &PixelOut| {
+        pixels.insert((i, j), out.clone());
+    };
+    let stats = match kind {
+        EngineKind::Interp => Runner {
+            program: &program,
+            engine: Interpreter::new(),
+            uniforms: &s.uniforms,
+            options: s.options,
+        }
+        .run(s.domain, s.v, &mut tex, &mut sink)?,
+    };
+    let uncached: HashMap<_, _> = tex.uncached;
+    Ok(Outcome {
+        pixels,
+        stats,
+        uncached: uncached.into_iter().collect(),
+    })
+}
+
+/// Runs on every engine; all must agree bit for bit. Returns the outcome.
+pub fn try_run(asm: &str, s: &Setup) -> Result<Outcome, RunError> {
+    let mut first: Option<Result<Outcome, RunError>> = None;
+    for &e in ENGINES {
+        let got = run_on(e, asm, s);
+        match &first {
+            None => first = Some(got),
+            Some(want) => assert_eq!(
+                &got, want,
+                "engine {e:?} differs from {:?}\n{asm}",
+                ENGINES[0]
+            ),
+        }
+    }
+    first.expect("at least one engine")
+}
+
+/// Runs on every engine and expects success.
+pub fn run(asm: &str, s: &Setup) -> Outcome {
+    try_run(asm, s).unwrap_or_else(|e| panic!("run failed: {e}\n{asm}"))
+}
+
+/// The final instruction most cases end with: rtA = r1, bit-exact.
+pub const OUT_R1: &str =
+    "out rtA.rgb = max.off(s0, s0) | rtA.a = max.off(s0, s0) src0=r1 wait last";
+
+/// Runs `body` (which leaves its result in r1) on a 1×1 domain with `s`,
+/// outputs r1 and returns rtA of pixel (0, 0).
+pub fn r1(body: &str, s: &Setup) -> [u32; 4] {
+    let asm = format!("{body}\n{OUT_R1}\n");
+    run(&asm, s).a(0, 0)
+}
+
+/// f32 patterns of four values.
+pub fn bits(v: [f32; 4]) -> [u32; 4] {
+    v.map(f32::to_bits)
+}
+
+/// Asserts patterns equal, printing floats and hex on failure.
+#[track_caller]
+pub fn assert_bits(got: [u32; 4], want: [u32; 4], what: &str) {
+    if got != want {
+        panic!(
+            "{what}:\n  got  {:08x?} = {:?}\n  want {:08x?} = {:?}",
+            got,
+            got.map(f32::from_bits),
+            want,
+            want.map(f32::from_bits)
+        );
+    }
+}

@@ -1,0 +1,8 @@
+//! The conformance suite: the tables of `spec/isa.md` as executable cases,
+//! run on every engine (see `harness`).
+
+mod alu;
+mod errors;
+mod flow;
+mod harness;
+mod tex;
