@@ -126,3 +126,21 @@ fn cli_reports_errors_with_position() {
     assert!(!ok && err.contains("offset 0x0"), "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn cli_ir_prints_verified_clauses_for_every_example() {
+    for ex in examples() {
+        let path = ex.to_str().unwrap();
+        let (ok, out, err) = ctm(&["ir", path]);
+        assert!(ok, "{path}: {err}");
+        assert!(out.starts_with("clause 0 @0.."), "{path}: {out}");
+        assert!(
+            out.contains("=> end"),
+            "{path}: every example ends at the end of .text"
+        );
+    }
+    let (ok, out, _) = ctm(&["ir", "examples/horner.s"]);
+    assert!(ok);
+    assert!(out.contains("const c[aL+0].r"), "{out}");
+    assert!(out.contains("fc Loop"), "{out}");
+}

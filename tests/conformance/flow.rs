@@ -349,3 +349,79 @@ end:
     let o = run(&asm, &s);
     assert_eq!(o.rt(1, 1, 0), [Some(3.0f32.to_bits()); 4]);
 }
+
+#[test]
+fn write_inactive_writes_in_switched_off_processors() {
+    let asm = format!(
+        "{PARITY}
+    {zero}
+    alu r2.rgb = max.off(s0, s0) | r2.a = max.off(s0, s0) src0=0.0
+    alu _ = max.off(s0, s0) | _ = max.off(s0, s0) src0=r6 res=r==0
+    IF alu_result != 0 -> end
+    alu r1.rgb = max.off(s0, s0) | r1.a = max.off(s0, s0) src0=1.0 wi
+    alu r2.rgb = max.off(s0, s0) | r2.a = max.off(s0, s0) src0=2.0
+    ENDIF
+end:
+    out rtB.rgb = max.off(s0, s0) | rtB.a = max.off(s0, s0) src0=r2
+    {OUT_R1}",
+        zero = set_r1("0.0")
+    );
+    let o = run(&asm, &Setup::new(2, 1));
+    for i in 0..2u32 {
+        assert_eq!(o.af(i, 0), [1.0; 4], "WRITE_INACTIVE reaches pixel {i}");
+        let r2 = if i == 1 { 2.0f32 } else { 0.0 };
+        assert_eq!(
+            o.rt(1, i, 0),
+            [Some(r2.to_bits()); 4],
+            "plain write only where active"
+        );
+    }
+}
+
+#[test]
+fn conditional_break_without_if_in_loop_and_rep() {
+    for (open, brk, close) in [
+        ("LOOP", "BREAKLOOP", "ENDLOOP"),
+        ("REP", "BREAKREP", "ENDREP"),
+    ] {
+        let asm = format!(
+            "{zero}
+    {open} i0 -> done
+body:
+    {INC_R1}
+    {R1_PAST_I}
+    {brk} alu_result != 0 -> done
+    {close} i0 -> body
+done:
+    {OUT_R1}",
+            zero = set_r1("0.0")
+        );
+        let o = run(&asm, &Setup::new(12, 1).int(0, 10, 0, 0));
+        for i in 0..12 {
+            assert_eq!(o.af(i, 0), [(i + 1).min(10) as f32; 4], "{brk}, i = {i}");
+        }
+    }
+}
+
+#[test]
+fn depth_output_and_predicated_outputs() {
+    // depth = i where i is odd (predicate A), the PE's value otherwise.
+    let asm = format!(
+        "{PARITY}
+    alu _ = max(s0, s0) | p.a!=0 = max(s0.r, s0.r) src0=r6
+    alu p.r!=0 = max(s0, s0) | _ = max(s0, s0) src0=r6
+    out rtA.rgb = max.off(s0, s0) | depth = max.off(s0.r, s0.r) src0=r0 apred=aaaa
+    out rtB.rgb = max.off(s0, s0) | rtB.a = max.off(s0, s0) src0=r0 pred=rrrr apred=rrrr wait last"
+    );
+    let mut s = Setup::new(4, 1);
+    s.v = 0.5f32.to_bits();
+    let o = run(&asm, &s);
+    for i in 0..4u32 {
+        let p = &o.pixels[&(i, 0)];
+        let odd = i % 2 == 1;
+        assert_eq!(p.depth, odd.then(|| (i as f32).to_bits()), "depth of {i}");
+        // r0 = (i, j, v, 1): rtA.rgb always, rtB only where predicate R holds.
+        assert_eq!(p.targets[0][2], Some(0.5f32.to_bits()));
+        assert_eq!(p.targets[1][0], odd.then(|| (i as f32).to_bits()));
+    }
+}

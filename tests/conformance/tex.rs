@@ -327,3 +327,27 @@ fn hazard_checker_reports_acquire_without_wait_and_final_without_wait() {
         ]
     );
 }
+
+#[test]
+fn predicated_texture_writes() {
+    // p.r = i >= 2: only those pixels take the fetched value.
+    let asm = format!(
+        "alu p.r>=0 = mad(s0, s1, -s2) | _ = max(s0, s0) src0=r0 src1=c0 src2=2.0
+    alu r1.rgb = max.off(s0, s0) | r1.a = max.off(s0, s0) src0=c1
+    tex ld r1.rgba, in0.rgba, r0.rgba unscaled acquire wait pred=rrrr apred=rrrr
+    {OUT_R1}"
+    );
+    let s = Setup::new(4, 1)
+        .input(0, grid(4, 1))
+        .c(0, [1.0, 0.0, 0.0, 0.0])
+        .c(1, [-5.0; 4]);
+    let o = run(&asm, &s);
+    for i in 0..4 {
+        let want = if i >= 2 {
+            [i as f32, 0.0, 10.0 * i as f32, 1.0]
+        } else {
+            [-5.0; 4]
+        };
+        assert_eq!(o.af(i, 0), want, "i = {i}");
+    }
+}
