@@ -33,7 +33,7 @@ use crate::isa::{
     AOp, BOp, Body, DecodeError, FcOp as IsaFcOp, Inst, InstType, Mod, Omod, PredSel, Sel, SrcKind,
     SrcpOp, Swz, TexOp,
     inst::{Alu, Src, Tex, inline_value},
-    table::{AlphaOp, CmpOp, RgbOp},
+    table::{AlphaOp, RgbOp},
 };
 use ctm_jit::fp;
 use ctm_jit::ir::{
@@ -243,15 +243,8 @@ struct Operands {
     srcp: [Option<V>; 4],
 }
 
-fn test_of(op: CmpOp) -> Test {
-    match op {
-        CmpOp::Eq => Test::Eq,
-        CmpOp::Lt => Test::Lt,
-        CmpOp::Ge => Test::Ge,
-        CmpOp::Ne => Test::Ne,
-    }
-}
-
+/// The zero test with comparison code `code` (`ALU_RESULT_OP`, or `TARGET`
+/// when an ALU instruction sets predicate bits).
 fn test_code(code: u8) -> Test {
     [Test::Eq, Test::Lt, Test::Ge, Test::Ne][usize::from(code & 3)]
 }
@@ -795,7 +788,7 @@ impl Builder {
                 crate::isa::table::ResultSel::Alpha => 3,
             };
             self.emit(Op::SetAluResult {
-                test: test_of(c.alu_result_op),
+                test: test_code(c.alu_result_op as u8),
                 v: res[from],
                 gate: gate(inst, from),
             });

@@ -64,10 +64,6 @@ fn binary(op: Binary) -> fn(u32, u32) -> u32 {
     }
 }
 
-fn test(t: Test, x: u32) -> bool {
-    fp::test_zero(t.code(), x)
-}
-
 impl Engine for Interpreter {
     fn run_clause(
         &mut self,
@@ -317,5 +313,7 @@ fn store(dst: &mut Channel, v: &Channel, m: Mask, n: usize) {
 /// The lanes where `test(v)` holds.
 #[inline]
 fn truth(v: &Channel, t: Test, n: usize) -> Mask {
-    (0..n).fold(0, |m, l| m | (u32::from(test(t, v[l])) << l))
+    (0..n).fold(0, |m, l| {
+        m | (u32::from(fp::test_zero(t.code(), v[l])) << l)
+    })
 }

@@ -15,7 +15,7 @@
 //! Reports are merged by (kind, pc, register): the first pixel is kept and
 //! further occurrences counted.
 
-use ctm_jit::state::{GROUP_LANES, Mask};
+use ctm_jit::state::Mask;
 use std::collections::HashMap;
 use std::fmt;
 
@@ -115,10 +115,6 @@ pub struct Hazards {
     seen: HashMap<(HazardKind, u16), usize>,
 }
 
-fn first(m: Mask) -> usize {
-    (m.trailing_zeros() as usize).min(GROUP_LANES - 1)
-}
-
 impl Hazards {
     /// Forgets the previous group's state (reports are kept).
     pub fn start_group(&mut self) {
@@ -136,7 +132,7 @@ impl Hazards {
         self.reports.push(Hazard {
             kind,
             pc,
-            pixel: pixels[first(lanes)],
+            pixel: pixels[super::first_lane(lanes)],
             count: n,
         });
     }

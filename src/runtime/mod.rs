@@ -339,6 +339,14 @@ struct Flow {
     ret: Vec<u16>,
 }
 
+impl Flow {
+    /// Lanes a loop frame holds (broken or continued): they take no part in
+    /// votes, B_ELSE or branch-counter operations (§6.7).
+    fn held(&self) -> Mask {
+        self.loops.iter().fold(0, |m, f| m | f.broken | f.continued)
+    }
+}
+
 /// A run: program, engine, constants, options.
 pub struct Runner<'a, E: Engine> {
     /// The program.
@@ -615,7 +623,7 @@ fn exec_fc(
         lanes.active |= top.continued & running;
         top.continued = 0;
     }
-    let held = flow.loops.iter().fold(0, |m, f| m | f.broken | f.continued);
+    let held = flow.held();
     if fc.b_else {
         let free = running & !held;
         let old_active = lanes.active & free;
@@ -699,8 +707,7 @@ fn exec_fc(
         }
     }
     // Branch counters of the lanes no loop holds (§6.4).
-    let held = flow.loops.iter().fold(0, |m, f| m | f.broken | f.continued);
-    let free = running & !held;
+    let free = running & !flow.held();
     match if jump { fc.jump } else { fc.stay } {
         Counter::None => {}
         Counter::Incr => {
