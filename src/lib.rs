@@ -16,8 +16,14 @@
 #![doc = include_str!("../README.md")]
 
 pub mod abi;
+pub mod co;
+pub mod device;
+pub mod engine;
 pub mod frontend;
 pub mod interp;
 pub mod isa;
+pub mod kernel;
+pub mod mc;
+pub mod pe;
 pub mod program;
 pub mod runtime;

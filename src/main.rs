@@ -5,6 +5,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+
+mod cli;
 use ctm::abi::{self, note};
 use ctm::isa::disasm::{self, Options};
 use ctm::isa::{self, InstType, validate};
@@ -23,6 +25,18 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    #[command(flatten)]
+    Tool(Tool),
+    /// Run a program over a domain on files: inputs, constants and the
+    /// conditional buffer in, outputs (raw files, pictures) out.
+    Run(cli::RunArgs),
+    /// Execute a raw command stream against memory images.
+    Exec(cli::ExecArgs),
+}
+
+/// Commands on program files.
+#[derive(Subcommand)]
+enum Tool {
     /// Assemble a program (syntax: docs/asm.md) into a DPP executable.
     Asm {
         /// Assembly source.
@@ -53,7 +67,7 @@ enum Command {
         /// The input is raw little-endian instruction words.
         #[arg(long)]
         raw: bool,
-        /// Build for uncached (UMRT) output writes.
+        /// Build for uncached (UMRT) output writes (also implied by the file).
         #[arg(long)]
         uncached: bool,
         /// Treat LAST as a hint only (no early exit).
@@ -71,8 +85,14 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    match run(Cli::parse()) {
-        Ok(()) => ExitCode::SUCCESS,
+    let cli = Cli::parse();
+    let status = match cli.command {
+        Command::Run(args) => cli::run(args),
+        Command::Exec(args) => cli::exec(args),
+        Command::Tool(command) => run(command).map(|()| 0),
+    };
+    match status {
+        Ok(code) => ExitCode::from(code),
         Err(e) => {
             eprintln!("error: {e}");
             ExitCode::FAILURE
@@ -80,9 +100,9 @@ fn main() -> ExitCode {
     }
 }
 
-fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
-    match cli.command {
-        Command::Asm { input, output, raw } => {
+fn run(command: Tool) -> Result<(), Box<dyn std::error::Error>> {
+    match command {
+        Tool::Asm { input, output, raw } => {
             let loaded = load_source(&input)?;
             let output =
                 output.unwrap_or_else(|| input.with_extension(if raw { "bin" } else { "elf" }));
@@ -108,7 +128,7 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
             );
             Ok(())
         }
-        Command::Disasm {
+        Tool::Disasm {
             input,
             raw,
             verbose,
@@ -120,8 +140,8 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
             );
             Ok(())
         }
-        Command::Info { input, raw } => info(&input, raw),
-        Command::Ir {
+        Tool::Info { input, raw } => info(&input, raw),
+        Tool::Ir {
             input,
             raw,
             uncached,
@@ -130,7 +150,7 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
             let loaded = program::load(&input, raw)?;
             let opts = ctm::frontend::Options {
                 early_exit: !no_early_exit,
-                uncached,
+                uncached: uncached || loaded.exe.info.uncached(),
             };
             let ir = ctm::frontend::build(&isa::decode_program(&loaded.exe.code), opts);
             ir.verify()?;
@@ -143,8 +163,10 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
 /// Assembly sources are always text; do not guess their form.
 fn load_source(path: &Path) -> Result<abi::Executable, Box<dyn std::error::Error>> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let code = isa::asm::assemble(&text).map_err(|e| format!("{}:{e}", path.display()))?;
-    Ok(abi::Executable::from_code(code))
+    let src = isa::asm::assemble_source(&text).map_err(|e| format!("{}:{e}", path.display()))?;
+    let mut exe = abi::Executable::from_code(src.words);
+    exe.info.set_uncached(src.uncached);
+    Ok(exe)
 }
 
 fn list(v: &[u32]) -> String {
@@ -190,6 +212,9 @@ fn info(path: &Path, raw: bool) -> Result<(), Box<dyn std::error::Error>> {
     }
     println!(")");
     let i = &exe.info;
+    if i.uncached() {
+        println!("mode:          uncached (UMRT) outputs");
+    }
     println!("notes:");
     let depth = if i.fg_depth_src & 1 != 0 {
         "program supplies the conditional value"

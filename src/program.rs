@@ -131,12 +131,14 @@ pub fn load(path: &Path, raw: bool) -> Result<Loaded, LoadError> {
             e.utf8_error().valid_up_to()
         ),
     })?;
-    let code = asm::assemble(&text).map_err(|source| LoadError::Asm {
+    let src = asm::assemble_source(&text).map_err(|source| LoadError::Asm {
         path: path.to_path_buf(),
         source,
     })?;
+    let mut exe = Executable::from_code(src.words);
+    exe.info.set_uncached(src.uncached);
     Ok(Loaded {
-        exe: Executable::from_code(code),
+        exe,
         warnings: Vec::new(),
         origin: Origin::Assembly,
     })

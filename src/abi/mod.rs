@@ -102,6 +102,23 @@ impl Default for ProgramInfo {
 }
 
 impl ProgramInfo {
+    /// Whether the program writes uncached (UMRT) outputs. `[E]`: the
+    /// Guide says the mode comes from the program file, on a lost page;
+    /// ctm keeps it in bit 0 of `dpp_proginfo` word 2 (the first word after
+    /// `FG_DEPTH_SRC`).
+    pub fn uncached(&self) -> bool {
+        self.proginfo_extra.first().is_some_and(|w| w & 1 != 0)
+    }
+
+    /// Sets the uncached (UMRT) mode bit (see [`ProgramInfo::uncached`]).
+    pub fn set_uncached(&mut self, on: bool) {
+        match self.proginfo_extra.first_mut() {
+            Some(w) => *w = (*w & !1) | u32::from(on),
+            None if on => self.proginfo_extra.push(1),
+            None => {}
+        }
+    }
+
     /// The notes a program's code implies: inputs read by TEX instructions,
     /// render targets written by OUTPUT instructions, the conditional value
     /// (`W_OMASK`), constants addressed, loop integer constants, and `LAST`

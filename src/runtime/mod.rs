@@ -212,7 +212,7 @@ impl Default for RunOptions {
 
 /// The rectangle of (i, j) pairs a run covers, inclusive (`spec/system.md`
 /// `set_domain`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Domain {
     /// First column.
     pub i0: u32,
@@ -243,16 +243,6 @@ impl Domain {
     /// Whether (i, j) is inside.
     pub fn contains(&self, i: u32, j: u32) -> bool {
         (self.i0..=self.i1).contains(&i) && (self.j0..=self.j1).contains(&j)
-    }
-
-    /// The quads (qx, qy) covering the domain, row by row.
-    fn quads(&self) -> impl Iterator<Item = (u32, u32)> + use<> {
-        let d = *self;
-        let (qx0, qx1, qy0, qy1) = (d.i0 / 2, d.i1 / 2, d.j0 / 2, d.j1 / 2);
-        let empty = d.is_empty();
-        (qy0..=qy1)
-            .flat_map(move |qy| (qx0..=qx1).map(move |qx| (qx, qy)))
-            .filter(move |_| !empty)
     }
 }
 
@@ -300,6 +290,18 @@ pub trait Engine {
         lanes: &mut Lanes,
         ctx: &mut Ctx<'_>,
     ) -> Result<(), RunError>;
+}
+
+impl<E: Engine + ?Sized> Engine for Box<E> {
+    fn run_clause(
+        &mut self,
+        program: &Program,
+        clause: u32,
+        lanes: &mut Lanes,
+        ctx: &mut Ctx<'_>,
+    ) -> Result<(), RunError> {
+        (**self).run_clause(program, clause, lanes, ctx)
+    }
 }
 
 /// The first lane set in `m` (or lane 0).
@@ -384,14 +386,47 @@ impl<E: Engine> Runner<'_, E> {
         tex: &mut dyn TextureUnit,
         sink: &mut dyn Sink,
     ) -> Result<RunStats, RunError> {
+        let rows = if domain.is_empty() {
+            0..0
+        } else {
+            domain.j0 / 2..domain.j1 / 2 + 1
+        };
+        self.run_rows(domain, v, rows, None, tex, sink)
+    }
+
+    /// Runs the quad rows `rows` of `domain` (quad row r holds pixel rows 2r
+    /// and 2r + 1). Pairs for which `skip` says true are not executed: they
+    /// act as helper lanes of their quad, and quads left with no pair to run
+    /// are not run at all.
+    pub fn run_rows(
+        &mut self,
+        domain: Domain,
+        v: u32,
+        rows: std::ops::Range<u32>,
+        skip: Option<&(dyn Fn(u32, u32) -> bool + Sync)>,
+        tex: &mut dyn TextureUnit,
+        sink: &mut dyn Sink,
+    ) -> Result<RunStats, RunError> {
         let mut stats = RunStats::default();
         let mut hazards = self.options.check_hazards.then(Hazards::default);
         let mut lanes = Lanes::new_boxed();
-        let quads: Vec<(u32, u32)> = domain.quads().collect();
+        let live = |i: u32, j: u32| domain.contains(i, j) && !skip.is_some_and(|s| s(i, j));
+        let (qx0, qx1) = (domain.i0 / 2, domain.i1 / 2);
+        let rows = rows.start.max(domain.j0 / 2)..rows.end.min(domain.j1 / 2 + 1);
+        let quads: Vec<(u32, u32)> = rows
+            .flat_map(|qy| (qx0..=qx1).map(move |qx| (qx, qy)))
+            .filter(|&(qx, qy)| {
+                !domain.is_empty()
+                    && (0..4).any(|l| {
+                        let (i, j) = ctm_jit::quad::pixel_of_lane(qx, qy, l);
+                        live(i, j)
+                    })
+            })
+            .collect();
         for group in quads.chunks(GROUP_QUADS) {
             self.run_group(
                 group,
-                domain,
+                &live,
                 v,
                 &mut lanes,
                 tex,
@@ -410,7 +445,7 @@ impl<E: Engine> Runner<'_, E> {
     fn run_group(
         &mut self,
         group: &[(u32, u32)],
-        domain: Domain,
+        live: &dyn Fn(u32, u32) -> bool,
         v: u32,
         lanes: &mut Lanes,
         tex: &mut dyn TextureUnit,
@@ -426,7 +461,7 @@ impl<E: Engine> Runner<'_, E> {
                 let lane = q * 4 + l;
                 let (i, j) = ctm_jit::quad::pixel_of_lane(qx, qy, l);
                 pixels[lane] = (i, j);
-                if !domain.contains(i, j) {
+                if !live(i, j) {
                     helper |= 1 << lane;
                 }
             }

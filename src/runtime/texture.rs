@@ -23,10 +23,24 @@ use std::collections::HashMap;
 /// assert_eq!(texel(f32::NAN.to_bits(), 4, true), None);
 /// ```
 pub fn texel(coord: u32, size: u32, unscaled: bool) -> Option<u32> {
+    texel_floor(coord, size, unscaled)
+        .filter(|&t| t < i64::from(size))
+        .and_then(|t| u32::try_from(t).ok())
+}
+
+/// The unbounded texel index a coordinate names: ⌊c⌋ or ⌊c · size⌋, or
+/// `None` for NaN and values beyond ±2^31.
+///
+/// ```
+/// use ctm::runtime::texture::texel_floor;
+/// assert_eq!(texel_floor((-0.5f32).to_bits(), 4, true), Some(-1));
+/// assert_eq!(texel_floor(f32::INFINITY.to_bits(), 4, true), None);
+/// ```
+pub fn texel_floor(coord: u32, size: u32, unscaled: bool) -> Option<i64> {
     let c = ctm_jit::fp::daz(coord);
     let c = if unscaled { c } else { c * size as f32 };
     let f = c.floor();
-    (f >= 0.0 && f < size as f32).then_some(f as u32)
+    (f.abs() < 2147483648.0).then_some(f as i64)
 }
 
 /// One input: `width × height` texels of four raw 32-bit channels, row-major.

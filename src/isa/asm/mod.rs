@@ -53,7 +53,31 @@ impl std::error::Error for AsmError {}
 /// assert_eq!(words, [0x00078105, 0x08020001, 0x08020001, 0x1C440220, 0x1C60C003, 0x20490005]);
 /// ```
 pub fn assemble(text: &str) -> Result<Vec<u32>, AsmError> {
+    assemble_source(text).map(|a| a.words)
+}
+
+/// A program assembled from a source file: its words and the directives that
+/// describe it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Assembled {
+    /// Instruction words.
+    pub words: Vec<u32>,
+    /// `.uncached` was given: the program writes uncached (UMRT) outputs.
+    pub uncached: bool,
+}
+
+/// Assembles a source file. Besides statements it accepts the directive
+/// `.uncached` on a line of its own (the program's OUTPUT instructions are
+/// uncached writes, `spec/isa.md` §5.4).
+///
+/// ```
+/// let a = ctm::isa::asm::assemble_source(".uncached\ntex nop acquire wait last").unwrap();
+/// assert!(a.uncached);
+/// assert_eq!(a.words.len(), 6);
+/// ```
+pub fn assemble_source(text: &str) -> Result<Assembled, AsmError> {
     // Pass 1: tokenize, collect labels and count statements.
+    let mut uncached = false;
     let mut lines = Vec::new();
     let mut labels = HashMap::new();
     let mut count = 0usize;
@@ -120,6 +144,16 @@ pub fn assemble(text: &str) -> Result<Vec<u32>, AsmError> {
             }
         }
         toks.drain(..start);
+        if let [
+            Token {
+                tok: Tok::Ident(d), ..
+            },
+        ] = toks.as_slice()
+            && d.eq_ignore_ascii_case(".uncached")
+        {
+            uncached = true;
+            continue;
+        }
         if !toks.is_empty() {
             lines.push((line, toks, raw.chars().count()));
             count += 1;
@@ -146,7 +180,7 @@ pub fn assemble(text: &str) -> Result<Vec<u32>, AsmError> {
         let w = p.statement()?;
         words.extend_from_slice(&w);
     }
-    Ok(words)
+    Ok(Assembled { words, uncached })
 }
 
 /// Parses one statement (no labels; targets written `@N`) into an instruction.

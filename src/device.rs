@@ -1,0 +1,335 @@
+//! The host API (`spec/system.md` §9): a [`Device`] is one managed connection
+//! to an emulated CTM board — arenas of GPU memory, a PE with its state, a
+//! program loader and a command-buffer queue.
+//!
+//! It follows the four CTM calls: [`Device::open`] (`amOpenManagedConnection`,
+//! reporting the arenas in [`DeviceInfo`]), [`Device::submit`]
+//! (`amSubmitCommandBuffer`, size in bytes), [`Device::consumed`]
+//! (`amCommandBufferConsumed`) and dropping the device
+//! (`amCloseManagedConnection`). Like CTM, there is no allocation call on the
+//! board; [`Device::alloc`] is the bump allocator applications wrote
+//! themselves, handing out 2 KiB-aligned blocks. `[E]` choices: the emulated
+//! board executes a buffer completely inside `submit`, so a returned id is
+//! already consumed; a buffer that faults still counts as consumed and
+//! [`Device::wait`] returns its fault; the host may read and write every arena
+//! (on hardware local memory is reached through DPP copy programs).
+//!
+//! ```
+//! use ctm::device::{Device, DeviceConfig};
+//! use ctm::mc::{ArenaKind, Format, SurfaceFormat};
+//! use ctm::pe::{Command, CommandBuffer};
+//! use ctm::runtime::Domain;
+//!
+//! // r0 = (i, j, v, 1): write (i + j, i + j, i + j, 2) to output 0.
+//! let exe = ctm::abi::Executable::from_code(ctm::isa::asm::assemble(
+//!     "out rtA.rgb = mad(s0.rrr, s1, s0.ggg) | rtA.a = mad(s1, s1, s1) src0=r0 src1=1.0 wait last",
+//! ).unwrap());
+//! let mut dev = Device::open(DeviceConfig::default());
+//! let prog = dev.alloc(ArenaKind::SystemCached, exe.code.len() * 4).unwrap();
+//! dev.load_program(&exe, prog).unwrap();
+//! let out = dev.alloc(ArenaKind::SystemCached, 8 * 4 * 16).unwrap();
+//! let mut cb = CommandBuffer::new();
+//! cb.push(Command::SetInstFmt { base: prog, fmt: SurfaceFormat::linear(Format::Float32_1, 0) })
+//!     .push(Command::SetOutFmt { output: 0, base: out, fmt: SurfaceFormat::linear(Format::Float32_4, 8), height: 4 })
+//!     .push(Command::SetDomain(Domain::new(8, 4)))
+//!     .push(Command::StartProgram)
+//!     .push(Command::FlushOutCache);
+//! let id = dev.submit_commands(&cb).unwrap();
+//! assert!(dev.consumed(id));
+//! dev.wait(id).unwrap();
+//! let mut px = [0u8; 16];
+//! dev.read(out + (2 * 8 + 3) * 16, &mut px).unwrap(); // (i, j) = (3, 2)
+//! assert_eq!(f32::from_le_bytes(px[..4].try_into().unwrap()), 5.0);
+//! ```
+
+use crate::abi::Executable;
+use crate::engine::{EngineKind, EngineUnavailable};
+use crate::isa::MAX_INSTS;
+use crate::mc::{Arena, ArenaKind, BASE_ALIGN, CacheMode, Mc, Memory, Unmapped};
+use crate::pe::{BufferReport, CommandBuffer, Pe, PeError, ProgramDesc, RunSettings};
+
+/// Arena sizes and run settings of a new connection.
+#[derive(Clone, Debug)]
+pub struct DeviceConfig {
+    /// Size of each arena in bytes, in the order local, local b, system,
+    /// cached system (each at most 512 MiB; memory is only allocated when
+    /// written).
+    pub arena_sizes: [u32; 4],
+    /// Cache behaviour.
+    pub cache_mode: CacheMode,
+    /// Engine, threads, budget, hazard checking, progress.
+    pub settings: RunSettings,
+}
+
+impl Default for DeviceConfig {
+    fn default() -> Self {
+        DeviceConfig {
+            arena_sizes: [256 << 20, 256 << 20, 64 << 20, 256 << 20],
+            cache_mode: CacheMode::Coherent,
+            settings: RunSettings::default(),
+        }
+    }
+}
+
+/// Arena kinds in [`DeviceConfig::arena_sizes`] order, with their bases.
+const ARENAS: [(ArenaKind, u32); 4] = [
+    (ArenaKind::Local, 0x1000_0000),
+    (ArenaKind::LocalB, 0x3000_0000),
+    (ArenaKind::System, 0x5000_0000),
+    (ArenaKind::SystemCached, 0x7000_0000),
+];
+const MAX_ARENA: u32 = 512 << 20;
+
+/// What `amOpenManagedConnection` reports: base GPU address and size of each
+/// arena (the attested `AMmanagedDeviceInfo` members).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DeviceInfo {
+    /// `baseAddressGPU`.
+    pub base_address_gpu: u32,
+    /// `arenaSizeGPU`.
+    pub arena_size_gpu: u32,
+    /// Base of the second local arena.
+    pub base_address_gpu_b: u32,
+    /// `arenaSizeGPUb`.
+    pub arena_size_gpu_b: u32,
+    /// `baseAddressSYS` (uncached system memory).
+    pub base_address_sys: u32,
+    /// `arenaSizeSYS`.
+    pub arena_size_sys: u32,
+    /// `baseAddressSYSc` (cached system memory).
+    pub base_address_sys_c: u32,
+    /// `arenaSizeSYSc`.
+    pub arena_size_sys_c: u32,
+}
+
+/// A submitted command buffer (`amSubmitCommandBuffer`'s non-zero id).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct BufferId(pub u32);
+
+/// Why a host call failed.
+#[derive(Debug, thiserror::Error)]
+pub enum DeviceError {
+    /// Memory outside the arenas.
+    #[error(transparent)]
+    Unmapped(#[from] Unmapped),
+    /// An arena is full.
+    #[error("{arena} arena: {requested} bytes requested, {free} free")]
+    OutOfMemory {
+        /// Which arena.
+        arena: ArenaKind,
+        /// Bytes asked for (rounded to 2 KiB).
+        requested: u64,
+        /// Bytes left.
+        free: u64,
+    },
+    /// A base address that is not 2 KiB aligned.
+    #[error("address {addr:#010x} is not 2 KiB aligned")]
+    Misaligned {
+        /// The address.
+        addr: u32,
+    },
+    /// A command buffer size that is not a whole number of dwords.
+    #[error("command buffer size {size} is not a multiple of 4 bytes")]
+    BadSize {
+        /// The size.
+        size: u32,
+    },
+    /// A program that does not fit the instruction store.
+    #[error("program of {len} instructions; the instruction store holds {MAX_INSTS}")]
+    ProgramTooLong {
+        /// Instructions.
+        len: usize,
+    },
+    /// An id `submit` never returned.
+    #[error("no command buffer has id {0}")]
+    UnknownBuffer(u32),
+    /// A buffer stopped with a fault.
+    #[error("command buffer {id}: {source}")]
+    Buffer {
+        /// The buffer.
+        id: u32,
+        /// What happened.
+        #[source]
+        source: PeError,
+    },
+    /// The requested engine cannot run.
+    #[error(transparent)]
+    Engine(#[from] EngineUnavailable),
+}
+
+/// One managed connection.
+#[derive(Debug)]
+pub struct Device {
+    mc: Mc,
+    pe: Pe,
+    next: [u32; 4],
+    buffers: Vec<Result<BufferReport, PeError>>,
+    staging: Option<(u32, usize)>,
+}
+
+impl Device {
+    /// Opens a connection (`amOpenManagedConnection`).
+    pub fn open(config: DeviceConfig) -> Device {
+        let arenas = ARENAS
+            .iter()
+            .zip(config.arena_sizes)
+            .map(|(&(kind, base), size)| Arena {
+                kind,
+                base,
+                size: size.min(MAX_ARENA) / BASE_ALIGN * BASE_ALIGN,
+            })
+            .collect();
+        Device {
+            mc: Mc::new(Memory::new(arenas), config.cache_mode),
+            pe: Pe::new(config.settings),
+            next: [0; 4],
+            buffers: Vec::new(),
+            staging: None,
+        }
+    }
+
+    /// The arenas, as `AMmanagedDeviceInfo` reports them.
+    pub fn info(&self) -> DeviceInfo {
+        let a = self.mc.mem.arenas();
+        DeviceInfo {
+            base_address_gpu: a[0].base,
+            arena_size_gpu: a[0].size,
+            base_address_gpu_b: a[1].base,
+            arena_size_gpu_b: a[1].size,
+            base_address_sys: a[2].base,
+            arena_size_sys: a[2].size,
+            base_address_sys_c: a[3].base,
+            arena_size_sys_c: a[3].size,
+        }
+    }
+
+    /// Takes `bytes` (rounded up to 2 KiB) from an arena; the block is
+    /// 2 KiB aligned, as every MC base must be.
+    pub fn alloc(&mut self, arena: ArenaKind, bytes: usize) -> Result<u32, DeviceError> {
+        let k = ARENAS
+            .iter()
+            .position(|&(kind, _)| kind == arena)
+            .unwrap_or(0);
+        let a = self.mc.mem.arenas()[k];
+        let need = (bytes.max(1) as u64).next_multiple_of(u64::from(BASE_ALIGN));
+        let free = u64::from(a.size - self.next[k]);
+        if need > free {
+            return Err(DeviceError::OutOfMemory {
+                arena,
+                requested: need,
+                free,
+            });
+        }
+        let addr = a.base + self.next[k];
+        self.next[k] += need as u32;
+        Ok(addr)
+    }
+
+    /// Writes host bytes to GPU memory.
+    pub fn write(&mut self, addr: u32, data: &[u8]) -> Result<(), DeviceError> {
+        Ok(self.mc.mem.write(u64::from(addr), data)?)
+    }
+
+    /// Reads GPU memory (what is in memory: run results need a flush first).
+    pub fn read(&self, addr: u32, buf: &mut [u8]) -> Result<(), DeviceError> {
+        Ok(self.mc.mem.read(u64::from(addr), buf)?)
+    }
+
+    /// Places a program's instructions at `addr` (2 KiB aligned) and records
+    /// what the loader knows about it (length, uncached mode), as the CTM
+    /// loader programs the DPP from the ELF notes. Point `set_inst_fmt` at
+    /// `addr` to run it.
+    pub fn load_program(&mut self, exe: &Executable, addr: u32) -> Result<(), DeviceError> {
+        if !addr.is_multiple_of(BASE_ALIGN) {
+            return Err(DeviceError::Misaligned { addr });
+        }
+        if exe.len() > MAX_INSTS {
+            return Err(DeviceError::ProgramTooLong { len: exe.len() });
+        }
+        let bytes: Vec<u8> = exe.code.iter().flat_map(|w| w.to_le_bytes()).collect();
+        self.write(addr, &bytes)?;
+        self.pe.programs.insert(
+            addr,
+            ProgramDesc {
+                len: exe.len() as u16,
+                uncached: exe.info.uncached(),
+            },
+        );
+        Ok(())
+    }
+
+    /// Submits `size` bytes of commands at `addr` (`amSubmitCommandBuffer`)
+    /// and executes them. The id is returned even when the buffer faults;
+    /// [`Device::wait`] reports the fault.
+    pub fn submit(&mut self, addr: u32, size: u32) -> Result<BufferId, DeviceError> {
+        if !size.is_multiple_of(4) {
+            return Err(DeviceError::BadSize { size });
+        }
+        let mut bytes = vec![0u8; size as usize];
+        self.read(addr, &mut bytes)?;
+        let words: Vec<u32> = bytes
+            .chunks_exact(4)
+            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect();
+        let result = self.pe.execute(&mut self.mc, &words);
+        self.buffers.push(result);
+        Ok(BufferId(self.buffers.len() as u32))
+    }
+
+    /// Copies `cb` into cached system memory (a staging area reused between
+    /// calls) and submits it.
+    pub fn submit_commands(&mut self, cb: &CommandBuffer) -> Result<BufferId, DeviceError> {
+        let bytes = cb.to_bytes();
+        let addr = match self.staging {
+            Some((addr, cap)) if cap >= bytes.len() => addr,
+            _ => {
+                let cap = bytes.len().next_power_of_two().max(4096);
+                let addr = self.alloc(ArenaKind::SystemCached, cap)?;
+                self.staging = Some((addr, cap));
+                addr
+            }
+        };
+        self.write(addr, &bytes)?;
+        self.submit(addr, bytes.len() as u32)
+    }
+
+    /// Whether buffer `id` has been consumed (`amCommandBufferConsumed`);
+    /// false for an unknown id.
+    pub fn consumed(&self, id: BufferId) -> bool {
+        id.0 != 0 && (id.0 as usize) <= self.buffers.len()
+    }
+
+    /// Waits for buffer `id` and returns what it did, or its fault.
+    pub fn wait(&self, id: BufferId) -> Result<&BufferReport, DeviceError> {
+        let r =
+            id.0.checked_sub(1)
+                .and_then(|k| self.buffers.get(k as usize))
+                .ok_or(DeviceError::UnknownBuffer(id.0))?;
+        r.as_ref().map_err(|e| DeviceError::Buffer {
+            id: id.0,
+            source: e.clone(),
+        })
+    }
+
+    /// Chooses the clause engine for later runs.
+    pub fn set_engine(&mut self, engine: EngineKind) -> Result<(), DeviceError> {
+        engine.check()?;
+        self.pe.settings.engine = engine;
+        Ok(())
+    }
+
+    /// Run settings (threads, budget, hazard checking, progress).
+    pub fn settings_mut(&mut self) -> &mut RunSettings {
+        &mut self.pe.settings
+    }
+
+    /// The PE's state (domain, surfaces, counters, …).
+    pub fn pe(&self) -> &Pe {
+        &self.pe
+    }
+
+    /// The memory controller (memory, cache mode, diagnostics).
+    pub fn mc(&self) -> &Mc {
+        &self.mc
+    }
+}

@@ -1,0 +1,224 @@
+//! The PE, the command processor (`spec/system.md` §2.2, §3, §6–§8): it reads
+//! a command stream, keeps the connection's state, runs programs over the
+//! domain and keeps the performance counters.
+//!
+//! A stream executes packet by packet. A fault (bad header, unknown opcode,
+//! wrong count, packet past the end, bad parameter, a run that cannot start
+//! or stops with an error) names its byte offset; the stream stops there and
+//! nothing after it touches memory.
+//!
+//! Clock model of the counters (`[E]` §7): while counting, `total` advances
+//! by one per command dword, and a run advances both `total` and `active` by
+//! ⌈pixel-instructions / [`PROCESSORS`]⌉ — the time the R580's 48 pixel
+//! processors would need at one instruction per clock.
+
+mod command;
+mod run;
+
+pub use command::{
+    Command, CommandBuffer, OPCODES, Op, OpInfo, ParamError, StreamFault, decode_packet,
+    decode_stream, header,
+};
+pub use run::{Progress, RunReport, RunSettings};
+
+use crate::co::Co;
+use crate::mc::{CacheId, Mc, Surface, Unmapped};
+use crate::runtime::{Domain, RunError};
+use ctm_jit::ir::Program;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// Processors of the modelled chip (R580), for the clock model.
+pub const PROCESSORS: u64 = 48;
+
+/// What the program loader knows about a program in memory: the register
+/// state a CTM loader programs from the ELF notes (`spec/abi.md` §4, §6).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ProgramDesc {
+    /// Instructions (the end-of-program address).
+    pub len: u16,
+    /// The program writes uncached (UMRT) outputs.
+    pub uncached: bool,
+}
+
+/// The two performance counters (§7).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Counters {
+    /// `init_perf_counters` was seen.
+    pub enabled: bool,
+    /// Counting (between start and stop).
+    pub counting: bool,
+    /// Clocks since the last start.
+    pub total: u64,
+    /// Clocks with a processor busy since the last start.
+    pub active: u64,
+}
+
+/// A stream that stopped. `offset` is the byte offset of the packet in its
+/// buffer.
+#[derive(Clone, Debug, thiserror::Error)]
+pub enum PeError {
+    /// The stream does not decode.
+    #[error(transparent)]
+    Stream(#[from] StreamFault),
+    /// A command that cannot be carried out in the current state.
+    #[error("byte {offset:#x}: {name}: {message}")]
+    Command {
+        /// Where.
+        offset: usize,
+        /// The command.
+        name: &'static str,
+        /// Why.
+        message: String,
+    },
+    /// The program stopped with an error.
+    #[error("byte {offset:#x}: start_program: {source}")]
+    Run {
+        /// Where.
+        offset: usize,
+        /// What happened.
+        #[source]
+        source: RunError,
+    },
+}
+
+/// What a buffer did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct BufferReport {
+    /// Commands executed.
+    pub commands: usize,
+    /// One report per `start_program`.
+    pub runs: Vec<RunReport>,
+}
+
+/// The connection's state (§8) and the loader's program table.
+#[derive(Debug, Default)]
+pub struct Pe {
+    /// Instruction memory base.
+    pub inst: Option<u32>,
+    /// Float-constant base.
+    pub constf: Option<u32>,
+    /// Integer-constant base.
+    pub consti: Option<u32>,
+    /// Boolean-constant base.
+    pub constb: Option<u32>,
+    /// Input surfaces.
+    pub inputs: [Option<Surface>; 16],
+    /// Output surfaces.
+    pub outputs: [Option<Surface>; 4],
+    /// The domain (initially empty).
+    pub domain: Domain,
+    /// The conditional value (f32 pattern).
+    pub cond_val: u32,
+    /// Output channel write enables.
+    pub out_mask: u8,
+    /// The conditional output unit.
+    pub co: Co,
+    /// Performance counters.
+    pub counters: Counters,
+    /// Programs placed by the loader, by instruction base.
+    pub programs: HashMap<u32, ProgramDesc>,
+    /// How runs execute.
+    pub settings: RunSettings,
+    compiled: HashMap<(Vec<u32>, bool), Arc<Program>>,
+}
+
+impl Pe {
+    /// The initial state of a connection (§8).
+    pub fn new(settings: RunSettings) -> Pe {
+        Pe {
+            domain: Domain {
+                i0: 1,
+                j0: 1,
+                i1: 0,
+                j1: 0,
+            },
+            out_mask: 0xF,
+            settings,
+            ..Pe::default()
+        }
+    }
+
+    /// Executes a stream of words.
+    pub fn execute(&mut self, mc: &mut Mc, words: &[u32]) -> Result<BufferReport, PeError> {
+        let mut report = BufferReport::default();
+        for packet in decode_stream(words) {
+            let (offset, cmd) = packet?;
+            if self.counters.counting {
+                self.counters.total += cmd.op().info().params as u64 + 1;
+            }
+            if let Some(run) = self.command(mc, offset, cmd)? {
+                report.runs.push(run);
+            }
+            report.commands += 1;
+        }
+        Ok(report)
+    }
+
+    fn command(
+        &mut self,
+        mc: &mut Mc,
+        offset: usize,
+        cmd: Command,
+    ) -> Result<Option<RunReport>, PeError> {
+        use Command as C;
+        match cmd {
+            C::SetCondVal(v) => self.cond_val = v,
+            C::SetDomain(d) => self.domain = d,
+            C::StartProgram => return self.start(mc, offset).map(Some),
+            C::InitPerfCounters => self.counters.enabled = true,
+            C::StartPerfCounters => {
+                self.counters.total = 0;
+                self.counters.active = 0;
+                self.counters.counting = self.counters.enabled;
+            }
+            C::StopPerfCounters => self.counters.counting = false,
+            C::ReadPerfCounters { base } => {
+                if self.counters.enabled {
+                    let mut b = [0u8; 8];
+                    b[..4].copy_from_slice(&(self.counters.total as u32).to_le_bytes());
+                    b[4..].copy_from_slice(&(self.counters.active as u32).to_le_bytes());
+                    mc.mem
+                        .write(u64::from(base), &b)
+                        .map_err(|e: Unmapped| PeError::Command {
+                            offset,
+                            name: "read_perf_counters",
+                            message: e.to_string(),
+                        })?;
+                }
+            }
+            C::SetInstFmt { base, .. } => self.inst = Some(base),
+            C::SetConstfFmt { base, .. } => self.constf = Some(base),
+            C::SetConstiFmt { base, .. } => self.consti = Some(base),
+            C::SetConstbFmt { base, .. } => self.constb = Some(base),
+            C::SetInpFmt {
+                input,
+                base,
+                fmt,
+                height,
+            } => self.inputs[usize::from(input)] = Some(Surface { base, fmt, height }),
+            C::SetOutFmt {
+                output,
+                base,
+                fmt,
+                height,
+            } => self.outputs[usize::from(output)] = Some(Surface { base, fmt, height }),
+            C::SetCondOutFmt { base, fmt, height } => {
+                self.co.buffer = Some(Surface { base, fmt, height })
+            }
+            C::InvInstCache => mc.invalidate(CacheId::Inst),
+            C::InvConstfCache => mc.invalidate(CacheId::ConstF),
+            C::InvConstiCache => mc.invalidate(CacheId::ConstI),
+            C::InvConstbCache => mc.invalidate(CacheId::ConstB),
+            C::InvInpCache => mc.invalidate(CacheId::Input),
+            C::FlushOutCache => mc.flush(CacheId::Output),
+            C::InvCondOutCache => mc.invalidate(CacheId::Cond),
+            C::FlushCondOutCache => mc.flush(CacheId::Cond),
+            C::SetOutMask(m) => self.out_mask = m,
+            C::SetCondOutMask(w) => self.co.write = w,
+            C::SetCondTest(t) => self.co.test = t,
+            C::SetCondLoc(l) => self.co.loc = l,
+        }
+        Ok(None)
+    }
+}

@@ -1,0 +1,366 @@
+//! Every bundled example kernel, run on the emulated device, checked against
+//! a plain Rust computation of the same thing (bit for bit where the kernel's
+//! arithmetic order is fixed).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use ctm::co::{CondLoc, CondTest};
+use ctm::device::{Device, DeviceConfig};
+use ctm::kernel::{CondSetup, HostSurface, Job, Kernel};
+use ctm::mc::{ArenaKind, Format, SurfaceFormat};
+use ctm::pe::{Command as Cmd, CommandBuffer};
+use ctm::runtime::Domain;
+
+fn example(name: &str) -> Kernel {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("examples")
+        .join(name);
+    Kernel::new(ctm::program::load(&path, false).unwrap().exe)
+}
+
+/// A deterministic pseudo-random float in [0, 1).
+fn noise(k: u32) -> f32 {
+    let mut x = k.wrapping_mul(0x9E37_79B9) ^ 0x5bd1_e995;
+    x ^= x >> 15;
+    x = x.wrapping_mul(0x2c1b_3c6d);
+    x ^= x >> 12;
+    (x >> 8) as f32 / (1 << 24) as f32
+}
+
+fn with_threads(job: Job, threads: usize) -> Job {
+    let mut job = job;
+    job.settings.threads = threads;
+    job
+}
+
+#[test]
+fn saxpy() {
+    let (w, h) = (37, 11);
+    let x: Vec<f32> = (0..w * h * 4).map(|k| noise(k) * 8.0 - 4.0).collect();
+    let y: Vec<f32> = (0..w * h * 4).map(|k| noise(k + 99_999)).collect();
+    let a = 1.75f32;
+    let job = Job::new(w, h)
+        .input(0, HostSurface::from_f32(Format::Float32_4, w, h, &x))
+        .input(1, HostSurface::from_f32(Format::Float32_4, w, h, &y))
+        .constant(0, [a; 4])
+        .output(0, Format::Float32_4);
+    let out = example("saxpy.s").run(&job).unwrap();
+    let want: Vec<f32> = x.iter().zip(&y).map(|(x, y)| a * x + y).collect();
+    assert_eq!(out.output(0).unwrap().to_f32(), want);
+}
+
+fn conv_reference(img: &[f32], w: u32, h: u32, taps: &[(i32, i32, f32)]) -> Vec<f32> {
+    let at = |x: i32, y: i32| {
+        if x < 0 || y < 0 || x >= w as i32 || y >= h as i32 {
+            0.0
+        } else {
+            img[(y as u32 * w + x as u32) as usize]
+        }
+    };
+    let mut out = Vec::new();
+    for j in 0..h as i32 {
+        for i in 0..w as i32 {
+            let mut acc = 0.0f32;
+            for &(dx, dy, wt) in taps {
+                acc += at(i + dx, j + dy) * wt;
+            }
+            out.push(acc);
+        }
+    }
+    out
+}
+
+#[test]
+fn convolution_3x3() {
+    let (w, h) = (29, 17);
+    let img: Vec<f32> = (0..w * h).map(noise).collect();
+    let weights = [1.0, 2.0, 1.0, 2.0, 4.0, 2.0, 1.0, 2.0, 1.0].map(|x: f32| x / 16.0);
+    let mut taps = Vec::new();
+    let mut job = Job::new(w, h)
+        .input(0, HostSurface::from_f32(Format::Float32_1, w, h, &img))
+        .int(0, 9, 0, 1)
+        .output(0, Format::Float32_1);
+    for (k, &wt) in weights.iter().enumerate() {
+        let (dx, dy) = (k as i32 % 3 - 1, k as i32 / 3 - 1);
+        taps.push((dx, dy, wt));
+        job = job
+            .constant(k, [dx as f32, dy as f32, 0.0, 0.0])
+            .constant(9 + k, [wt; 4]);
+    }
+    let out = example("conv3x3.s").run(&with_threads(job, 2)).unwrap();
+    assert_eq!(
+        out.output(0).unwrap().to_f32(),
+        conv_reference(&img, w, h, &taps)
+    );
+}
+
+#[test]
+fn matrix_multiply() {
+    let (m, k, n) = (13u32, 21u32, 9u32);
+    let a: Vec<f32> = (0..m * k).map(|x| noise(x) - 0.5).collect(); // k columns, m rows
+    let b: Vec<f32> = (0..k * n).map(|x| noise(x + 7777) * 2.0).collect(); // n columns, k rows
+    let mut job = Job::new(n, m)
+        .input(0, HostSurface::from_f32(Format::Float32_1, k, m, &a))
+        .input(1, HostSurface::from_f32(Format::Float32_1, n, k, &b))
+        .int(0, k as u8, 0, 1)
+        .output(0, Format::Float32_1);
+    for kk in 0..k as usize {
+        job = job.constant(kk, [kk as f32; 4]);
+    }
+    let out = example("matmul.s").run(&job).unwrap();
+    let mut want = Vec::new();
+    for row in 0..m {
+        for col in 0..n {
+            let mut acc = 0.0f32;
+            for kk in 0..k {
+                acc += a[(row * k + kk) as usize] * b[(kk * n + col) as usize];
+            }
+            want.push(acc);
+        }
+    }
+    assert_eq!(out.output(0).unwrap().to_f32(), want);
+}
+
+struct View {
+    w: u32,
+    h: u32,
+    step: (f32, f32),
+    corner: (f32, f32),
+    palette: [f32; 3],
+    iterations: u8,
+}
+
+fn mandelbrot_reference(v: &View) -> Vec<f32> {
+    let mut out = Vec::new();
+    for j in 0..v.h {
+        for i in 0..v.w {
+            let cx = i as f32 * v.step.0 + v.corner.0;
+            let cy = j as f32 * v.step.1 + v.corner.1;
+            let (mut zx, mut zy, mut n) = (0.0f32, 0.0f32, 0.0f32);
+            for _ in 0..v.iterations {
+                let (xx, yy, xy) = (zx * zx, zy * zy, zx * zy);
+                if (xx + yy) - 4.0 >= 0.0 {
+                    break;
+                }
+                zx = (xx + cx) - yy;
+                zy = xy * 2.0 + cy;
+                n += 1.0;
+            }
+            for p in v.palette {
+                let t = n * p;
+                out.push(t - t.floor());
+            }
+            out.push(1.0);
+        }
+    }
+    out
+}
+
+fn mandelbrot_job(v: &View) -> Job {
+    Job::new(v.w, v.h)
+        .constant(0, [v.step.0, v.step.1, 0.0, 0.0])
+        .constant(1, [v.corner.0, v.corner.1, 0.0, 0.0])
+        .constant(2, [v.palette[0], v.palette[1], v.palette[2], 0.0])
+        .int(0, v.iterations, 0, 0)
+        .output(0, Format::Float32_4)
+}
+
+const VIEW: View = View {
+    w: 48,
+    h: 32,
+    step: (0.0625, 0.078125),
+    corner: (-2.25, -1.25),
+    palette: [0.031, 0.047, 0.071],
+    iterations: 40,
+};
+
+#[test]
+fn mandelbrot_same_on_one_and_two_threads() {
+    let want = mandelbrot_reference(&VIEW);
+    for threads in [1, 2] {
+        let out = example("mandelbrot.s")
+            .run(&with_threads(mandelbrot_job(&VIEW), threads))
+            .unwrap();
+        assert_eq!(out.output(0).unwrap().to_f32(), want, "{threads} threads");
+        assert_eq!(out.report.pixels, 48 * 32);
+    }
+}
+
+#[test]
+fn mandelbrot_through_the_cli_writes_raw_output_and_png() {
+    let dir = std::env::temp_dir().join(format!("ctm-mandel-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (raw, png) = (dir.join("m.f32"), dir.join("m.png"));
+    let prog: PathBuf = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/mandelbrot.s");
+    let out = Command::new(env!("CARGO_BIN_EXE_ctm"))
+        .arg("run")
+        .arg(&prog)
+        .args(["--domain", "48x32"])
+        .args(["--const", "0=0.0625,0.078125,0,0"])
+        .args(["--const", "1=-2.25,-1.25,0,0"])
+        .args(["--const", "2=0.031,0.047,0.071,0"])
+        .args(["--const-int", "0=40,0,0", "--threads", "2"])
+        .arg("--output")
+        .arg(format!("0={}:float32_4", raw.display()))
+        .arg("--png")
+        .arg(format!("0={}", png.display()))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let bytes = std::fs::read(&raw).unwrap();
+    let got: Vec<f32> = bytes
+        .chunks_exact(4)
+        .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+        .collect();
+    assert_eq!(got, mandelbrot_reference(&VIEW));
+    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(&png).unwrap()));
+    let reader = decoder.read_info().unwrap();
+    assert_eq!((reader.info().width, reader.info().height), (48, 32));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Draws planes with the z-buffer kernel in one command stream: the colour of
+/// the nearest plane wins at each pixel and the buffer keeps the minimum.
+#[test]
+fn zbuffer_min_with_the_conditional_unit() {
+    let (w, h) = (24u32, 16u32);
+    let planes: [([f32; 2], f32, [f32; 4]); 3] = [
+        ([0.01, 0.0], 0.3, [1.0, 0.0, 0.0, 1.0]),
+        ([-0.01, 0.02], 0.4, [0.0, 1.0, 0.0, 1.0]),
+        ([0.0, -0.015], 0.45, [0.0, 0.0, 1.0, 1.0]),
+    ];
+    let exe = example("zbuffer.s").exe;
+    let mut dev = Device::open(DeviceConfig::default());
+    let arena = ArenaKind::SystemCached;
+    let prog = dev.alloc(arena, exe.code.len() * 4).unwrap();
+    dev.load_program(&exe, prog).unwrap();
+    let fmt1 = SurfaceFormat::linear(Format::Float32_1, w);
+    let fmt4 = SurfaceFormat::linear(Format::Float32_4, w);
+    let depth = dev.alloc(arena, (fmt1.pitch * h * 4) as usize).unwrap();
+    let color = dev.alloc(arena, (fmt4.pitch * h * 16) as usize).unwrap();
+    let ones: Vec<u8> = (0..fmt1.pitch * h)
+        .flat_map(|_| 1.0f32.to_le_bytes())
+        .collect();
+    dev.write(depth, &ones).unwrap();
+    let mut cb = CommandBuffer::new();
+    cb.push(Cmd::SetInstFmt {
+        base: prog,
+        fmt: fmt1,
+    })
+    .push(Cmd::SetOutFmt {
+        output: 0,
+        base: color,
+        fmt: fmt4,
+        height: h,
+    })
+    .push(Cmd::SetCondOutFmt {
+        base: depth,
+        fmt: fmt1,
+        height: h,
+    })
+    .push(Cmd::SetCondTest(CondTest::Less))
+    .push(Cmd::SetCondLoc(CondLoc::Dpp))
+    .push(Cmd::SetCondOutMask(true))
+    .push(Cmd::SetDomain(Domain::new(w, h)));
+    for (ab, d, rgba) in &planes {
+        let consts = dev.alloc(arena, 48).unwrap();
+        let words: Vec<f32> = [ab[0], ab[1], 0.0, 0.0, *d, *d, *d, *d]
+            .into_iter()
+            .chain(rgba.iter().copied())
+            .collect();
+        let bytes: Vec<u8> = words.iter().flat_map(|f| f.to_le_bytes()).collect();
+        dev.write(consts, &bytes).unwrap();
+        cb.push(Cmd::SetConstfFmt {
+            base: consts,
+            fmt: fmt1,
+        })
+        .push(Cmd::InvConstfCache)
+        .push(Cmd::StartProgram);
+    }
+    cb.push(Cmd::FlushOutCache).push(Cmd::FlushCondOutCache);
+    let id = dev.submit_commands(&cb).unwrap();
+    let report = dev.wait(id).unwrap();
+    assert_eq!(report.runs.len(), 3);
+    let discarded: u64 = report.runs.iter().map(|r| r.discarded).sum();
+    assert!(discarded > 0, "some draws lose the depth test");
+    for j in 0..h {
+        for i in 0..w {
+            let mut best = (1.0f32, [0.0f32; 4]);
+            for (ab, d, rgba) in &planes {
+                let z = j as f32 * ab[1] + (i as f32 * ab[0] + d);
+                if z < best.0 {
+                    best = (z, *rgba);
+                }
+            }
+            let mut b = [0u8; 4];
+            dev.read(depth + (j * fmt1.pitch + i) * 4, &mut b).unwrap();
+            assert_eq!(f32::from_le_bytes(b), best.0, "depth at ({i}, {j})");
+            let mut c = [0u8; 16];
+            dev.read(color + (j * fmt4.pitch + i) * 16, &mut c).unwrap();
+            let c: Vec<f32> = c
+                .chunks(4)
+                .map(|x| f32::from_le_bytes(x.try_into().unwrap()))
+                .collect();
+            assert_eq!(c, best.1, "colour at ({i}, {j})");
+        }
+    }
+}
+
+#[test]
+fn zbuffer_one_layer_through_kernel_run() {
+    let (w, h) = (8u32, 8u32);
+    let job = Job {
+        cond: Some(CondSetup {
+            test: CondTest::Less,
+            loc: CondLoc::Dpp,
+            write: true,
+            buffer: HostSurface::from_f32(Format::Float32_1, w, h, &vec![0.5; 64]),
+        }),
+        ..Job::new(w, h)
+            .constant(0, [0.1, 0.0, 0.0, 0.0])
+            .constant(1, [0.0; 4])
+            .constant(2, [1.0; 4])
+            .output(0, Format::Float32_4)
+    };
+    let out = example("zbuffer.s").run(&job).unwrap();
+    let depth = out.cond.as_ref().unwrap().to_f32();
+    let color = out.output(0).unwrap().to_f32();
+    for j in 0..h {
+        for i in 0..w {
+            let z = i as f32 * 0.1;
+            let k = (j * w + i) as usize;
+            assert_eq!(depth[k], z.min(0.5), "({i}, {j})");
+            assert_eq!(color[4 * k], if z < 0.5 { 1.0 } else { 0.0 }, "({i}, {j})");
+        }
+    }
+    assert_eq!(out.report.discarded, 3 * 8);
+}
+
+#[test]
+fn scatter_transposes_with_uncached_writes() {
+    let n = 20u32;
+    let img: Vec<f32> = (0..n * n).map(|k| noise(k) * 100.0).collect();
+    let job = Job::new(n, n)
+        .input(0, HostSurface::from_f32(Format::Float32_1, n, n, &img))
+        .output(0, Format::Float32_1);
+    for threads in [1, 2] {
+        let out = example("scatter.s")
+            .run(&with_threads(job.clone(), threads))
+            .unwrap();
+        let got = out.output(0).unwrap().to_f32();
+        for y in 0..n {
+            for x in 0..n {
+                assert_eq!(
+                    got[(y * n + x) as usize],
+                    img[(x * n + y) as usize],
+                    "({x}, {y})"
+                );
+            }
+        }
+    }
+}
