@@ -984,3 +984,70 @@ fn cli_run_contract() {
     assert!(text.contains("JIT"), "{text}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn strict_caches_for_constants_and_the_conditional_buffer() {
+    // out0 = c0; the host changes c0 between runs.
+    let src = "out rtA.rgb = max.off(s0, s0) | rtA.a = max.off(s0, s0) src0=c0 wait last";
+    let mut rig = Rig::new(src, 2, 1, CacheMode::Strict);
+    let cf = rig.dev.alloc(SYS, 4096).unwrap();
+    rig.dev.write(cf, &bytes(&[1.0; 4])).unwrap();
+    let f1 = SurfaceFormat::linear(Format::Float32_1, 2);
+    let depth = rig.dev.alloc(SYS, 8).unwrap();
+    rig.dev.write(depth, &bytes(&[5.0, 5.0])).unwrap();
+    let mut cb = rig.setup();
+    cb.push(Cmd::SetConstfFmt { base: cf, fmt: f1 })
+        .push(Cmd::SetCondOutFmt {
+            base: depth,
+            fmt: f1,
+            height: 1,
+        })
+        .push(Cmd::SetCondTest(CondTest::Always))
+        .push(Cmd::SetCondOutMask(true))
+        .push(Cmd::StartProgram)
+        .push(Cmd::FlushOutCache);
+    rig.submit(&cb).unwrap();
+    assert_eq!(rig.pixel(0, 0), [1.0; 4]);
+    let mut b = [0u8; 8];
+    rig.dev.read(depth, &mut b).unwrap();
+    assert_eq!(
+        f32s(&b),
+        [5.0, 5.0],
+        "conditional writes wait for their flush"
+    );
+    let mut cb = CommandBuffer::new();
+    cb.push(Cmd::FlushCondOutCache);
+    rig.submit(&cb).unwrap();
+    rig.dev.read(depth, &mut b).unwrap();
+    assert_eq!(f32s(&b), [0.0, 0.0], "v = 0 written back after the flush");
+
+    rig.dev.write(cf, &bytes(&[2.0; 4])).unwrap();
+    let mut cb = CommandBuffer::new();
+    cb.push(Cmd::StartProgram).push(Cmd::FlushOutCache);
+    rig.submit(&cb).unwrap();
+    assert_eq!(
+        rig.pixel(0, 0),
+        [1.0; 4],
+        "stale constant without inv_constf_cache"
+    );
+    let mut cb = CommandBuffer::new();
+    cb.push(Cmd::InvConstfCache)
+        .push(Cmd::StartProgram)
+        .push(Cmd::FlushOutCache);
+    rig.submit(&cb).unwrap();
+    assert_eq!(rig.pixel(0, 0), [2.0; 4]);
+
+    // A program rewritten in place runs the old code until inv_inst_cache.
+    let e = exe("out rtA.rgb = max.off(s0, s0) | rtA.a = max.off(s0, s0) src0=0.5 wait last");
+    rig.dev.load_program(&e, rig.prog).unwrap();
+    let mut cb = CommandBuffer::new();
+    cb.push(Cmd::StartProgram).push(Cmd::FlushOutCache);
+    rig.submit(&cb).unwrap();
+    assert_eq!(rig.pixel(0, 0), [2.0; 4], "stale instructions");
+    let mut cb = CommandBuffer::new();
+    cb.push(Cmd::InvInstCache)
+        .push(Cmd::StartProgram)
+        .push(Cmd::FlushOutCache);
+    rig.submit(&cb).unwrap();
+    assert_eq!(rig.pixel(0, 0), [0.5; 4]);
+}
