@@ -158,17 +158,12 @@ enum Key {
     Unorm(u32),
 }
 
-fn key(format: Format, value: [u32; 4]) -> Key {
+/// The key of an element's bytes: c0 as f32, or c0's stored unorm integer.
+fn key(format: Format, e: &[u8]) -> Key {
     match format {
-        Format::Uint16_1 | Format::Uint8_4 => {
-            let mut e = [0u8; 4];
-            format.write(&mut e, value, 0b0001);
-            Key::Unorm(match format {
-                Format::Uint16_1 => u32::from(u16::from_le_bytes([e[0], e[1]])),
-                _ => u32::from(e[2]),
-            })
-        }
-        _ => Key::Float(f32::from_bits(value[0])),
+        Format::Uint16_1 => Key::Unorm(u32::from(u16::from_le_bytes([e[0], e[1]]))),
+        Format::Uint8_4 => Key::Unorm(u32::from(e[2])),
+        _ => Key::Float(f32::from_le_bytes([e[0], e[1], e[2], e[3]])),
     }
 }
 
@@ -194,13 +189,11 @@ impl Co {
         };
         let format = buf.fmt.format;
         let pass = self.test == CondTest::Always || {
-            let b = mc.read_element(CacheId::Cond, &buf, i64::from(i), i64::from(j));
-            let b = match format {
-                Format::Uint16_1 => Key::Unorm((f32::from_bits(b[0]) * 65535.0).round() as u32),
-                Format::Uint8_4 => Key::Unorm((f32::from_bits(b[0]) * 255.0).round() as u32),
-                _ => Key::Float(f32::from_bits(b[0])),
-            };
-            match (key(format, [v, 0, 0, 0]), b) {
+            // v is quantized by the write rule of the buffer's format.
+            let mut q = [0u8; 16];
+            format.write(&mut q, [v, 0, 0, 0], 0b0001);
+            let b = mc.read_bytes(CacheId::Cond, &buf, i64::from(i), i64::from(j));
+            match (key(format, &q), key(format, &b)) {
                 (Key::Float(v), Key::Float(b)) => self.test.holds(v, b),
                 (Key::Unorm(v), Key::Unorm(b)) => self.test.holds(v, b),
                 _ => false,

@@ -47,7 +47,7 @@ impl EngineKind {
     }
 
     /// A fresh engine (one per thread).
-    pub fn make(self) -> Result<Box<dyn Engine>, EngineUnavailable> {
+    pub fn make(self) -> Result<Box<dyn Engine + Send>, EngineUnavailable> {
         self.check()?;
         Ok(Box::new(Interpreter::new()))
     }

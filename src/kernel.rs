@@ -349,7 +349,7 @@ impl Kernel {
             .push(Command::SetCondTest(c.test))
             .push(Command::SetCondLoc(c.loc))
             .push(Command::SetCondOutMask(c.write));
-            cond = Some((base, fmt, c.buffer.format));
+            cond = Some((base, fmt));
         }
         cb.push(Command::SetCondVal(job.cond_val.to_bits()))
             .push(Command::InvInstCache)
@@ -369,7 +369,7 @@ impl Kernel {
             outputs.push((n, fetch(&dev, base, fmt, job.width, job.height)?));
         }
         let cond = match cond {
-            Some((base, fmt, _)) => Some(fetch(&dev, base, fmt, job.width, job.height)?),
+            Some((base, fmt)) => Some(fetch(&dev, base, fmt, job.width, job.height)?),
             None => None,
         };
         Ok(JobResult {

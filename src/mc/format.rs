@@ -281,6 +281,11 @@ impl Surface {
         })
     }
 
+    /// [`Surface::address`] for signed coordinates (negative = outside).
+    pub fn address_at(&self, x: i64, y: i64) -> Option<u64> {
+        self.address(u32::try_from(x).ok()?, u32::try_from(y).ok()?)
+    }
+
     /// Bytes from the base to the end of the last element.
     pub fn span(&self) -> u64 {
         u64::from(self.fmt.pitch) * u64::from(self.height) * self.fmt.format.bytes() as u64

@@ -159,6 +159,18 @@ pub struct DiagnosticCounts {
     pub unconfigured_outputs: u64,
 }
 
+impl DiagnosticCounts {
+    /// What was counted between `before` and these values.
+    pub fn since(&self, before: &DiagnosticCounts) -> DiagnosticCounts {
+        DiagnosticCounts {
+            out_of_bounds_reads: self.out_of_bounds_reads - before.out_of_bounds_reads,
+            out_of_bounds_writes: self.out_of_bounds_writes - before.out_of_bounds_writes,
+            gather_multichannel: self.gather_multichannel - before.gather_multichannel,
+            unconfigured_outputs: self.unconfigured_outputs - before.unconfigured_outputs,
+        }
+    }
+}
+
 impl Diagnostics {
     /// The current values.
     pub fn counts(&self) -> DiagnosticCounts {
@@ -262,20 +274,21 @@ impl Mc {
             .invalidate();
     }
 
-    /// Reads element (x, y) of an input surface, bounds-checked, as shader
-    /// channels.
-    pub fn read_element(&self, id: CacheId, s: &Surface, x: i64, y: i64) -> [u32; 4] {
+    /// Reads the bytes of element (x, y) of `s` through cache `id`,
+    /// bounds-checked: outside the surface it is all zero (and counted).
+    pub fn read_bytes(&self, id: CacheId, s: &Surface, x: i64, y: i64) -> [u8; 16] {
         let mut e = [0u8; 16];
-        let n = s.fmt.format.bytes();
-        match u32::try_from(x)
-            .ok()
-            .zip(u32::try_from(y).ok())
-            .and_then(|(x, y)| s.address(x, y))
-        {
-            Some(a) => self.read(id, a, &mut e[..n]),
+        match s.address_at(x, y) {
+            Some(a) => self.read(id, a, &mut e[..s.fmt.format.bytes()]),
             None => Diagnostics::bump(&self.diagnostics.out_of_bounds_reads),
         }
-        s.fmt.format.read(&e[..n])
+        e
+    }
+
+    /// Reads element (x, y) of `s`, bounds-checked, as shader channels.
+    pub fn read_element(&self, id: CacheId, s: &Surface, x: i64, y: i64) -> [u32; 4] {
+        let e = self.read_bytes(id, s, x, y);
+        s.fmt.format.read(&e[..s.fmt.format.bytes()])
     }
 
     /// Writes the channels of `value` selected by `mask` to element (x, y)
@@ -407,12 +420,10 @@ impl TextureUnit for RunView<'_> {
                     if mask & (1 << lane) == 0 {
                         continue;
                     }
-                    let x = texel_floor(c[0], s.fmt.pitch, req.unscaled);
-                    let y = texel_floor(c[1], s.height, req.unscaled);
-                    let at = x
-                        .zip(y)
-                        .and_then(|(x, y)| Some((u32::try_from(x).ok()?, u32::try_from(y).ok()?)))
-                        .and_then(|(x, y)| s.address(x, y));
+                    let at = s.address_at(
+                        texel_floor(c[0], s.fmt.pitch, req.unscaled).unwrap_or(-1),
+                        texel_floor(c[1], s.height, req.unscaled).unwrap_or(-1),
+                    );
                     let n = s.fmt.format.bytes();
                     *o = match at {
                         Some(a) => s.fmt.format.read(&self.uncached_element(&s, a)[..n]),
@@ -429,10 +440,10 @@ impl TextureUnit for RunView<'_> {
 
     fn uncached_write(&mut self, x: u32, y: u32, value: u32) -> Result<(), TexFault> {
         let s = self.uncached()?;
-        let at = texel_floor(x, s.fmt.pitch, true)
-            .zip(texel_floor(y, s.height, true))
-            .and_then(|(x, y)| Some((u32::try_from(x).ok()?, u32::try_from(y).ok()?)))
-            .and_then(|(x, y)| s.address(x, y));
+        let at = s.address_at(
+            texel_floor(x, s.fmt.pitch, true).unwrap_or(-1),
+            texel_floor(y, s.height, true).unwrap_or(-1),
+        );
         let Some(addr) = at else {
             Diagnostics::bump(&self.mc.diagnostics.out_of_bounds_writes);
             return Ok(());

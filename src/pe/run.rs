@@ -17,12 +17,12 @@
 //!    depth output, else v), then output writes under the output mask, then
 //!    the row's uncached writes — so any thread count gives the same memory.
 
-use super::{PROCESSORS, Pe, PeError};
+use super::{PROCESSORS, Pe, PeError, ProgramDesc};
 use crate::co::CondLoc;
 use crate::engine::EngineKind;
 use crate::mc::{CacheId, DiagnosticCounts, Mc, RunView, Surface, UncachedWrite};
 use crate::runtime::hazard::Hazard;
-use crate::runtime::{PixelOut, RunError, RunOptions, RunStats, Runner};
+use crate::runtime::{Engine, PixelOut, RunError, RunOptions, RunStats, Runner};
 use crate::{abi::ProgramInfo, frontend, isa};
 use ctm_jit::ir::{CONSTS, INT_CONSTS, Program};
 use ctm_jit::state::{IntConst, Uniforms};
@@ -107,7 +107,11 @@ impl Pe {
         }
     }
 
-    fn program(&mut self, mc: &Mc, offset: usize) -> Result<(Arc<Program>, ProgramInfo), PeError> {
+    fn program(
+        &mut self,
+        mc: &Mc,
+        offset: usize,
+    ) -> Result<(Arc<Program>, ProgramInfo, ProgramDesc), PeError> {
         let base = self
             .inst
             .ok_or_else(|| Self::fail(offset, "no instruction memory set (set_inst_fmt)"))?;
@@ -135,7 +139,7 @@ impl Pe {
         let info = ProgramInfo::from_code(&insts);
         let key = (words, desc.uncached);
         if let Some(p) = self.compiled.get(&key) {
-            return Ok((p.clone(), info));
+            return Ok((p.clone(), info, desc));
         }
         let program = Arc::new(frontend::build(
             &slots,
@@ -145,7 +149,7 @@ impl Pe {
             },
         ));
         self.compiled.insert(key, program.clone());
-        Ok((program, info))
+        Ok((program, info, desc))
     }
 
     fn uniforms(&self, mc: &Mc, info: &ProgramInfo, offset: usize) -> Result<Uniforms, PeError> {
@@ -283,16 +287,14 @@ impl Pe {
         mc: &mut Mc,
         offset: usize,
     ) -> Result<super::RunReport, PeError> {
-        let (program, info) = self.program(mc, offset)?;
-        let uncached = self
-            .programs
-            .get(&self.inst.unwrap_or(0))
-            .is_some_and(|d| d.uncached);
+        let (program, info, desc) = self.program(mc, offset)?;
+        let uncached = desc.uncached;
         let uniforms = self.uniforms(mc, &info, offset)?;
         self.check_surfaces(mc, &info, uncached, offset)?;
-        self.settings
-            .engine
-            .check()
+        // One engine per worker thread, for the whole run.
+        let mut engines = (0..self.settings.threads.max(1))
+            .map(|_| self.settings.engine.make())
+            .collect::<Result<Vec<_>, _>>()
             .map_err(|e| Self::fail(offset, e.0))?;
         let before = mc.diagnostics.counts();
         let mut report = RunReport::default();
@@ -338,22 +340,15 @@ impl Pe {
         for chunk in rows.chunks(CHUNK_ROWS) {
             let results = {
                 let mc: &Mc = mc;
-                run_chunk(chunk, &self.settings, &|row: u32| {
+                run_chunk(chunk, &mut engines, &|engine: &mut dyn Engine, row: u32| {
                     let mut view = RunView::new(mc, &self.inputs, out0);
                     let mut pixels = Vec::new();
-                    let mut runner =
-                        Runner {
-                            program: &program,
-                            engine: self.settings.engine.make().map_err(|e| {
-                                RunError::Undefined {
-                                    pc: 0,
-                                    reason: e.0,
-                                    pixel: (0, 0),
-                                }
-                            })?,
-                            uniforms: &uniforms,
-                            options: self.settings.options,
-                        };
+                    let mut runner = Runner {
+                        program: &program,
+                        engine,
+                        uniforms: &uniforms,
+                        options: self.settings.options,
+                    };
                     let stats = runner.run_rows(
                         d,
                         v,
@@ -384,13 +379,7 @@ impl Pe {
             self.counters.total += report.clocks;
             self.counters.active += report.clocks;
         }
-        let after = mc.diagnostics.counts();
-        report.diagnostics = crate::mc::DiagnosticCounts {
-            out_of_bounds_reads: after.out_of_bounds_reads - before.out_of_bounds_reads,
-            out_of_bounds_writes: after.out_of_bounds_writes - before.out_of_bounds_writes,
-            gather_multichannel: after.gather_multichannel - before.gather_multichannel,
-            unconfigured_outputs: after.unconfigured_outputs - before.unconfigured_outputs,
-        };
+        report.diagnostics = mc.diagnostics.counts().since(&before);
         Ok(report)
     }
 
@@ -451,53 +440,57 @@ impl Pe {
     }
 }
 
-/// Runs `rows` (each through `run_row`) on up to `settings.threads` threads;
-/// results come back in row order.
+/// Runs `rows` (each through `run_row`), one worker thread per engine (at
+/// most one per row); results come back in row order, up to and including
+/// the first error.
 fn run_chunk(
     rows: &[u32],
-    settings: &RunSettings,
-    run_row: &(dyn Fn(u32) -> Result<RowResult, RunError> + Sync),
+    engines: &mut [Box<dyn Engine + Send>],
+    run_row: &(dyn Fn(&mut dyn Engine, u32) -> Result<RowResult, RunError> + Sync),
 ) -> Vec<Result<RowResult, RunError>> {
-    let threads = settings.threads.clamp(1, rows.len().max(1));
-    if threads == 1 {
-        let mut out = Vec::with_capacity(rows.len());
-        for &r in rows {
-            let res = run_row(r);
-            let stop = res.is_err();
-            out.push(res);
-            if stop {
-                break;
-            }
-        }
-        return out;
-    }
-    let next = AtomicUsize::new(0);
     let mut slots: Vec<Option<Result<RowResult, RunError>>> = Vec::new();
     slots.resize_with(rows.len(), || None);
-    let parts: Vec<Vec<(usize, Result<RowResult, RunError>)>> = std::thread::scope(|s| {
-        let workers: Vec<_> = (0..threads)
-            .map(|_| {
-                s.spawn(|| {
-                    let mut mine = Vec::new();
-                    loop {
-                        let k = next.fetch_add(1, Ordering::Relaxed);
-                        let Some(&r) = rows.get(k) else { break };
-                        mine.push((k, run_row(r)));
-                    }
-                    mine
+    let threads = engines.len().min(rows.len());
+    if threads <= 1 {
+        if let Some(engine) = engines.first_mut() {
+            for (slot, &r) in slots.iter_mut().zip(rows) {
+                let res = run_row(&mut **engine, r);
+                let stop = res.is_err();
+                *slot = Some(res);
+                if stop {
+                    break;
+                }
+            }
+        }
+    } else {
+        let next = AtomicUsize::new(0);
+        let parts: Vec<Vec<(usize, Result<RowResult, RunError>)>> = std::thread::scope(|s| {
+            let workers: Vec<_> = engines[..threads]
+                .iter_mut()
+                .map(|engine| {
+                    let next = &next;
+                    s.spawn(move || {
+                        let mut mine = Vec::new();
+                        loop {
+                            let k = next.fetch_add(1, Ordering::Relaxed);
+                            let Some(&r) = rows.get(k) else { break };
+                            mine.push((k, run_row(&mut **engine, r)));
+                        }
+                        mine
+                    })
                 })
-            })
-            .collect();
-        workers
-            .into_iter()
-            .map(|w| w.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
-            .collect()
-    });
-    for (k, r) in parts.into_iter().flatten() {
-        slots[k] = Some(r);
+                .collect();
+            workers
+                .into_iter()
+                .map(|w| w.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+                .collect()
+        });
+        for (k, r) in parts.into_iter().flatten() {
+            slots[k] = Some(r);
+        }
     }
     let mut out = Vec::with_capacity(rows.len());
-    for r in slots.into_iter().flatten() {
+    for r in slots.into_iter().map_while(|r| r) {
         let stop = r.is_err();
         out.push(r);
         if stop {

@@ -292,7 +292,7 @@ pub trait Engine {
     ) -> Result<(), RunError>;
 }
 
-impl<E: Engine + ?Sized> Engine for Box<E> {
+impl<E: Engine + ?Sized> Engine for &mut E {
     fn run_clause(
         &mut self,
         program: &Program,
