@@ -1,7 +1,9 @@
 //! Choosing the engine that executes clauses.
 
 use crate::interp::Interpreter;
+use crate::jit::JitEngine;
 use crate::runtime::Engine;
+use ctm_jit::compile::JitOptions;
 use std::fmt;
 
 /// The engines ctm offers.
@@ -39,17 +41,19 @@ impl EngineKind {
     pub fn check(self) -> Result<(), EngineUnavailable> {
         match self {
             EngineKind::Interp => Ok(()),
-            EngineKind::Jit => Err(EngineUnavailable(
-                "the JIT engine is not part of this build yet; use the interpreter (--engine interp)"
-                    .into(),
-            )),
+            EngineKind::Jit => ctm_jit::host::check_features()
+                .map_err(|e| EngineUnavailable(format!("{e} (--engine interp)"))),
         }
     }
 
-    /// A fresh engine (one per thread).
-    pub fn make(self) -> Result<Box<dyn Engine + Send>, EngineUnavailable> {
+    /// A fresh engine (one per thread); JIT engines compile with `jit` and
+    /// share compiled code.
+    pub fn make(self, jit: JitOptions) -> Result<Box<dyn Engine + Send>, EngineUnavailable> {
         self.check()?;
-        Ok(Box::new(Interpreter::new()))
+        Ok(match self {
+            EngineKind::Interp => Box::new(Interpreter::new()),
+            EngineKind::Jit => Box::new(JitEngine::new(jit)),
+        })
     }
 }
 

@@ -18,10 +18,12 @@
 pub mod abi;
 pub mod co;
 pub mod device;
+pub mod diff;
 pub mod engine;
 pub mod frontend;
 pub mod interp;
 pub mod isa;
+pub mod jit;
 pub mod kernel;
 pub mod mc;
 pub mod pe;

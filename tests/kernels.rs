@@ -7,7 +7,8 @@ use std::process::Command;
 
 use ctm::co::{CondLoc, CondTest};
 use ctm::device::{Device, DeviceConfig};
-use ctm::kernel::{CondSetup, HostSurface, Job, Kernel};
+use ctm::engine::EngineKind;
+use ctm::kernel::{CondSetup, HostSurface, Job, JobResult, Kernel};
 use ctm::mc::{ArenaKind, Format, SurfaceFormat};
 use ctm::pe::{Command as Cmd, CommandBuffer};
 use ctm::runtime::Domain;
@@ -28,6 +29,32 @@ fn noise(k: u32) -> f32 {
     (x >> 8) as f32 / (1 << 24) as f32
 }
 
+/// Runs `job` on the interpreter and on the JIT; the whole results must be
+/// identical (outputs, conditional buffer, counters) and the JIT must have
+/// run every clause natively. Returns the result.
+fn both(kernel: &Kernel, job: &Job) -> JobResult {
+    let mut interp = job.clone();
+    interp.settings.engine = EngineKind::Interp;
+    let want = kernel.run(&interp).unwrap();
+    if ctm_jit::host::check_features().is_err() {
+        return want;
+    }
+    let mut jit = job.clone();
+    jit.settings.engine = EngineKind::Jit;
+    let got = kernel.run(&jit).unwrap();
+    let e = &got.report.engine;
+    assert!(e.native_runs > 0 && e.fallback_runs == 0, "{e:?}");
+    assert_eq!(e.fallback_clauses, 0, "{:?}", e.fallback_reasons);
+    assert_eq!(got.outputs, want.outputs, "outputs differ between engines");
+    assert_eq!(got.cond, want.cond, "conditional buffers differ");
+    let strip = |r: &ctm::pe::RunReport| ctm::pe::RunReport {
+        engine: Default::default(),
+        ..r.clone()
+    };
+    assert_eq!(strip(&got.report), strip(&want.report));
+    got
+}
+
 fn with_threads(job: Job, threads: usize) -> Job {
     let mut job = job;
     job.settings.threads = threads;
@@ -45,7 +72,7 @@ fn saxpy() {
         .input(1, HostSurface::from_f32(Format::Float32_4, w, h, &y))
         .constant(0, [a; 4])
         .output(0, Format::Float32_4);
-    let out = example("saxpy.s").run(&job).unwrap();
+    let out = both(&example("saxpy.s"), &job);
     let want: Vec<f32> = x.iter().zip(&y).map(|(x, y)| a * x + y).collect();
     assert_eq!(out.output(0).unwrap().to_f32(), want);
 }
@@ -88,7 +115,7 @@ fn convolution_3x3() {
             .constant(k, [dx as f32, dy as f32, 0.0, 0.0])
             .constant(9 + k, [wt; 4]);
     }
-    let out = example("conv3x3.s").run(&with_threads(job, 2)).unwrap();
+    let out = both(&example("conv3x3.s"), &with_threads(job, 2));
     assert_eq!(
         out.output(0).unwrap().to_f32(),
         conv_reference(&img, w, h, &taps)
@@ -108,7 +135,7 @@ fn matrix_multiply() {
     for kk in 0..k as usize {
         job = job.constant(kk, [kk as f32; 4]);
     }
-    let out = example("matmul.s").run(&job).unwrap();
+    let out = both(&example("matmul.s"), &job);
     let mut want = Vec::new();
     for row in 0..m {
         for col in 0..n {
@@ -179,9 +206,10 @@ const VIEW: View = View {
 fn mandelbrot_same_on_one_and_two_threads() {
     let want = mandelbrot_reference(&VIEW);
     for threads in [1, 2] {
-        let out = example("mandelbrot.s")
-            .run(&with_threads(mandelbrot_job(&VIEW), threads))
-            .unwrap();
+        let out = both(
+            &example("mandelbrot.s"),
+            &with_threads(mandelbrot_job(&VIEW), threads),
+        );
         assert_eq!(out.output(0).unwrap().to_f32(), want, "{threads} threads");
         assert_eq!(out.report.pixels, 48 * 32);
     }
@@ -200,7 +228,14 @@ fn mandelbrot_through_the_cli_writes_raw_output_and_png() {
         .args(["--const", "0=0.0625,0.078125,0,0"])
         .args(["--const", "1=-2.25,-1.25,0,0"])
         .args(["--const", "2=0.031,0.047,0.071,0"])
-        .args(["--const-int", "0=40,0,0", "--threads", "2"])
+        .args([
+            "--const-int",
+            "0=40,0,0",
+            "--threads",
+            "2",
+            "--engine",
+            "jit",
+        ])
         .arg("--output")
         .arg(format!("0={}:float32_4", raw.display()))
         .arg("--png")
@@ -228,6 +263,13 @@ fn mandelbrot_through_the_cli_writes_raw_output_and_png() {
 /// the nearest plane wins at each pixel and the buffer keeps the minimum.
 #[test]
 fn zbuffer_min_with_the_conditional_unit() {
+    zbuffer_draws(EngineKind::Interp);
+    if ctm_jit::host::check_features().is_ok() {
+        zbuffer_draws(EngineKind::Jit);
+    }
+}
+
+fn zbuffer_draws(engine: EngineKind) {
     let (w, h) = (24u32, 16u32);
     let planes: [([f32; 2], f32, [f32; 4]); 3] = [
         ([0.01, 0.0], 0.3, [1.0, 0.0, 0.0, 1.0]),
@@ -236,6 +278,7 @@ fn zbuffer_min_with_the_conditional_unit() {
     ];
     let exe = example("zbuffer.s").exe;
     let mut dev = Device::open(DeviceConfig::default());
+    dev.set_engine(engine).unwrap();
     let arena = ArenaKind::SystemCached;
     let prog = dev.alloc(arena, exe.code.len() * 4).unwrap();
     dev.load_program(&exe, prog).unwrap();
@@ -286,6 +329,15 @@ fn zbuffer_min_with_the_conditional_unit() {
     let id = dev.submit_commands(&cb).unwrap();
     let report = dev.wait(id).unwrap();
     assert_eq!(report.runs.len(), 3);
+    if engine == EngineKind::Jit {
+        for r in &report.runs {
+            assert!(r.engine.native_runs > 0, "{:?}", r.engine);
+            assert_eq!(r.engine.fallback_clauses + r.engine.fallback_runs, 0);
+        }
+        // One compilation for three draws of the same program.
+        let compiled: u64 = report.runs.iter().map(|r| r.engine.compiled).sum();
+        assert!(compiled <= 1, "compiled {compiled} times");
+    }
     let discarded: u64 = report.runs.iter().map(|r| r.discarded).sum();
     assert!(discarded > 0, "some draws lose the depth test");
     for j in 0..h {
@@ -327,7 +379,7 @@ fn zbuffer_one_layer_through_kernel_run() {
             .constant(2, [1.0; 4])
             .output(0, Format::Float32_4)
     };
-    let out = example("zbuffer.s").run(&job).unwrap();
+    let out = both(&example("zbuffer.s"), &job);
     let depth = out.cond.as_ref().unwrap().to_f32();
     let color = out.output(0).unwrap().to_f32();
     for j in 0..h {
@@ -349,9 +401,7 @@ fn scatter_transposes_with_uncached_writes() {
         .input(0, HostSurface::from_f32(Format::Float32_1, n, n, &img))
         .output(0, Format::Float32_1);
     for threads in [1, 2] {
-        let out = example("scatter.s")
-            .run(&with_threads(job.clone(), threads))
-            .unwrap();
+        let out = both(&example("scatter.s"), &with_threads(job.clone(), threads));
         let got = out.output(0).unwrap().to_f32();
         for y in 0..n {
             for x in 0..n {

@@ -179,7 +179,7 @@ pub enum UmrtIndex {
 }
 
 /// One operation.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Op {
     /// Uniform: channel `chan` of float constant `index`.
     Const {
@@ -367,7 +367,7 @@ pub enum Op {
 }
 
 /// An operation with the program counter of its instruction.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Node {
     /// Source instruction index.
     pub pc: u16,
@@ -453,7 +453,7 @@ pub struct Fc {
 }
 
 /// How a clause ends.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Term {
     /// Continue with the clause that starts at `next` (a jump target).
     Next(u16),
@@ -483,7 +483,7 @@ pub enum Term {
 }
 
 /// A straight run of operations and its terminator.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Clause {
     /// Index of the first instruction.
     pub start: u16,
@@ -498,7 +498,7 @@ pub struct Clause {
 }
 
 /// A whole program.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Program {
     /// Clauses in program order.
     pub clauses: Vec<Clause>,

@@ -6,8 +6,10 @@
 //! the memory controller (those live in the `ctm` crate, which depends on this
 //! one).
 
+pub mod compile;
 pub mod fp;
 pub mod host;
 pub mod ir;
+mod lower;
 pub mod quad;
 pub mod state;

@@ -69,8 +69,20 @@ pub mod offsets {
     pub const ALU_RESULT: usize = offset_of!(Lanes, alu_result);
     /// `Lanes::active`.
     pub const ACTIVE: usize = offset_of!(Lanes, active);
+    /// `Lanes::running`.
+    pub const RUNNING: usize = offset_of!(Lanes, running);
+    /// `Lanes::killed`.
+    pub const KILLED: usize = offset_of!(Lanes, killed);
+    /// `Lanes::helper`.
+    pub const HELPER: usize = offset_of!(Lanes, helper);
+    /// `Lanes::out_written`.
+    pub const OUT_WRITTEN: usize = offset_of!(Lanes, out_written);
+    /// `Lanes::depth_written`.
+    pub const DEPTH_WRITTEN: usize = offset_of!(Lanes, depth_written);
     /// `Lanes::al`.
     pub const AL: usize = offset_of!(Lanes, al);
+    /// `Lanes::quads`.
+    pub const QUADS: usize = offset_of!(Lanes, quads);
 }
 
 const _: () = {
@@ -161,3 +173,71 @@ impl Default for Uniforms {
         }
     }
 }
+
+/// The host side of a compiled clause: argument and result buffers for the
+/// calls compiled code makes into the runtime (texture fetches, uncached
+/// writes), plus the callbacks themselves. Per-lane data is channel-major
+/// like [`Lanes`]: `args[chan][lane]`.
+///
+/// A compiled clause has the signature [`ClauseFn`]; it stores the operands
+/// of a fetch or uncached write into `args` for the lanes of the quads it is
+/// working on, calls the callback with the operation's node index within the
+/// clause, the first lane, the number of lanes and the mask of lanes that
+/// take part (bit 0 = `lane0`), and reads a fetch's four channels back from
+/// `result`. A callback returns 0 on success; anything else stops the clause,
+/// which returns that status (the host keeps the error).
+#[repr(C, align(16))]
+pub struct Io {
+    /// Operands: coordinates S, T, R, Q, or value, x, y of an uncached write.
+    pub args: [Channel; 4],
+    /// Fetched channels R, G, B, A (zero on lanes outside the mask).
+    pub result: [Channel; 4],
+    /// Opaque host state for the callbacks.
+    pub host: *mut std::ffi::c_void,
+    /// Texture fetch: `(io, node, lane0, count, mask) -> status`.
+    pub fetch: HostFn,
+    /// Uncached write: `(io, node, lane0, count, mask) -> status`.
+    pub umrt: HostFn,
+}
+
+// SAFETY: `host` is set only for the duration of one clause call on the
+// thread that owns the `Io` and is null otherwise; nothing else is shared.
+unsafe impl Send for Io {}
+
+/// A runtime callback of compiled code (see [`Io`]).
+pub type HostFn = unsafe extern "C" fn(*mut Io, u32, u32, u32, u32) -> u32;
+
+/// A compiled clause: `(lanes, uniforms, io) -> status` (0 = done).
+pub type ClauseFn = unsafe extern "C" fn(*mut Lanes, *const Uniforms, *mut Io) -> u32;
+
+/// Byte offsets of [`Io`] and [`Uniforms`] compiled code relies on.
+pub mod io_offsets {
+    use super::{Io, Uniforms};
+    use std::mem::offset_of;
+    /// `Io::args`.
+    pub const ARGS: usize = offset_of!(Io, args);
+    /// `Io::result`.
+    pub const RESULT: usize = offset_of!(Io, result);
+    /// `Io::fetch`.
+    pub const FETCH: usize = offset_of!(Io, fetch);
+    /// `Io::umrt`.
+    pub const UMRT: usize = offset_of!(Io, umrt);
+    /// `Uniforms::consts`.
+    pub const CONSTS: usize = offset_of!(Uniforms, consts);
+}
+
+const _: () = {
+    use std::mem::offset_of;
+    assert!(io_offsets::ARGS == 0);
+    assert!(io_offsets::RESULT == 4 * GROUP_LANES * 4);
+    assert!(io_offsets::FETCH == io_offsets::RESULT + 4 * GROUP_LANES * 4 + 8);
+    assert!(io_offsets::UMRT == io_offsets::FETCH + 8);
+    assert!(io_offsets::CONSTS == 0);
+    assert!(offset_of!(Lanes, running) == offsets::ACTIVE + 4);
+    assert!(offset_of!(Lanes, killed) == offsets::ACTIVE + 8);
+    assert!(offset_of!(Lanes, helper) == offsets::ACTIVE + 12);
+    assert!(offset_of!(Lanes, out_written) == offsets::ACTIVE + 16);
+    assert!(offset_of!(Lanes, depth_written) == offsets::ACTIVE + 16 + 64);
+    assert!(offsets::AL == offsets::ACTIVE + 16 + 68);
+    assert!(offset_of!(Lanes, quads) == offsets::AL + 4);
+};

@@ -219,24 +219,16 @@ impl Engine for Interpreter {
                         *c = coords.map(|v| vals[v.0 as usize][l]);
                     }
                     let mut got = [[0u32; 4]; GROUP_LANES];
-                    if m != 0 {
-                        let req = FetchRequest {
-                            kind: *kind,
-                            input: *input,
-                            unscaled: *unscaled,
-                        };
-                        ctx.tex
-                            .fetch(req, &xy[..n], m, &ctx.pixels[..n], &mut got[..n])
-                            .map_err(|fault| RunError::Texture {
-                                pc,
-                                fault,
-                                pixel: ctx.pixels[first_lane(m)],
-                            })?;
-                    }
+                    let req = FetchRequest {
+                        kind: *kind,
+                        input: *input,
+                        unscaled: *unscaled,
+                    };
+                    fetch_lanes(ctx, pc, req, 0, &xy[..n], m, &mut got[..n])?;
                     for (c, d) in dst.iter().enumerate() {
                         let out = &mut vals[d.0 as usize];
                         for l in 0..n {
-                            out[l] = if m & (1 << l) != 0 { got[l][c] } else { 0 };
+                            out[l] = got[l][c];
                         }
                     }
                 }
@@ -263,26 +255,7 @@ impl Engine for Interpreter {
                         vals[x.0 as usize],
                         vals[y.0 as usize],
                     );
-                    for q in 0..n / 4 {
-                        let qm = (m >> (q * 4)) & 0xF;
-                        if qm == 0 {
-                            continue;
-                        }
-                        let lead = q * 4 + qm.trailing_zeros() as usize;
-                        for l in (q * 4..q * 4 + 4).filter(|l| m & (1 << l) != 0) {
-                            let at = match index {
-                                UmrtIndex::Shared => lead,
-                                UmrtIndex::PerProcessor => l,
-                            };
-                            ctx.tex
-                                .uncached_write(x[at], y[at], value[l])
-                                .map_err(|fault| RunError::Texture {
-                                    pc,
-                                    fault,
-                                    pixel: ctx.pixels[l],
-                                })?;
-                        }
-                    }
+                    umrt_lanes(ctx, pc, *index, 0, [&value[..n], &x[..n], &y[..n]], m)?;
                 }
                 Op::SemWait => {
                     if let Some(h) = ctx.hazards.as_deref_mut() {
@@ -298,6 +271,71 @@ impl Engine for Interpreter {
         }
         Ok(())
     }
+}
+
+/// Fetches for the lanes `lane0..lane0 + coords.len()` of a group whose bit
+/// is set in `m` (bit 0 = `lane0`); the other lanes of `got` become zeros.
+/// Both engines fetch through here.
+pub(crate) fn fetch_lanes(
+    ctx: &mut Ctx<'_>,
+    pc: u16,
+    req: FetchRequest,
+    lane0: usize,
+    coords: &[[u32; 4]],
+    m: Mask,
+    got: &mut [[u32; 4]],
+) -> Result<(), RunError> {
+    if m != 0 {
+        let pixels = &ctx.pixels[lane0..lane0 + coords.len()];
+        ctx.tex
+            .fetch(req, coords, m, pixels, got)
+            .map_err(|fault| RunError::Texture {
+                pc,
+                fault,
+                pixel: pixels[first_lane(m)],
+            })?;
+    }
+    for (l, g) in got.iter_mut().enumerate() {
+        if m & (1 << l) == 0 {
+            *g = [0; 4];
+        }
+    }
+    Ok(())
+}
+
+/// The uncached writes of lanes `lane0..` whose bit is set in `m` (helpers
+/// already removed), quad by quad in lane order; `ops` = value, x, y per
+/// lane (`spec/isa.md` §5.4). Both engines write through here.
+pub(crate) fn umrt_lanes(
+    ctx: &mut Ctx<'_>,
+    pc: u16,
+    index: UmrtIndex,
+    lane0: usize,
+    ops: [&[u32]; 3],
+    m: Mask,
+) -> Result<(), RunError> {
+    let [value, x, y] = ops;
+    for q in 0..value.len() / 4 {
+        let qm = (m >> (q * 4)) & 0xF;
+        if qm == 0 {
+            continue;
+        }
+        let lead = q * 4 + qm.trailing_zeros() as usize;
+        for l in (q * 4..q * 4 + 4).filter(|l| m & (1 << l) != 0) {
+            let at = match index {
+                UmrtIndex::Shared => lead,
+                UmrtIndex::PerProcessor => l,
+            };
+            ctx.tex
+                .uncached_write(x[at], y[at], value[l])
+                .map_err(|fault| RunError::Texture {
+                    pc,
+                    fault,
+                    pixel: ctx.pixels[lane0 + l],
+                })?;
+        }
+    }
+    Ok(())
 }
 
 /// Writes `v` into `dst` on the lanes of `m`.

@@ -22,8 +22,9 @@ use crate::co::CondLoc;
 use crate::engine::EngineKind;
 use crate::mc::{CacheId, DiagnosticCounts, Mc, RunView, Surface, UncachedWrite};
 use crate::runtime::hazard::Hazard;
-use crate::runtime::{Engine, PixelOut, RunError, RunOptions, RunStats, Runner};
+use crate::runtime::{Engine, EngineStats, PixelOut, RunError, RunOptions, RunStats, Runner};
 use crate::{abi::ProgramInfo, frontend, isa};
+use ctm_jit::compile::JitOptions;
 use ctm_jit::ir::{CONSTS, INT_CONSTS, Program};
 use ctm_jit::state::{IntConst, Uniforms};
 use std::sync::Arc;
@@ -44,6 +45,8 @@ pub struct RunSettings {
     pub threads: usize,
     /// Budget and hazard checking.
     pub options: RunOptions,
+    /// How the JIT engine compiles.
+    pub jit: JitOptions,
     /// Progress callback.
     pub progress: Option<Progress>,
 }
@@ -54,6 +57,7 @@ impl Default for RunSettings {
             engine: EngineKind::Interp,
             threads: 1,
             options: RunOptions::default(),
+            jit: JitOptions::default(),
             progress: None,
         }
     }
@@ -65,6 +69,7 @@ impl std::fmt::Debug for RunSettings {
             .field("engine", &self.engine)
             .field("threads", &self.threads)
             .field("options", &self.options)
+            .field("jit", &self.jit)
             .finish_non_exhaustive()
     }
 }
@@ -90,6 +95,8 @@ pub struct RunReport {
     pub hazards: Vec<Hazard>,
     /// MC diagnostics raised during the run.
     pub diagnostics: DiagnosticCounts,
+    /// What the engines did (compilation, native and interpreted clauses).
+    pub engine: EngineStats,
 }
 
 struct RowResult {
@@ -293,7 +300,7 @@ impl Pe {
         self.check_surfaces(mc, &info, uncached, offset)?;
         // One engine per worker thread, for the whole run.
         let mut engines = (0..self.settings.threads.max(1))
-            .map(|_| self.settings.engine.make())
+            .map(|_| self.settings.engine.make(self.settings.jit))
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| Self::fail(offset, e.0))?;
         let before = mc.diagnostics.counts();
@@ -374,6 +381,9 @@ impl Pe {
             }
         }
         report.hazards = hazards;
+        for e in &engines {
+            report.engine.merge(&e.stats());
+        }
         report.clocks = report.pixel_instructions.div_ceil(PROCESSORS);
         if self.counters.counting {
             self.counters.total += report.clocks;

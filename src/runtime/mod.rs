@@ -179,6 +179,15 @@ pub enum RunError {
         /// Pixel.
         pixel: (u32, u32),
     },
+    /// The engine could not prepare the program (e.g. code generation
+    /// failed as a whole).
+    #[error("the {engine} engine cannot run this program: {message}")]
+    Engine {
+        /// Engine name.
+        engine: &'static str,
+        /// What went wrong.
+        message: String,
+    },
     /// The texture unit refused a request.
     #[error("pc {pc}, pixel {pixel:?}: texture unit: {fault}")]
     Texture {
@@ -279,9 +288,58 @@ pub struct Ctx<'a> {
     pub pixels: &'a [(u32, u32); GROUP_LANES],
 }
 
+/// What an engine did, summed over the runs it served.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct EngineStats {
+    /// Clause executions in native code.
+    pub native_runs: u64,
+    /// Clause executions interpreted because the clause fell back.
+    pub fallback_runs: u64,
+    /// Clause executions interpreted because hazards were being checked.
+    pub checked_runs: u64,
+    /// Clauses of the program(s) left to the interpreter.
+    pub fallback_clauses: u64,
+    /// Programs compiled (cache misses).
+    pub compiled: u64,
+    /// Programs found compiled in the code cache.
+    pub cache_hits: u64,
+    /// Time spent compiling.
+    pub compile_time: std::time::Duration,
+    /// DPP instructions compiled.
+    pub compiled_instructions: u64,
+    /// Why clauses fell back (one line per distinct reason).
+    pub fallback_reasons: Vec<String>,
+}
+
+impl EngineStats {
+    /// Adds `other` into `self`.
+    pub fn merge(&mut self, other: &EngineStats) {
+        self.native_runs += other.native_runs;
+        self.fallback_runs += other.fallback_runs;
+        self.checked_runs += other.checked_runs;
+        self.fallback_clauses = self.fallback_clauses.max(other.fallback_clauses);
+        self.compiled += other.compiled;
+        self.cache_hits += other.cache_hits;
+        self.compile_time += other.compile_time;
+        self.compiled_instructions += other.compiled_instructions;
+        for r in &other.fallback_reasons {
+            if !self.fallback_reasons.contains(r) {
+                self.fallback_reasons.push(r.clone());
+            }
+        }
+    }
+}
+
 /// Executes the operations of one clause on a group (the interpreter, or
 /// compiled code).
 pub trait Engine {
+    /// Called before a program's first clause of each run (compilers
+    /// compile or look up their code here).
+    fn prepare(&mut self, program: &Program) -> Result<(), RunError> {
+        let _ = program;
+        Ok(())
+    }
+
     /// Runs clause `clause` of `program`.
     fn run_clause(
         &mut self,
@@ -290,9 +348,18 @@ pub trait Engine {
         lanes: &mut Lanes,
         ctx: &mut Ctx<'_>,
     ) -> Result<(), RunError>;
+
+    /// What the engine did so far.
+    fn stats(&self) -> EngineStats {
+        EngineStats::default()
+    }
 }
 
 impl<E: Engine + ?Sized> Engine for &mut E {
+    fn prepare(&mut self, program: &Program) -> Result<(), RunError> {
+        (**self).prepare(program)
+    }
+
     fn run_clause(
         &mut self,
         program: &Program,
@@ -301,6 +368,10 @@ impl<E: Engine + ?Sized> Engine for &mut E {
         ctx: &mut Ctx<'_>,
     ) -> Result<(), RunError> {
         (**self).run_clause(program, clause, lanes, ctx)
+    }
+
+    fn stats(&self) -> EngineStats {
+        (**self).stats()
     }
 }
 
@@ -407,6 +478,7 @@ impl<E: Engine> Runner<'_, E> {
         tex: &mut dyn TextureUnit,
         sink: &mut dyn Sink,
     ) -> Result<RunStats, RunError> {
+        self.engine.prepare(self.program)?;
         let mut stats = RunStats::default();
         let mut hazards = self.options.check_hazards.then(Hazards::default);
         let mut lanes = Lanes::new_boxed();

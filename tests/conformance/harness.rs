@@ -7,8 +7,11 @@
 use ctm::frontend;
 use ctm::interp::Interpreter;
 use ctm::isa::{asm::assemble, decode_program};
+use ctm::jit::JitEngine;
+use ctm::runtime::Engine;
 use ctm::runtime::texture::{Image, Images};
 use ctm::runtime::{Domain, PixelOut, RunError, RunOptions, RunStats, Runner};
+use ctm_jit::compile::{JitOptions, OptLevel};
 use ctm_jit::state::{IntConst, Uniforms};
 use std::collections::{BTreeMap, HashMap};
 
@@ -17,10 +20,24 @@ use std::collections::{BTreeMap, HashMap};
 pub enum EngineKind {
     /// The reference interpreter.
     Interp,
+    /// Compiled code with these options.
+    Jit(JitOptions),
 }
 
-/// All engines.
-pub const ENGINES: &[EngineKind] = &[EngineKind::Interp];
+/// All engines: the interpreter first (the reference), then the JIT at both
+/// optimisation levels and with whole groups and single quads per
+/// iteration.
+pub const ENGINES: &[EngineKind] = &[
+    EngineKind::Interp,
+    EngineKind::Jit(JitOptions {
+        opt_level: OptLevel::Speed,
+        quads_per_iter: 4,
+    }),
+    EngineKind::Jit(JitOptions {
+        opt_level: OptLevel::None,
+        quads_per_iter: 1,
+    }),
+];
 
 /// Inputs of a run.
 #[derive(Clone)]
@@ -138,6 +155,27 @@ fn run_on(kind: EngineKind, asm: &str, s: &Setup) -> Result<Outcome, RunError> {
             options: s.options,
         }
         .run(s.domain, s.v, &mut tex, &mut sink)?,
+        EngineKind::Jit(opts) => {
+            let mut engine = JitEngine::new(opts);
+            let stats = Runner {
+                program: &program,
+                engine: &mut engine,
+                uniforms: &s.uniforms,
+                options: s.options,
+            }
+            .run(s.domain, s.v, &mut tex, &mut sink)?;
+            assert!(
+                s.options.check_hazards || engine.stats().native_runs > 0,
+                "the JIT ran no native clause"
+            );
+            assert_eq!(
+                engine.stats().fallback_clauses,
+                0,
+                "JIT fallbacks: {:?}\n{asm}",
+                engine.stats().fallback_reasons
+            );
+            stats
+        }
     };
     let uncached: HashMap<_, _> = tex.uncached;
     Ok(Outcome {

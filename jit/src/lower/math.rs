@@ -1,0 +1,331 @@
+//! The numeric rules of [`crate::fp`] as F32X4 instruction sequences.
+//!
+//! Every function here mirrors the scalar function of the same name in
+//! `fp.rs` operation for operation — the same IEEE operations on the same
+//! operands in the same order, with denormal flushing done explicitly on the
+//! bit patterns (never through MXCSR, whose flush-to-zero decides tininess
+//! after rounding and so differs from [`crate::fp::ftz`] in a one-ulp window
+//! below 2^-126). Lane masks are I32X4 (all ones / all zeros per lane).
+
+use super::Lowering;
+use crate::fp;
+use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
+use cranelift_codegen::ir::{InstBuilder, Value, types};
+
+const SIGN: u32 = 0x8000_0000;
+const EXP: u32 = 0x7F80_0000;
+const INF: u32 = 0x7F80_0000;
+const NEG_INF: u32 = 0xFF80_0000;
+/// 1.5 · 2^23: adding it to an integral float |n| < 2^22 leaves n in the
+/// low mantissa bits.
+const MAGIC: u32 = 0x4B40_0000;
+
+impl Lowering<'_, '_> {
+    /// The pattern as I32X4.
+    pub(super) fn as_int(&mut self, v: Value) -> Value {
+        self.bitcast(types::I32X4, v)
+    }
+
+    /// The pattern as F32X4.
+    pub(super) fn as_float(&mut self, v: Value) -> Value {
+        self.bitcast(types::F32X4, v)
+    }
+
+    /// `fp::daz` / `fp::ftz` (the same function on patterns): an exponent of
+    /// zero leaves only the sign.
+    pub(super) fn flush(&mut self, x: Value) -> Value {
+        let xi = self.as_int(x);
+        let exp = self.splat_i(EXP);
+        let e = self.b.ins().band(xi, exp);
+        let zero = self.splat_i(0);
+        let z = self.b.ins().icmp(IntCC::Equal, e, zero);
+        let sign = self.splat_i(SIGN);
+        let s = self.b.ins().band(xi, sign);
+        let r = self.b.ins().bitselect(z, s, xi);
+        self.as_float(r)
+    }
+
+    /// Selects per lane between two F32X4 values by an I32X4 mask.
+    pub(super) fn select_f(&mut self, mask: Value, a: Value, b: Value) -> Value {
+        let m = self.as_float(mask);
+        self.b.ins().bitselect(m, a, b)
+    }
+
+    /// An F32X4 comparison as an I32X4 mask.
+    pub(super) fn fcmp(&mut self, cc: FloatCC, a: Value, b: Value) -> Value {
+        self.b.ins().fcmp(cc, a, b)
+    }
+
+    /// A float constant in every lane.
+    pub(super) fn splat_f(&mut self, x: f32) -> Value {
+        let v = self.splat_i(x.to_bits());
+        self.as_float(v)
+    }
+
+    /// `fp::add`, `sub`, `mul`, `div` on flushed operands.
+    pub(super) fn arith(&mut self, op: crate::ir::Binary, a: Value, b: Value) -> Value {
+        use crate::ir::Binary::*;
+        let r = match op {
+            Add => self.b.ins().fadd(a, b),
+            Sub => self.b.ins().fsub(a, b),
+            Mul => self.b.ins().fmul(a, b),
+            Div => self.b.ins().fdiv(a, b),
+            Min | Max => unreachable!("selections are not arithmetic"),
+        };
+        self.flush(r)
+    }
+
+    /// `fp::min` / `fp::max`: compare the flushed values, return a raw one.
+    /// With operands that are already flushed this is the `minps`/`maxps`
+    /// pattern Cranelift matches.
+    pub(super) fn minmax(&mut self, max: bool, a: Value, b: Value, da: Value, db: Value) -> Value {
+        let lt = if max {
+            self.fcmp(FloatCC::LessThan, db, da)
+        } else {
+            self.fcmp(FloatCC::LessThan, da, db)
+        };
+        self.select_f(lt, a, b)
+    }
+
+    /// `fp::frc` on a flushed operand.
+    pub(super) fn frc(&mut self, x: Value) -> Value {
+        let f = self.b.ins().floor(x);
+        let r = self.b.ins().fsub(x, f);
+        self.flush(r)
+    }
+
+    /// `fp::omod` on a flushed operand: scale by 2^k, standardise NaN.
+    pub(super) fn omod(&mut self, v: Value, k: i8) -> Value {
+        let nan = self.fcmp(FloatCC::Unordered, v, v);
+        let scaled = if k == 0 {
+            // v · 1 = v, and v has no denormal to flush.
+            v
+        } else {
+            let s = self.splat_f(f32::from_bits(((127 + i32::from(k)) as u32) << 23));
+            let r = self.b.ins().fmul(v, s);
+            // Only a down-scale can produce a denormal.
+            if k < 0 { self.flush(r) } else { r }
+        };
+        let std = self.splat_i(fp::STD_NAN);
+        let std = self.as_float(std);
+        self.select_f(nan, std, scaled)
+    }
+
+    /// `fp::clamp`: `x` raw, `v` its flushed value.
+    pub(super) fn clamp(&mut self, x: Value, v: Value) -> Value {
+        let zero = self.splat_f(0.0);
+        let one = self.splat_f(1.0);
+        let gt0 = self.fcmp(FloatCC::GreaterThan, v, zero);
+        let lt1 = self.fcmp(FloatCC::LessThan, v, one);
+        let inner = self.select_f(lt1, x, one);
+        self.select_f(gt0, inner, zero)
+    }
+
+    /// `fp::test_zero` on a flushed value, as a lane mask.
+    pub(super) fn test_zero(&mut self, code: u8, v: Value) -> Value {
+        let zero = self.splat_f(0.0);
+        let cc = match code & 3 {
+            0 => FloatCC::Equal,
+            1 => FloatCC::LessThan,
+            2 => FloatCC::GreaterThanOrEqual,
+            _ => FloatCC::NotEqual,
+        };
+        self.fcmp(cc, v, zero)
+    }
+
+    /// `fp::cnd` / `fp::cmp` with `c` flushed.
+    pub(super) fn select_op(&mut self, cmp: bool, c: Value, a: Value, b: Value) -> Value {
+        let m = if cmp {
+            let zero = self.splat_f(0.0);
+            self.fcmp(FloatCC::GreaterThanOrEqual, c, zero)
+        } else {
+            let half = self.splat_f(0.5);
+            self.fcmp(FloatCC::GreaterThan, c, half)
+        };
+        self.select_f(m, a, b)
+    }
+
+    /// Horner's rule with separately rounded multiply and add:
+    /// `p = c[0]; p = p·x + c[k]` for the rest.
+    fn horner(&mut self, coeffs: &[f32], x: Value) -> Value {
+        let mut p = self.splat_f(coeffs[0]);
+        for &c in &coeffs[1..] {
+            let m = self.b.ins().fmul(p, x);
+            let c = self.splat_f(c);
+            p = self.b.ins().fadd(m, c);
+        }
+        p
+    }
+
+    /// 2^n as a float for integer lanes −126 ≤ n ≤ 127.
+    fn pow2(&mut self, n: Value) -> Value {
+        let bias = self.splat_i(127);
+        let e = self.b.ins().iadd(n, bias);
+        let e = self.b.ins().ishl_imm_s(e, 23);
+        self.as_float(e)
+    }
+
+    /// `fp::ex2` on a flushed operand.
+    pub(super) fn ex2(&mut self, x: Value) -> Value {
+        let n = self.b.ins().nearest(x);
+        let f = self.b.ins().fsub(x, n);
+        let mut p = self.horner(&fp::EX2_POLY, f);
+        let m = self.b.ins().fmul(p, f);
+        let one = self.splat_f(1.0);
+        p = self.b.ins().fadd(m, one);
+        // n as an integer (exact for the lanes the result keeps).
+        let magic = self.splat_f(f32::from_bits(MAGIC));
+        let nb = self.b.ins().fadd(n, magic);
+        let nb = self.as_int(nb);
+        let mi = self.splat_i(MAGIC);
+        let ni = self.b.ins().isub(nb, mi);
+        let h = self.b.ins().sshr_imm_s(ni, 1);
+        let rest = self.b.ins().isub(ni, h);
+        let ph = self.pow2(h);
+        let pr = self.pow2(rest);
+        let r = self.b.ins().fmul(p, ph);
+        let r = self.b.ins().fmul(r, pr);
+        let r = self.flush(r);
+        let lim_hi = self.splat_f(128.0);
+        let big = self.fcmp(FloatCC::GreaterThanOrEqual, x, lim_hi);
+        let lim_lo = self.splat_f(-126.0);
+        let small = self.fcmp(FloatCC::LessThan, x, lim_lo);
+        let nan = self.fcmp(FloatCC::Unordered, x, x);
+        let inf = self.splat_i(INF);
+        let inf = self.as_float(inf);
+        let zero = self.splat_f(0.0);
+        let std = self.splat_i(fp::STD_NAN);
+        let std = self.as_float(std);
+        let r = self.select_f(small, zero, r);
+        let r = self.select_f(big, inf, r);
+        self.select_f(nan, std, r)
+    }
+
+    /// `fp::ln2` on a flushed operand.
+    pub(super) fn ln2(&mut self, x: Value) -> Value {
+        let bits = self.as_int(x);
+        let e = self.b.ins().ushr_imm_s(bits, 23);
+        let ff = self.splat_i(0xFF);
+        let e = self.b.ins().band(e, ff);
+        let bias = self.splat_i(127);
+        let e = self.b.ins().isub(e, bias);
+        let mant = self.splat_i(0x007F_FFFF);
+        let m = self.b.ins().band(bits, mant);
+        let one_i = self.splat_i(fp::ONE);
+        let m = self.b.ins().bor(m, one_i);
+        let m = self.as_float(m);
+        let sqrt2 = self.splat_f(std::f32::consts::SQRT_2);
+        let big = self.fcmp(FloatCC::GreaterThan, m, sqrt2);
+        let half = self.splat_f(0.5);
+        let mh = self.b.ins().fmul(m, half);
+        let m = self.select_f(big, mh, m);
+        // The mask is −1 where m was halved: e − (−1) = e + 1.
+        let e = self.b.ins().isub(e, big);
+        let one = self.splat_f(1.0);
+        let num = self.b.ins().fsub(m, one);
+        let den = self.b.ins().fadd(m, one);
+        let t = self.b.ins().fdiv(num, den);
+        let t2 = self.b.ins().fmul(t, t);
+        let p = self.horner(&fp::LN2_POLY, t2);
+        let tp = self.b.ins().fmul(t, p);
+        let ef = self.b.ins().fcvt_from_sint(types::F32X4, e);
+        let r = self.b.ins().fadd(tp, ef);
+        let r = self.flush(r);
+        let zero = self.splat_f(0.0);
+        let is_zero = self.fcmp(FloatCC::Equal, x, zero);
+        let inf = self.splat_i(INF);
+        let inf = self.as_float(inf);
+        let is_inf = self.fcmp(FloatCC::Equal, x, inf);
+        let bad = self.fcmp(FloatCC::UnorderedOrLessThan, x, zero);
+        let ninf = self.splat_i(NEG_INF);
+        let ninf = self.as_float(ninf);
+        let std = self.splat_i(fp::STD_NAN);
+        let std = self.as_float(std);
+        let r = self.select_f(is_inf, inf, r);
+        let r = self.select_f(is_zero, ninf, r);
+        self.select_f(bad, std, r)
+    }
+
+    /// `fp::rcp` on a flushed operand.
+    pub(super) fn rcp(&mut self, x: Value) -> Value {
+        let one = self.splat_f(1.0);
+        let r = self.b.ins().fdiv(one, x);
+        self.flush(r)
+    }
+
+    /// `fp::rsq` on a flushed operand.
+    pub(super) fn rsq(&mut self, x: Value) -> Value {
+        let s = self.b.ins().sqrt(x);
+        let one = self.splat_f(1.0);
+        let r = self.b.ins().fdiv(one, s);
+        self.flush(r)
+    }
+
+    /// `fp::sin` (`cos = false`) or `fp::cos` on a flushed operand.
+    pub(super) fn sincos(&mut self, x: Value, cos: bool) -> Value {
+        let n = self.b.ins().nearest(x);
+        let mut r = self.b.ins().fsub(x, n);
+        if cos {
+            let q = self.splat_f(0.25);
+            let s = self.b.ins().fadd(r, q);
+            let n = self.b.ins().nearest(s);
+            r = self.b.ins().fsub(s, n);
+        }
+        let nan = self.fcmp(FloatCC::Unordered, r, r);
+        let quarter = self.splat_f(0.25);
+        let hi = self.fcmp(FloatCC::GreaterThan, r, quarter);
+        let mquarter = self.splat_f(-0.25);
+        let lo = self.fcmp(FloatCC::LessThan, r, mquarter);
+        let half = self.splat_f(0.5);
+        let up = self.b.ins().fsub(half, r);
+        let mhalf = self.splat_f(-0.5);
+        let down = self.b.ins().fsub(mhalf, r);
+        let folded = self.select_f(lo, down, r);
+        let r = self.select_f(hi, up, folded);
+        let r2 = self.b.ins().fmul(r, r);
+        let p = self.horner(&fp::SIN_POLY, r2);
+        let res = self.b.ins().fmul(r, p);
+        let res = self.flush(res);
+        let std = self.splat_i(fp::STD_NAN);
+        let std = self.as_float(std);
+        self.select_f(nan, std, res)
+    }
+
+    /// `fp::dot` on flushed operands: exact products in f64, summed left to
+    /// right in f64, rounded once to f32, flushed.
+    pub(super) fn dot(&mut self, pairs: &[(Value, Value)], addend: Option<Value>) -> Value {
+        let mut halves = [None, None];
+        for (h, half) in halves.iter_mut().enumerate() {
+            let mut sum: Option<Value> = None;
+            for &(a, b) in pairs {
+                let a = self.widen(a, h == 1);
+                let b = self.widen(b, h == 1);
+                let p = self.b.ins().fmul(a, b);
+                sum = Some(match sum {
+                    None => p,
+                    Some(s) => self.b.ins().fadd(s, p),
+                });
+            }
+            let mut s = sum.expect("a dot product has factors");
+            if let Some(c) = addend {
+                let c = self.widen(c, h == 1);
+                s = self.b.ins().fadd(s, c);
+            }
+            *half = Some(self.b.ins().fvdemote(s));
+        }
+        let [lo, hi] = halves.map(|h| h.expect("both halves"));
+        // [lo0, lo1, hi0, hi1]
+        let r = self.shuffle32(lo, hi, [0, 1, 4, 5]);
+        self.flush(r)
+    }
+
+    /// Lanes 0, 1 (or 2, 3 when `high`) of an F32X4 as F64X2.
+    fn widen(&mut self, v: Value, high: bool) -> Value {
+        let v = if high {
+            self.shuffle32(v, v, [2, 3, 2, 3])
+        } else {
+            v
+        };
+        self.b.ins().fvpromote_low(v)
+    }
+}

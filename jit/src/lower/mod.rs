@@ -1,0 +1,807 @@
+//! Lowering of one clause ([`crate::ir::Clause`]) to a Cranelift function
+//! (`DESIGN.md`, "The data path"; numeric rules in [`math`]).
+//!
+//! The function has the signature [`crate::state::ClauseFn`]. It walks the
+//! present quads of the group in batches of `w` quads (1, 2 or 4): every IR
+//! value becomes `w` F32X4 vectors, one per quad (SoA, lane `l` of a vector =
+//! lane `l` of the quad). Per batch:
+//!
+//! * if no lane of the batch can write (`running & active`, or `running`
+//!   when an operation also writes inactive lanes), the batch is skipped;
+//! * lane masks (running, active, killed, predicate bits, ALU result) are
+//!   read from the [`Lanes`](crate::state::Lanes) bit masks into I32X4 lane
+//!   masks, updated as operations run, and written back at the end;
+//! * register and output writes blend the new value into the old one under
+//!   the gate's mask (`bitselect`);
+//! * fetches and uncached writes store their operands into
+//!   [`Io`](crate::state::Io), call the host once for the batch and read the
+//!   fetched channels back.
+//!
+//! Uniform values (constants, `aL`) are computed once before the loop.
+//! Clauses with fetches or uncached writes always run whole groups (`w` =
+//! 4): the host then sees each operation once per group, in the same order
+//! and with the same lanes as the interpreter, so memory effects and faults
+//! are identical.
+
+mod math;
+
+use crate::ir::{Binary, Clause, Gate, Op, Select, Test, Unary};
+use crate::state::{GROUP_LANES, GROUP_QUADS, io_offsets, offsets};
+use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::immediates::Offset32;
+use cranelift_codegen::ir::{
+    AbiParam, Block, ConstantData, Endianness, InstBuilder, MemFlagsData, SigRef, Signature, Type,
+    Value, types,
+};
+use cranelift_frontend::FunctionBuilder;
+use std::collections::HashMap;
+
+/// Bytes of one channel of one quad.
+const QUAD_BYTES: i32 = 16;
+/// Bytes of one channel across a group.
+const CHAN_BYTES: i32 = (GROUP_LANES * 4) as i32;
+/// Bytes of one temporary (four channels).
+const REG_BYTES: i32 = 4 * CHAN_BYTES;
+
+/// A lowered IR value: one vector per quad of the batch.
+#[derive(Clone, Copy)]
+struct Val {
+    q: [Value; GROUP_QUADS],
+    /// Known to hold no denormal (so `daz` is the identity).
+    flushed: bool,
+}
+
+/// Lane masks of the batch, one I32X4 per quad, and which changed.
+struct Masks {
+    running: Vec<Value>,
+    active: Vec<Value>,
+    killed: Vec<Value>,
+    pred: [Vec<Value>; 4],
+    alu: Vec<Value>,
+    /// Output channels and the depth value written, OR-ed per quad.
+    written: HashMap<usize, Vec<Value>>,
+    dirty_flow: bool,
+    dirty_pred: [bool; 4],
+    dirty_alu: bool,
+}
+
+/// Map of the first CLIF instruction emitted for each DPP instruction, for
+/// annotated printing.
+pub(crate) type PcMarks = Vec<(cranelift_codegen::ir::Inst, u16)>;
+
+/// State of one clause's lowering.
+pub(crate) struct Lowering<'a, 'f> {
+    b: &'a mut FunctionBuilder<'f>,
+    w: usize,
+    ptr: Type,
+    lanes: Value,
+    uni: Value,
+    io: Value,
+    /// Batch base pointer (`lanes + 16·q0`) and first quad.
+    base: Value,
+    q0: Value,
+    al: Value,
+    vals: Vec<Option<Val>>,
+    dazed: Vec<Option<[Value; GROUP_QUADS]>>,
+    consts: HashMap<u32, Value>,
+    masks: Option<Masks>,
+    host_sig: SigRef,
+    err: Block,
+    marks: PcMarks,
+}
+
+/// Whether a clause needs whole-group batches (see the module docs).
+pub(crate) fn needs_whole_group(clause: &Clause) -> bool {
+    clause
+        .nodes
+        .iter()
+        .any(|n| matches!(n.op, Op::Fetch { .. } | Op::UmrtWrite { .. }))
+}
+
+/// Builds the body of `clause` into `b`, whose function has the
+/// [`crate::state::ClauseFn`] signature. `w` is the batch width in quads.
+pub(crate) fn lower_clause(
+    b: &mut FunctionBuilder<'_>,
+    clause: &Clause,
+    w: usize,
+    ptr: Type,
+    call_conv: cranelift_codegen::isa::CallConv,
+) -> PcMarks {
+    let w = if needs_whole_group(clause) {
+        GROUP_QUADS
+    } else {
+        w
+    };
+    debug_assert!(matches!(w, 1 | 2 | 4));
+    let entry = b.create_block();
+    b.append_block_params_for_function_params(entry);
+    b.switch_to_block(entry);
+    let params = b.block_params(entry).to_vec();
+    let (lanes, uni, io) = (params[0], params[1], params[2]);
+    let mut sig = Signature::new(call_conv);
+    sig.params.push(AbiParam::new(ptr));
+    for _ in 0..4 {
+        sig.params.push(AbiParam::new(types::I32));
+    }
+    sig.returns.push(AbiParam::new(types::I32));
+    let host_sig = b.import_signature(sig);
+    let err = b.create_block();
+    b.append_block_param(err, types::I32);
+    let al = b.ins().load(
+        types::I32,
+        MemFlagsData::trusted(),
+        lanes,
+        offsets::AL as i32,
+    );
+    let quads = b.ins().load(
+        types::I32,
+        MemFlagsData::trusted(),
+        lanes,
+        offsets::QUADS as i32,
+    );
+    let mut l = Lowering {
+        b,
+        w,
+        ptr,
+        lanes,
+        uni,
+        io,
+        base: lanes,
+        q0: al,
+        al,
+        vals: vec![None; clause.values as usize],
+        dazed: vec![None; clause.values as usize],
+        consts: HashMap::new(),
+        masks: None,
+        host_sig,
+        err,
+        marks: Vec::new(),
+    };
+    // Uniform values, once for all batches.
+    for node in &clause.nodes {
+        match node.op {
+            Op::Const { dst, index, chan } => {
+                let v = l.load_const(index, chan);
+                l.set(dst, [v; GROUP_QUADS], false);
+            }
+            Op::Imm { dst, bits } => {
+                let v = l.splat_i(bits);
+                let v = l.as_float(v);
+                let flushed = bits & 0x7F80_0000 != 0 || bits & 0x7FFF_FFFF == 0;
+                l.set(dst, [v; GROUP_QUADS], flushed);
+            }
+            _ => {}
+        }
+    }
+    let head = l.b.create_block();
+    l.b.append_block_param(head, types::I32);
+    let zero = l.b.ins().iconst(types::I32, 0);
+    l.b.ins().jump(head, &[zero.into()]);
+
+    // head(q0): q0 < quads ? body : exit
+    l.b.switch_to_block(head);
+    let q0 = l.b.block_params(head)[0];
+    let body = l.b.create_block();
+    let exit = l.b.create_block();
+    let more = l.b.ins().icmp(IntCC::UnsignedLessThan, q0, quads);
+    l.b.ins().brif(more, body, &[], exit, &[]);
+
+    l.b.switch_to_block(body);
+    l.q0 = q0;
+    let next = l.b.ins().iadd_imm_s(q0, w as i64);
+    let off = l.b.ins().imul_imm_s(q0, i64::from(QUAD_BYTES));
+    let off = l.b.ins().uextend(ptr, off);
+    l.base = l.b.ins().iadd(lanes, off);
+    // Skip the batch when none of its lanes can write.
+    let writes_inactive = clause.nodes.iter().any(|n| match &n.op {
+        Op::SetTemp { gate, .. }
+        | Op::SetOut { gate, .. }
+        | Op::SetDepth { gate, .. }
+        | Op::SetPred { gate, .. }
+        | Op::SetAluResult { gate, .. }
+        | Op::UmrtWrite { gate, .. } => gate.inactive,
+        Op::Fetch { inactive, .. } => *inactive,
+        Op::Kill { checks } => checks.iter().any(|c| c.1.inactive),
+        _ => false,
+    });
+    let running = l.load_bits(offsets::RUNNING);
+    let live = if writes_inactive {
+        running
+    } else {
+        let active = l.load_bits(offsets::ACTIVE);
+        l.b.ins().band(running, active)
+    };
+    let shift = l.b.ins().imul_imm_s(q0, 4);
+    let live = l.b.ins().ushr(live, shift);
+    let live = l.b.ins().band_imm_s(live, (1i64 << (4 * w)) - 1);
+    let work = l.b.create_block();
+    l.b.ins().brif(live, work, &[], head, &[next.into()]);
+
+    l.b.switch_to_block(work);
+    l.masks = Some(l.load_masks());
+    for (i, node) in clause.nodes.iter().enumerate() {
+        let block = l.b.current_block().expect("in a block");
+        let before = l.b.func.layout.last_inst(block);
+        l.node(i as u32, &node.op);
+        let first = match before {
+            Some(inst) => l.b.func.layout.next_inst(inst),
+            None => l.b.func.layout.first_inst(block),
+        };
+        if let Some(inst) = first
+            && l.marks.last().is_none_or(|m| m.1 != node.pc)
+        {
+            l.marks.push((inst, node.pc));
+        }
+    }
+    l.store_masks();
+    l.b.ins().jump(head, &[next.into()]);
+
+    l.b.switch_to_block(exit);
+    let ok = l.b.ins().iconst(types::I32, 0);
+    l.b.ins().return_(&[ok]);
+    l.b.switch_to_block(err);
+    let status = l.b.block_params(err)[0];
+    l.b.ins().return_(&[status]);
+    l.b.seal_all_blocks();
+    l.marks
+}
+
+impl Lowering<'_, '_> {
+    fn bitcast(&mut self, ty: Type, v: Value) -> Value {
+        if self.b.func.dfg.value_type(v) == ty {
+            return v;
+        }
+        let mut flags = MemFlagsData::new();
+        flags.set_endianness(Endianness::Little);
+        self.b.ins().bitcast(ty, flags, v)
+    }
+
+    /// An I32X4 with `x` in every lane (memoised).
+    fn splat_i(&mut self, x: u32) -> Value {
+        if let Some(&v) = self.consts.get(&x) {
+            return v;
+        }
+        let bytes: Vec<u8> = (0..4).flat_map(|_| x.to_le_bytes()).collect();
+        let c = self.b.func.dfg.constants.insert(ConstantData::from(bytes));
+        let v = self.b.ins().vconst(types::I32X4, c);
+        self.consts.insert(x, v);
+        v
+    }
+
+    /// An I32X4 of four different lanes.
+    fn vconst4(&mut self, x: [u32; 4]) -> Value {
+        let bytes: Vec<u8> = x.iter().flat_map(|v| v.to_le_bytes()).collect();
+        let c = self.b.func.dfg.constants.insert(ConstantData::from(bytes));
+        self.b.ins().vconst(types::I32X4, c)
+    }
+
+    /// Lanes of `a` (0–3) and `b` (4–7) picked by 32-bit lane index.
+    fn shuffle32(&mut self, a: Value, b: Value, lanes: [u8; 4]) -> Value {
+        let ty = self.b.func.dfg.value_type(a);
+        let a8 = self.bitcast(types::I8X16, a);
+        let b8 = self.bitcast(types::I8X16, b);
+        let mask: Vec<u8> = lanes
+            .iter()
+            .flat_map(|&l| (0..4).map(move |k| l * 4 + k))
+            .collect();
+        let imm = self.b.func.dfg.immediates.push(ConstantData::from(mask));
+        let r = self.b.ins().shuffle(a8, b8, imm);
+        self.bitcast(ty, r)
+    }
+
+    fn set(&mut self, v: crate::ir::V, q: [Value; GROUP_QUADS], flushed: bool) {
+        self.vals[v.0 as usize] = Some(Val { q, flushed });
+    }
+
+    fn get(&self, v: crate::ir::V) -> Val {
+        self.vals[v.0 as usize].expect("the IR verifier guarantees definition before use")
+    }
+
+    /// The flushed (`daz`) vectors of a value (memoised).
+    fn daz(&mut self, v: crate::ir::V) -> [Value; GROUP_QUADS] {
+        let val = self.get(v);
+        if val.flushed {
+            return val.q;
+        }
+        if let Some(d) = self.dazed[v.0 as usize] {
+            return d;
+        }
+        let mut d = val.q;
+        let uniform = val.q.iter().all(|&x| x == val.q[0]);
+        for k in 0..self.w {
+            d[k] = if uniform && k > 0 {
+                d[0]
+            } else {
+                self.flush(val.q[k])
+            };
+        }
+        self.dazed[v.0 as usize] = Some(d);
+        d
+    }
+
+    /// The effective register index of `index` as a byte offset (scalar).
+    fn rel_offset(&mut self, index: crate::ir::Index, size: i64, stride: i64) -> Value {
+        let r = self.b.ins().iadd_imm_s(self.al, i64::from(index.base));
+        let r = self.b.ins().band_imm_s(r, size - 1);
+        let r = self.b.ins().imul_imm_s(r, stride);
+        self.b.ins().uextend(self.ptr, r)
+    }
+
+    fn load_const(&mut self, index: crate::ir::Index, chan: u8) -> Value {
+        let flags = MemFlagsData::trusted().with_readonly();
+        let chan_off = i32::from(chan) * 4 + io_offsets::CONSTS as i32;
+        let x = if index.rel {
+            let off = self.rel_offset(index, crate::ir::CONSTS as i64, 16);
+            let p = self.b.ins().iadd(self.uni, off);
+            self.b.ins().load(types::F32, flags, p, chan_off)
+        } else {
+            let at = i32::from(index.base) * 16 + chan_off;
+            self.b.ins().load(types::F32, flags, self.uni, at)
+        };
+        self.b.ins().splat(types::F32X4, x)
+    }
+
+    /// Pointer and offset of channel `chan` of temporary `index`, quad 0 of
+    /// the batch.
+    fn temp_addr(&mut self, index: crate::ir::Index, chan: u8) -> (Value, i32) {
+        let chan_off = i32::from(chan) * CHAN_BYTES + offsets::TEMPS as i32;
+        if index.rel {
+            let off = self.rel_offset(index, crate::ir::TEMPS as i64, i64::from(REG_BYTES));
+            (self.b.ins().iadd(self.base, off), chan_off)
+        } else {
+            (self.base, i32::from(index.base) * REG_BYTES + chan_off)
+        }
+    }
+
+    fn load_vec(&mut self, p: Value, off: i32, k: usize) -> Value {
+        let at = Offset32::new(off + k as i32 * QUAD_BYTES);
+        self.b
+            .ins()
+            .load(types::F32X4, MemFlagsData::trusted(), p, at)
+    }
+
+    fn store_vec(&mut self, v: Value, p: Value, off: i32, k: usize) {
+        let at = Offset32::new(off + k as i32 * QUAD_BYTES);
+        self.b.ins().store(MemFlagsData::trusted(), v, p, at);
+    }
+
+    /// A whole-group bit mask word of the lanes.
+    fn load_bits(&mut self, off: usize) -> Value {
+        self.b
+            .ins()
+            .load(types::I32, MemFlagsData::trusted(), self.lanes, off as i32)
+    }
+
+    /// Quad `k` of the batch's 4 bits of `word` as an I32X4 lane mask.
+    fn quad_mask(&mut self, word: Value, k: usize) -> Value {
+        let s = self.b.ins().imul_imm_s(self.q0, 4);
+        let s = self.b.ins().iadd_imm_s(s, 4 * k as i64);
+        let bits = self.b.ins().ushr(word, s);
+        let v = self.b.ins().splat(types::I32X4, bits);
+        let lane_bits = self.vconst4([1, 2, 4, 8]);
+        let m = self.b.ins().band(v, lane_bits);
+        let zero = self.splat_i(0);
+        self.b.ins().icmp(IntCC::NotEqual, m, zero)
+    }
+
+    fn mask_vecs(&mut self, off: usize) -> Vec<Value> {
+        let word = self.load_bits(off);
+        (0..self.w).map(|k| self.quad_mask(word, k)).collect()
+    }
+
+    fn load_masks(&mut self) -> Masks {
+        let pred = std::array::from_fn(|c| self.mask_vecs(offsets::PRED + 4 * c));
+        Masks {
+            running: self.mask_vecs(offsets::RUNNING),
+            active: self.mask_vecs(offsets::ACTIVE),
+            killed: self.mask_vecs(offsets::KILLED),
+            pred,
+            alu: self.mask_vecs(offsets::ALU_RESULT),
+            written: HashMap::new(),
+            dirty_flow: false,
+            dirty_pred: [false; 4],
+            dirty_alu: false,
+        }
+    }
+
+    /// The batch's lanes of per-quad masks as bits relative to the batch's
+    /// first lane.
+    fn batch_bits(&mut self, m: &[Value]) -> Value {
+        let mut acc: Option<Value> = None;
+        for (k, &v) in m.iter().enumerate() {
+            let b = self.b.ins().vhigh_bits(types::I32, v);
+            let b = if k == 0 {
+                b
+            } else {
+                self.b.ins().ishl_imm_s(b, 4 * k as i64)
+            };
+            acc = Some(match acc {
+                None => b,
+                Some(a) => self.b.ins().bor(a, b),
+            });
+        }
+        acc.expect("a batch has quads")
+    }
+
+    /// Replaces the batch's bits of the mask word at `off` by `m`
+    /// (`or_only`: OR them in instead).
+    fn store_bits(&mut self, off: usize, m: &[Value], or_only: bool) {
+        let bits = self.batch_bits(m);
+        let s = self.b.ins().imul_imm_s(self.q0, 4);
+        let bits = self.b.ins().ishl(bits, s);
+        let word = self.load_bits(off);
+        let word = if or_only {
+            word
+        } else {
+            let all = self.b.ins().iconst(types::I32, (1i64 << (4 * self.w)) - 1);
+            let all = self.b.ins().ishl(all, s);
+            self.b.ins().band_not(word, all)
+        };
+        let word = self.b.ins().bor(word, bits);
+        self.b
+            .ins()
+            .store(MemFlagsData::trusted(), word, self.lanes, off as i32);
+    }
+
+    fn store_masks(&mut self) {
+        let m = self.masks.take().expect("masks loaded");
+        if m.dirty_flow {
+            self.store_bits(offsets::RUNNING, &m.running, false);
+            self.store_bits(offsets::ACTIVE, &m.active, false);
+            self.store_bits(offsets::KILLED, &m.killed, false);
+        }
+        for c in 0..4 {
+            if m.dirty_pred[c] {
+                self.store_bits(offsets::PRED + 4 * c, &m.pred[c], false);
+            }
+        }
+        if m.dirty_alu {
+            self.store_bits(offsets::ALU_RESULT, &m.alu, false);
+        }
+        let mut written: Vec<_> = m.written.into_iter().collect();
+        written.sort_by_key(|w| w.0);
+        for (off, v) in written {
+            self.store_bits(off, &v, true);
+        }
+    }
+
+    /// The lanes a gated write touches, per quad (`interp::enabled`).
+    fn enabled(&mut self, gate: Gate) -> Vec<Value> {
+        let m = self.masks.as_ref().expect("masks loaded");
+        let running = m.running.clone();
+        let active = m.active.clone();
+        let pred = gate
+            .pred
+            .map(|(c, inv)| (m.pred[usize::from(c & 3)].clone(), inv));
+        (0..self.w)
+            .map(|k| {
+                let mut e = if gate.inactive {
+                    running[k]
+                } else {
+                    self.b.ins().band(running[k], active[k])
+                };
+                if let Some((p, inv)) = &pred {
+                    e = if *inv {
+                        self.b.ins().band_not(e, p[k])
+                    } else {
+                        self.b.ins().band(e, p[k])
+                    };
+                }
+                e
+            })
+            .collect()
+    }
+
+    /// Blends `v` into the vectors at `p + off` under `m`.
+    fn blend_store(&mut self, v: [Value; GROUP_QUADS], m: &[Value], p: Value, off: i32) {
+        for k in 0..self.w {
+            let old = self.load_vec(p, off, k);
+            let new = self.select_f(m[k], v[k], old);
+            self.store_vec(new, p, off, k);
+        }
+    }
+
+    fn note_written(&mut self, off: usize, m: &[Value]) {
+        let masks = self.masks.as_mut().expect("masks loaded");
+        match masks.written.get(&off).cloned() {
+            Some(prev) => {
+                let merged = (0..self.w)
+                    .map(|k| self.b.ins().bor(prev[k], m[k]))
+                    .collect();
+                self.masks
+                    .as_mut()
+                    .expect("masks loaded")
+                    .written
+                    .insert(off, merged);
+            }
+            None => {
+                masks.written.insert(off, m.to_vec());
+            }
+        }
+    }
+
+    /// Calls host callback at `io + slot` for node `node` with the batch's
+    /// lanes; a non-zero status leaves the function.
+    fn host_call(&mut self, slot: usize, node: u32, mask: Value) {
+        let f = self
+            .b
+            .ins()
+            .load(self.ptr, MemFlagsData::trusted(), self.io, slot as i32);
+        let node = self.b.ins().iconst(types::I32, i64::from(node));
+        let lane0 = self.b.ins().imul_imm_s(self.q0, 4);
+        let count = self.b.ins().iconst(types::I32, 4 * self.w as i64);
+        let call =
+            self.b
+                .ins()
+                .call_indirect(self.host_sig, f, &[self.io, node, lane0, count, mask]);
+        let status = self.b.inst_results(call)[0];
+        let cont = self.b.create_block();
+        self.b
+            .ins()
+            .brif(status, self.err, &[status.into()], cont, &[]);
+        self.b.switch_to_block(cont);
+    }
+
+    /// Stores a value into `io.args[chan]` for the batch.
+    fn store_arg(&mut self, chan: usize, v: [Value; GROUP_QUADS]) {
+        let s = self.b.ins().imul_imm_s(self.q0, QUAD_BYTES as i64);
+        let s = self.b.ins().uextend(self.ptr, s);
+        let p = self.b.ins().iadd(self.io, s);
+        let off = io_offsets::ARGS as i32 + chan as i32 * CHAN_BYTES;
+        for (k, &x) in v.iter().enumerate().take(self.w) {
+            self.store_vec(x, p, off, k);
+        }
+    }
+
+    fn each(&mut self, f: impl Fn(&mut Self, usize) -> Value) -> [Value; GROUP_QUADS] {
+        let first = f(self, 0);
+        let mut out = [first; GROUP_QUADS];
+        for (k, o) in out.iter_mut().enumerate().take(self.w).skip(1) {
+            *o = f(self, k);
+        }
+        out
+    }
+
+    fn node(&mut self, index: u32, op: &Op) {
+        match op {
+            Op::Const { .. } | Op::Imm { .. } => {}
+            Op::Temp { dst, index, chan } => {
+                let (p, off) = self.temp_addr(*index, *chan);
+                let q = self.each(|l, k| l.load_vec(p, off, k));
+                self.set(*dst, q, false);
+            }
+            Op::Unary { dst, op, a } => self.unary(*dst, *op, *a),
+            Op::Binary { dst, op, a, b } => {
+                let (da, db) = (self.daz(*a), self.daz(*b));
+                let q = match op {
+                    Binary::Min | Binary::Max => {
+                        let (ra, rb) = (self.get(*a).q, self.get(*b).q);
+                        let max = *op == Binary::Max;
+                        let flushed = self.get(*a).flushed && self.get(*b).flushed;
+                        let q = self.each(|l, k| l.minmax(max, ra[k], rb[k], da[k], db[k]));
+                        self.set(*dst, q, flushed);
+                        return;
+                    }
+                    _ => self.each(|l, k| l.arith(*op, da[k], db[k])),
+                };
+                self.set(*dst, q, true);
+            }
+            Op::Mad { dst, a, b, c } => {
+                let (da, db, dc) = (self.daz(*a), self.daz(*b), self.daz(*c));
+                let q = self.each(|l, k| {
+                    let p = l.arith(Binary::Mul, da[k], db[k]);
+                    l.arith(Binary::Add, p, dc[k])
+                });
+                self.set(*dst, q, true);
+            }
+            Op::Dot { dst, pairs, addend } => {
+                let pairs: Vec<_> = pairs
+                    .iter()
+                    .map(|&(a, b)| (self.daz(a), self.daz(b)))
+                    .collect();
+                let addend = addend.map(|c| self.daz(c));
+                let q = self.each(|l, k| {
+                    let p: Vec<_> = pairs.iter().map(|(a, b)| (a[k], b[k])).collect();
+                    l.dot(&p, addend.map(|c| c[k]))
+                });
+                self.set(*dst, q, true);
+            }
+            Op::Select { dst, op, c, a, b } => {
+                let dc = self.daz(*c);
+                let (va, vb) = (self.get(*a), self.get(*b));
+                let cmp = *op == Select::Cmp;
+                let q = self.each(|l, k| l.select_op(cmp, dc[k], va.q[k], vb.q[k]));
+                self.set(*dst, q, va.flushed && vb.flushed);
+            }
+            Op::QuadLane { dst, a, lane } => {
+                let va = self.get(*a);
+                let lane = *lane;
+                let q = self.each(|l, k| l.shuffle32(va.q[k], va.q[k], [lane; 4]));
+                self.set(*dst, q, va.flushed);
+            }
+            Op::SetTemp {
+                index,
+                chan,
+                v,
+                gate,
+                ..
+            } => {
+                let m = self.enabled(*gate);
+                let (p, off) = self.temp_addr(*index, *chan);
+                let v = self.get(*v).q;
+                self.blend_store(v, &m, p, off);
+            }
+            Op::SetOut {
+                target,
+                chan,
+                v,
+                gate,
+            } => {
+                let m = self.enabled(*gate);
+                let (t, c) = (usize::from(*target), usize::from(*chan));
+                let off = (offsets::OUT + (t * 4 + c) * CHAN_BYTES as usize) as i32;
+                let v = self.get(*v).q;
+                self.blend_store(v, &m, self.base, off);
+                self.note_written(offsets::OUT_WRITTEN + (t * 4 + c) * 4, &m);
+            }
+            Op::SetDepth { v, gate } => {
+                let m = self.enabled(*gate);
+                let v = self.get(*v).q;
+                self.blend_store(v, &m, self.base, offsets::DEPTH as i32);
+                self.note_written(offsets::DEPTH_WRITTEN, &m);
+            }
+            Op::SetPred {
+                chan,
+                test,
+                v,
+                gate,
+            } => {
+                let m = self.enabled(*gate);
+                let t = self.truth(*v, *test);
+                let c = usize::from(*chan & 3);
+                let old = self.masks.as_ref().expect("masks loaded").pred[c].clone();
+                let new: Vec<_> = (0..self.w)
+                    .map(|k| self.b.ins().bitselect(m[k], t[k], old[k]))
+                    .collect();
+                let masks = self.masks.as_mut().expect("masks loaded");
+                masks.pred[c] = new;
+                masks.dirty_pred[c] = true;
+            }
+            Op::SetAluResult { test, v, gate } => {
+                let m = self.enabled(*gate);
+                let t = self.truth(*v, *test);
+                let old = self.masks.as_ref().expect("masks loaded").alu.clone();
+                let new: Vec<_> = (0..self.w)
+                    .map(|k| self.b.ins().bitselect(m[k], t[k], old[k]))
+                    .collect();
+                let masks = self.masks.as_mut().expect("masks loaded");
+                masks.alu = new;
+                masks.dirty_alu = true;
+            }
+            Op::Kill { checks } => {
+                let mut kill: Option<Vec<Value>> = None;
+                for (v, gate) in checks {
+                    let m = self.enabled(*gate);
+                    let t = self.truth(*v, Test::Lt);
+                    let k: Vec<_> = (0..self.w).map(|k| self.b.ins().band(t[k], m[k])).collect();
+                    kill = Some(match kill {
+                        None => k,
+                        Some(prev) => (0..self.w)
+                            .map(|q| self.b.ins().bor(prev[q], k[q]))
+                            .collect(),
+                    });
+                }
+                let Some(kill) = kill else { return };
+                let m = self.masks.take().expect("masks loaded");
+                let mut m = m;
+                for (k, &kill) in kill.iter().enumerate() {
+                    m.killed[k] = self.b.ins().bor(m.killed[k], kill);
+                    m.running[k] = self.b.ins().band_not(m.running[k], kill);
+                    m.active[k] = self.b.ins().band_not(m.active[k], kill);
+                }
+                m.dirty_flow = true;
+                self.masks = Some(m);
+            }
+            Op::Fetch {
+                dst,
+                coords,
+                inactive,
+                ..
+            } => {
+                let gate = Gate {
+                    pred: None,
+                    inactive: *inactive,
+                };
+                let m = self.enabled(gate);
+                for (c, v) in coords.iter().enumerate() {
+                    let q = self.get(*v).q;
+                    self.store_arg(c, q);
+                }
+                let bits = self.batch_bits(&m);
+                self.host_call(io_offsets::FETCH, index, bits);
+                let s = self.b.ins().imul_imm_s(self.q0, QUAD_BYTES as i64);
+                let s = self.b.ins().uextend(self.ptr, s);
+                let p = self.b.ins().iadd(self.io, s);
+                for (c, d) in dst.iter().enumerate() {
+                    let off = io_offsets::RESULT as i32 + c as i32 * CHAN_BYTES;
+                    let q = self.each(|l, k| l.load_vec(p, off, k));
+                    // Fetched channels are raw memory patterns.
+                    self.set(*d, q, false);
+                }
+            }
+            Op::UmrtWrite {
+                value, x, y, gate, ..
+            } => {
+                let m = self.enabled(*gate);
+                for (c, v) in [value, x, y].into_iter().enumerate() {
+                    let q = self.get(*v).q;
+                    self.store_arg(c, q);
+                }
+                let bits = self.batch_bits(&m);
+                let helper = self.load_bits(offsets::HELPER);
+                let s = self.b.ins().imul_imm_s(self.q0, 4);
+                let helper = self.b.ins().ushr(helper, s);
+                let bits = self.b.ins().band_not(bits, helper);
+                self.host_call(io_offsets::UMRT, index, bits);
+            }
+            Op::SemWait | Op::SemAcquire { .. } => {}
+        }
+    }
+
+    /// `test(v)` per lane as masks.
+    fn truth(&mut self, v: crate::ir::V, t: Test) -> [Value; GROUP_QUADS] {
+        let d = self.daz(v);
+        self.each(|l, k| l.test_zero(t.code(), d[k]))
+    }
+
+    fn unary(&mut self, dst: crate::ir::V, op: Unary, a: crate::ir::V) {
+        let va = self.get(a);
+        let sign_op =
+            |l: &mut Self, k: usize, f: fn(&mut FunctionBuilder<'_>, Value, Value) -> Value| {
+                let x = l.as_int(va.q[k]);
+                let s = l.splat_i(0x8000_0000);
+                let r = f(l.b, x, s);
+                l.as_float(r)
+            };
+        let (q, flushed) = match op {
+            Unary::Neg => (
+                self.each(|l, k| sign_op(l, k, |b, x, s| b.ins().bxor(x, s))),
+                va.flushed,
+            ),
+            Unary::Abs => (
+                self.each(|l, k| sign_op(l, k, |b, x, s| b.ins().band_not(x, s))),
+                va.flushed,
+            ),
+            Unary::Nab => (
+                self.each(|l, k| sign_op(l, k, |b, x, s| b.ins().bor(x, s))),
+                va.flushed,
+            ),
+            Unary::Clamp => {
+                let d = self.daz(a);
+                (self.each(|l, k| l.clamp(va.q[k], d[k])), true)
+            }
+            _ => {
+                let d = self.daz(a);
+                let q = self.each(|l, k| {
+                    let x = d[k];
+                    match op {
+                        Unary::Frc => l.frc(x),
+                        Unary::Ex2 => l.ex2(x),
+                        Unary::Ln2 => l.ln2(x),
+                        Unary::Rcp => l.rcp(x),
+                        Unary::Rsq => l.rsq(x),
+                        Unary::Sin => l.sincos(x, false),
+                        Unary::Cos => l.sincos(x, true),
+                        Unary::Omod(s) => l.omod(x, s),
+                        Unary::Canon => l.omod(x, 0),
+                        Unary::Neg | Unary::Abs | Unary::Nab | Unary::Clamp => {
+                            unreachable!("handled above")
+                        }
+                    }
+                });
+                (q, true)
+            }
+        };
+        self.set(dst, q, flushed);
+    }
+}

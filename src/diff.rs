@@ -1,0 +1,492 @@
+//! Differential testing: random DPP programs run on two engines and
+//! compared bit for bit (`DESIGN.md`: "differential testing is the
+//! backbone").
+//!
+//! [`Case::random`] builds a program from the encoding table: ALU, OUT and
+//! TEX instructions with every field drawn from its domain (registers folded
+//! into r0–r7 and c0–c7 so values flow between instructions), nested inside
+//! structured flow control — IF/ELSE/ENDIF on the ALU result, predicate bits
+//! or boolean constants, LOOP (with `aL`-relative operands) and REP with
+//! conditional BREAK and CONTINUE. Constants and input texels mix ordinary
+//! numbers, ±0, ±Inf, NaNs with payloads, denormals and random patterns. A
+//! quarter of the programs run in uncached mode (uncached writes and reads).
+//!
+//! [`Case::run`] executes a case on one engine and returns everything
+//! observable: each finished pixel's outputs, the run counters, uncached
+//! memory, or the error. [`compare`] reports a difference as the program's
+//! text and a two-column table with `*` on the differing lanes.
+//!
+//! ```
+//! use ctm::diff::{Case, compare};
+//! use ctm::engine::EngineKind;
+//! let case = Case::random(7);
+//! let a = case.run(EngineKind::Interp, Default::default());
+//! let b = case.run(EngineKind::Interp, Default::default());
+//! assert!(compare(&case, &a, &b, "interp", "interp").is_none());
+//! ```
+
+use crate::engine::EngineKind;
+use crate::isa::InstType;
+use crate::isa::disasm::disassemble;
+use crate::isa::{asm::assemble, decode_program};
+use crate::runtime::texture::{Image, Images};
+use crate::runtime::{Domain, PixelOut, RunError, RunOptions, RunStats, Runner};
+use crate::{frontend, isa};
+use ctm_jit::compile::JitOptions;
+use ctm_jit::state::{IntConst, Uniforms};
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+/// A small deterministic generator (xorshift64*).
+#[derive(Clone, Debug)]
+pub struct Rng(u64);
+
+impl Rng {
+    /// A generator from a seed (any value).
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
+    }
+
+    /// The next 32 random bits.
+    pub fn next_u32(&mut self) -> u32 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        (self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 32) as u32
+    }
+
+    /// A number in `0..n`.
+    pub fn below(&mut self, n: u32) -> u32 {
+        self.next_u32() % n.max(1)
+    }
+
+    /// True with probability `p` percent.
+    pub fn percent(&mut self, p: u32) -> bool {
+        self.below(100) < p
+    }
+
+    /// A float pattern: ordinary values, special values, or random bits.
+    pub fn float(&mut self) -> u32 {
+        const SPECIAL: [u32; 14] = [
+            0x0000_0000, // +0
+            0x8000_0000, // −0
+            0x7F80_0000, // +Inf
+            0xFF80_0000, // −Inf
+            0x7FC0_0000, // quiet NaN
+            0xFFC0_1234, // negative NaN with payload
+            0x7F80_0001, // signalling NaN
+            0x0000_0001, // smallest denormal
+            0x807F_FFFF, // largest negative denormal
+            0x0080_0000, // smallest normal
+            0x7F7F_FFFF, // largest finite
+            0x3F00_0000, // 0.5
+            0x3F80_0000, // 1
+            0xBF80_0000, // −1
+        ];
+        match self.below(10) {
+            0..=3 => ((self.below(33) as f32 - 16.0) / 4.0).to_bits(),
+            4 | 5 => (self.next_u32() as f32 / u32::MAX as f32 * 8.0 - 4.0).to_bits(),
+            6 | 7 => SPECIAL[self.below(SPECIAL.len() as u32) as usize],
+            _ => self.next_u32(),
+        }
+    }
+}
+
+/// One differential case: a program and everything it runs with.
+#[derive(Clone, Debug)]
+pub struct Case {
+    /// The seed it was generated from.
+    pub seed: u64,
+    /// Assembly text.
+    pub asm: String,
+    /// The program runs in uncached mode.
+    pub uncached: bool,
+    /// The domain.
+    pub domain: Domain,
+    /// Constant files.
+    pub uniforms: Uniforms,
+    /// Inputs 0 and 1 and the uncached surface.
+    pub textures: Images,
+}
+
+/// What a run produced, everything observable.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Observed {
+    /// Finished pixels.
+    pub pixels: BTreeMap<(u32, u32), PixelOut>,
+    /// Counters.
+    pub stats: RunStats,
+    /// Uncached memory afterwards.
+    pub uncached: BTreeMap<(u32, u32), u32>,
+}
+
+/// A run's result.
+pub type Outcome = Result<Observed, RunError>;
+
+/// Registers random operands are folded into.
+const REGS: u32 = 8;
+
+struct Gen {
+    rng: Rng,
+    lines: Vec<String>,
+    labels: u32,
+    uncached: bool,
+}
+
+impl Gen {
+    fn label(&mut self) -> String {
+        self.labels += 1;
+        format!("l{}", self.labels)
+    }
+
+    /// A random instruction of type `ty` with operands folded into the
+    /// first registers and the fields that would end or break the program
+    /// cleared.
+    fn inst(&mut self, ty: InstType) -> String {
+        let mut inst = loop {
+            let i = isa::random::random_inst(&mut || self.rng.next_u32());
+            if i.ty() == ty {
+                break i;
+            }
+        };
+        let slots = inst.slots();
+        let uncached_out = ty == InstType::Out && self.uncached;
+        for slot in slots.iter() {
+            for (f, info) in slot.fields.iter().enumerate() {
+                let raw = inst.get_field(slot.index, f);
+                let new = match info.name {
+                    "LAST" => 0,
+                    "ADDR0" | "ADDR1" | "ADDR2" if raw & 0x80 == 0 => raw % REGS,
+                    "ADDR0" | "ADDR1" | "ADDR2" => raw,
+                    "RGB_ADDRD" | "ALPHA_ADDRD" | "SRC_ADDR" | "DST_ADDR" | "DX_ADDR"
+                    | "DY_ADDR" => raw % REGS,
+                    "TEX_ID" => raw % 2,
+                    // Lookups, projected lookups and kills (uncached reads
+                    // in uncached mode); the others act as lookups.
+                    "INST" if ty == InstType::Tex => {
+                        let ops: &[u32] = if self.uncached {
+                            &[1, 2, 3, 7]
+                        } else {
+                            &[1, 2, 3]
+                        };
+                        ops[self.rng.below(ops.len() as u32) as usize]
+                    }
+                    // Uncached outputs write all four channels or none.
+                    "RGB_OMASK" if uncached_out => 7,
+                    "ALPHA_OMASK" if uncached_out => 1,
+                    _ => raw,
+                };
+                if new != raw {
+                    inst.set_field(slot.index, f, new)
+                        .expect("folded values stay in the field's domain");
+                }
+            }
+        }
+        disassemble(&inst)
+    }
+
+    fn cond(&mut self) -> String {
+        match self.rng.below(4) {
+            0 => "alu_result == 0".into(),
+            1 => "alu_result != 0".into(),
+            2 => {
+                let c = ["r", "g", "b", "a"][self.rng.below(4) as usize];
+                let inv = if self.rng.percent(50) { "!" } else { "" };
+                format!("{inv}p.{c} != 0")
+            }
+            _ => format!("b{} == 0", self.rng.below(4)),
+        }
+    }
+
+    fn block(&mut self, depth: u32, in_loop: Option<(&str, &str, bool)>, budget: &mut u32) {
+        let n = 1 + self.rng.below(4);
+        for _ in 0..n {
+            if *budget == 0 {
+                return;
+            }
+            *budget -= 1;
+            let pick = self.rng.below(100);
+            match pick {
+                0..=49 => {
+                    let t = self.inst(InstType::Alu);
+                    self.lines.push(t);
+                }
+                50..=59 => {
+                    let t = self.inst(InstType::Out);
+                    self.lines.push(t);
+                }
+                60..=71 => {
+                    let t = self.inst(InstType::Tex);
+                    self.lines.push(t);
+                }
+                72..=81 if depth < 3 => {
+                    let (els, end) = (self.label(), self.label());
+                    let c = self.cond();
+                    if self.rng.percent(50) {
+                        self.lines.push(format!("IF {c} -> {els} jump=incr"));
+                        self.block(depth + 1, in_loop, budget);
+                        self.lines.push(format!("ELSE -> {end}"));
+                        self.lines.push(format!("{els}:"));
+                        self.block(depth + 1, in_loop, budget);
+                        self.lines.push("ENDIF".into());
+                        self.lines.push(format!("{end}:"));
+                    } else {
+                        self.lines.push(format!("IF {c} -> {end}"));
+                        self.block(depth + 1, in_loop, budget);
+                        self.lines.push("ENDIF".into());
+                        self.lines.push(format!("{end}:"));
+                    }
+                }
+                82..=91 if depth < 3 => {
+                    let is_loop = self.rng.percent(50);
+                    let k = self.rng.below(4);
+                    let (body, cont, done) = (self.label(), self.label(), self.label());
+                    let (op, end) = if is_loop {
+                        ("LOOP", "ENDLOOP")
+                    } else {
+                        ("REP", "ENDREP")
+                    };
+                    self.lines.push(format!("{op} i{k} -> {done}"));
+                    self.lines.push(format!("{body}:"));
+                    self.block(depth + 1, Some((&done, &cont, is_loop)), budget);
+                    self.lines.push(format!("{cont}:"));
+                    self.lines.push(format!("{end} i{k} -> {body}"));
+                    self.lines.push(format!("{done}:"));
+                }
+                92..=99 => {
+                    if let Some((done, cont, is_loop)) = in_loop {
+                        let brk = if is_loop { "BREAKLOOP" } else { "BREAKREP" };
+                        match self.rng.below(3) {
+                            0 => self.lines.push(format!("{brk} alu_result != 0 -> {done}")),
+                            1 => {
+                                let skip = self.label();
+                                let c = self.cond();
+                                self.lines.push(format!("IF {c} -> {skip}"));
+                                self.lines.push(format!("{brk} -> {done} pop=1"));
+                                self.lines.push("ENDIF".into());
+                                self.lines.push(format!("{skip}:"));
+                            }
+                            _ => {
+                                let skip = self.label();
+                                let c = self.cond();
+                                self.lines.push(format!("IF {c} -> {skip}"));
+                                self.lines.push(format!("CONTINUE -> {cont} pop=1"));
+                                self.lines.push("ENDIF".into());
+                                self.lines.push(format!("{skip}:"));
+                            }
+                        }
+                    } else {
+                        let t = self.inst(InstType::Alu);
+                        self.lines.push(t);
+                    }
+                }
+                _ => {
+                    let t = self.inst(InstType::Alu);
+                    self.lines.push(t);
+                }
+            }
+        }
+    }
+}
+
+impl Case {
+    /// The case generated from `seed`.
+    pub fn random(seed: u64) -> Case {
+        let mut g = Gen {
+            rng: Rng::new(seed),
+            lines: Vec::new(),
+            labels: 0,
+            uncached: false,
+        };
+        g.uncached = g.rng.percent(25);
+        if g.uncached {
+            g.lines.push(".uncached".into());
+        }
+        // Seed r1–r4 from constants, the pair and an input.
+        g.lines.push(
+            "alu r1.rgb = mad(s0, s1, s2) | r1.a = mad(s0, s1, s2) src0=r0 src1=c0 src2=c1".into(),
+        );
+        g.lines.push(
+            "alu r2.rgb = mad(s0, s1, s2) | r2.a = mad(s0, s1, s2) src0=c2 src1=c3 src2=c4".into(),
+        );
+        g.lines
+            .push("tex ld r3.rgba, in0.rgba, r0.rgba unscaled acquire wait".into());
+        g.lines.push(
+            "alu r4.rgb = max.off(s0, s1) | r4.a = max.off(s0, s1) src0=c5 src1=c6 wait".into(),
+        );
+        let mut budget = 6 + g.rng.below(30);
+        while budget > 0 {
+            g.block(0, None, &mut budget);
+        }
+        // Make the registers observable.
+        if g.uncached {
+            g.lines.push(
+                "out rtA.rgb = max.off(s0, s0) | rtA.a = max.off(s0, s0) src0=r1 wait last".into(),
+            );
+        } else {
+            for (t, r) in ["rtB", "rtC", "rtD"].iter().zip(2..) {
+                g.lines.push(format!(
+                    "out {t}.rgb = max.off(s0, s0) | {t}.a = max.off(s0, s0) src0=r{r} wait"
+                ));
+            }
+            g.lines.push(
+                "out rtA.rgb = max.off(s0, s0) | rtA.a = max.off(s0, s0) src0=r1 wait last".into(),
+            );
+        }
+        let mut uniforms = Uniforms::default();
+        for c in uniforms.consts.iter_mut().take(REGS as usize) {
+            *c = [g.rng.float(), g.rng.float(), g.rng.float(), g.rng.float()];
+        }
+        for i in uniforms.ints.iter_mut().take(4) {
+            *i = IntConst {
+                count: g.rng.below(4) as u8,
+                init: g.rng.below(8) as u8,
+                step: g.rng.below(5) as i8 - 2,
+            };
+        }
+        uniforms.bools = g.rng.next_u32();
+        let mut textures = Images::default();
+        for n in 0..2 {
+            let (w, h) = (1 + g.rng.below(6), 1 + g.rng.below(6));
+            let texels = (0..w * h)
+                .map(|_| [g.rng.float(), g.rng.float(), g.rng.float(), g.rng.float()])
+                .collect();
+            textures.inputs[n] = Some(Image {
+                width: w,
+                height: h,
+                texels,
+            });
+        }
+        textures.uncached_size = (6, 6);
+        let (w, h) = (1 + g.rng.below(9), 1 + g.rng.below(5));
+        Case {
+            seed,
+            asm: g.lines.join("\n") + "\n",
+            uncached: g.uncached,
+            domain: Domain::new(w, h),
+            uniforms,
+            textures,
+        }
+    }
+
+    /// Runs the case on `engine` (JIT engines compile with `jit`).
+    pub fn run(&self, engine: EngineKind, jit: JitOptions) -> Outcome {
+        let words = match assemble(&self.asm) {
+            Ok(w) => w,
+            Err(e) => panic!("generated program does not assemble: {e}\n{}", self.asm),
+        };
+        let program = frontend::build(
+            &decode_program(&words),
+            frontend::Options {
+                early_exit: true,
+                uncached: self.uncached,
+            },
+        );
+        let mut tex = self.textures.clone();
+        let mut pixels = BTreeMap::new();
+        let mut sink = |i, j, out: &PixelOut| {
+            pixels.insert((i, j), out.clone());
+        };
+        let mut engine = engine
+            .make(jit)
+            .unwrap_or_else(|e| panic!("engine unavailable: {e}"));
+        let stats = Runner {
+            program: &program,
+            engine: &mut *engine,
+            uniforms: &self.uniforms,
+            options: RunOptions {
+                budget: 20_000,
+                check_hazards: false,
+            },
+        }
+        .run(self.domain, 0x3F00_0000, &mut tex, &mut sink)?;
+        let fallbacks = engine.stats().fallback_reasons;
+        assert!(
+            fallbacks.is_empty(),
+            "fallbacks: {fallbacks:?}\n{}",
+            self.asm
+        );
+        Ok(Observed {
+            pixels,
+            stats,
+            uncached: tex.uncached.into_iter().collect(),
+        })
+    }
+}
+
+/// `None` if the outcomes are identical; otherwise a report: the case, the
+/// program, and a two-column table (`*` on differing lanes).
+pub fn compare(case: &Case, a: &Outcome, b: &Outcome, an: &str, bn: &str) -> Option<String> {
+    if a == b {
+        return None;
+    }
+    let mut r = String::new();
+    let _ = writeln!(
+        r,
+        "seed {}: {an} and {bn} differ (domain {}×{}, uncached {})\n--- program ---\n{}",
+        case.seed,
+        case.domain.i1 + 1,
+        case.domain.j1 + 1,
+        case.uncached,
+        case.asm
+    );
+    let _ = writeln!(r, "--- {:<28} | {:<28} ---", an, bn);
+    match (a, b) {
+        (Ok(x), Ok(y)) => {
+            let keys: std::collections::BTreeSet<_> =
+                x.pixels.keys().chain(y.pixels.keys()).copied().collect();
+            let cell = |o: Option<&PixelOut>, t: usize, c: usize| match o {
+                None => "(not finished)".to_string(),
+                Some(p) => match p.targets[t][c] {
+                    None => "-".to_string(),
+                    Some(v) => format!("{v:08x} {:e}", f32::from_bits(v)),
+                },
+            };
+            let mut shown = 0;
+            for (i, j) in keys {
+                let (px, py) = (x.pixels.get(&(i, j)), y.pixels.get(&(i, j)));
+                // Only pixels that differ, all their written lanes.
+                if px == py {
+                    continue;
+                }
+                shown += 1;
+                if shown > 8 {
+                    let _ = writeln!(r, "  … more pixels differ");
+                    break;
+                }
+                for t in 0..4 {
+                    for c in 0..4 {
+                        let (l, rr) = (cell(px, t, c), cell(py, t, c));
+                        let mark = if l != rr { "*" } else { " " };
+                        if l != "-" || rr != "-" {
+                            let _ = writeln!(
+                                r,
+                                "{mark} ({i},{j}) rt{}.{} {l:<24} | {rr}",
+                                ["A", "B", "C", "D"][t],
+                                ["r", "g", "b", "a"][c]
+                            );
+                        }
+                    }
+                }
+                let d = |o: Option<&PixelOut>| format!("{:?}", o.and_then(|p| p.depth));
+                if d(px) != d(py) {
+                    let _ = writeln!(r, "* ({i},{j}) depth {:<24} | {}", d(px), d(py));
+                }
+            }
+            if x.uncached != y.uncached {
+                let _ = writeln!(r, "* uncached memory {:?} | {:?}", x.uncached, y.uncached);
+            }
+            if x.stats != y.stats {
+                let _ = writeln!(r, "* stats {:?} | {:?}", x.stats, y.stats);
+            }
+        }
+        _ => {
+            let show = |o: &Outcome| match o {
+                Ok(_) => "finished".to_string(),
+                Err(e) => format!("error: {e}"),
+            };
+            let _ = writeln!(r, "* {} | {}", show(a), show(b));
+        }
+    }
+    Some(r)
+}

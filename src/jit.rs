@@ -1,0 +1,258 @@
+//! The JIT engine: runs clauses as native code compiled by `ctm_jit`, and
+//! serves the runtime calls that code makes (texture fetches and uncached
+//! writes, through the same helpers as the interpreter).
+//!
+//! Code comes from the process-wide cache (`ctm_jit::compile::cached`): a
+//! second run of the same program compiles nothing. A clause the code
+//! generator could not compile falls back to the interpreter, and so does
+//! every clause while the semaphore hazard checker runs (it observes
+//! register accesses one by one); both are counted in [`EngineStats`].
+//!
+//! ```
+//! use ctm::jit::JitEngine;
+//! use ctm::runtime::Engine;
+//! use ctm_jit::compile::JitOptions;
+//! if ctm_jit::host::check_features().is_ok() {
+//!     let engine = JitEngine::new(JitOptions::default());
+//!     assert_eq!(engine.stats().native_runs, 0);
+//! }
+//! ```
+
+use crate::interp::{Interpreter, fetch_lanes, umrt_lanes};
+use crate::runtime::{Ctx, Engine, EngineStats, FetchRequest, RunError};
+use ctm_jit::compile::{ClauseCode, Compiled, JitOptions, cached};
+use ctm_jit::ir::{Clause, Op, Program};
+use ctm_jit::state::{GROUP_LANES, Io, Lanes, Uniforms};
+use std::ffi::c_void;
+use std::sync::Arc;
+
+/// The JIT engine. One per thread; they share compiled code.
+pub struct JitEngine {
+    opts: JitOptions,
+    current: Option<(Program, Arc<Compiled>)>,
+    interp: Interpreter,
+    io: Box<Io>,
+    stats: EngineStats,
+}
+
+impl std::fmt::Debug for JitEngine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("JitEngine")
+            .field("opts", &self.opts)
+            .field("stats", &self.stats)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What the runtime callbacks of one clause execution need.
+struct Host<'a, 'c> {
+    ctx: &'a mut Ctx<'c>,
+    clause: &'a Clause,
+    lanes: usize,
+    error: Option<RunError>,
+}
+
+impl JitEngine {
+    /// A new engine compiling with `opts`.
+    pub fn new(opts: JitOptions) -> JitEngine {
+        JitEngine {
+            opts,
+            current: None,
+            interp: Interpreter::new(),
+            io: Box::new(Io {
+                args: [[0; GROUP_LANES]; 4],
+                result: [[0; GROUP_LANES]; 4],
+                host: std::ptr::null_mut(),
+                fetch: host_fetch,
+                umrt: host_umrt,
+            }),
+            stats: EngineStats::default(),
+        }
+    }
+
+    fn code_for(&mut self, program: &Program) -> Result<Arc<Compiled>, RunError> {
+        if let Some((p, code)) = &self.current
+            && p == program
+        {
+            return Ok(code.clone());
+        }
+        let (code, fresh) = cached(program, self.opts).map_err(|e| RunError::Engine {
+            engine: "jit",
+            message: e.to_string(),
+        })?;
+        if fresh {
+            self.stats.compiled += 1;
+            self.stats.compile_time += code.compile_time;
+            self.stats.compiled_instructions += u64::from(code.instructions);
+        } else {
+            self.stats.cache_hits += 1;
+        }
+        self.stats.fallback_clauses = code.fallbacks() as u64;
+        for i in 0..code.len() {
+            if let ClauseCode::Fallback(why) = code.clause(i as u32) {
+                let line = format!("clause {i}: {why}");
+                if !self.stats.fallback_reasons.contains(&line) {
+                    self.stats.fallback_reasons.push(line);
+                }
+            }
+        }
+        self.current = Some((program.clone(), code.clone()));
+        Ok(code)
+    }
+}
+
+impl Engine for JitEngine {
+    fn prepare(&mut self, program: &Program) -> Result<(), RunError> {
+        self.code_for(program).map(|_| ())
+    }
+
+    fn run_clause(
+        &mut self,
+        program: &Program,
+        clause: u32,
+        lanes: &mut Lanes,
+        ctx: &mut Ctx<'_>,
+    ) -> Result<(), RunError> {
+        if ctx.hazards.is_some() {
+            self.stats.checked_runs += 1;
+            return self.interp.run_clause(program, clause, lanes, ctx);
+        }
+        let code = match &self.current {
+            Some((p, code)) if std::ptr::eq(p, program) || p == program => code.clone(),
+            _ => self.code_for(program)?,
+        };
+        let f = match code.clause(clause) {
+            ClauseCode::Native(f) => *f,
+            ClauseCode::Fallback(_) => {
+                self.stats.fallback_runs += 1;
+                return self.interp.run_clause(program, clause, lanes, ctx);
+            }
+        };
+        self.stats.native_runs += 1;
+        let uniforms: *const Uniforms = ctx.uniforms;
+        let mut host = Host {
+            ctx,
+            clause: &program.clauses[clause as usize],
+            lanes: lanes.lane_count(),
+            error: None,
+        };
+        self.io.host = (&raw mut host).cast::<c_void>();
+        // SAFETY: `f` was compiled for this program's clause with the
+        // `ClauseFn` ABI and reads/writes only `lanes`, `uniforms` and `io`
+        // within their layouts (offsets asserted in `ctm_jit::state`);
+        // `code` keeps the machine code alive; `io.host` points to `host`,
+        // which outlives the call.
+        let status = unsafe { f(lanes, uniforms, &mut *self.io) };
+        self.io.host = std::ptr::null_mut();
+        match (status, host.error) {
+            (0, _) => Ok(()),
+            (_, Some(e)) => Err(e),
+            (s, None) => Err(RunError::Engine {
+                engine: "jit",
+                message: format!("clause {clause} stopped with status {s} and no error"),
+            }),
+        }
+    }
+
+    fn stats(&self) -> EngineStats {
+        self.stats.clone()
+    }
+}
+
+/// The lanes `lane0..lane0 + count` that are present.
+fn span(host: &Host<'_, '_>, lane0: u32, count: u32) -> std::ops::Range<usize> {
+    let start = (lane0 as usize).min(host.lanes);
+    start..(start + count as usize).min(host.lanes)
+}
+
+/// Runtime callback: the fetch of node `node` for a batch of lanes.
+///
+/// # Safety
+/// `io` must be the engine's `Io` with `host` pointing to a live `Host`
+/// (set by `JitEngine::run_clause` for the duration of the call).
+unsafe extern "C" fn host_fetch(io: *mut Io, node: u32, lane0: u32, count: u32, mask: u32) -> u32 {
+    // SAFETY: guaranteed by the caller (see above); compiled code does not
+    // touch `io` while the callback runs.
+    let io = unsafe { &mut *io };
+    // SAFETY: as above.
+    let host = unsafe { &mut *io.host.cast::<Host<'_, '_>>() };
+    let node = &host.clause.nodes[node as usize];
+    let Op::Fetch {
+        kind,
+        input,
+        unscaled,
+        ..
+    } = node.op
+    else {
+        host.error = Some(RunError::Engine {
+            engine: "jit",
+            message: format!("pc {}: compiled code called fetch on a non-fetch", node.pc),
+        });
+        return 1;
+    };
+    let lanes = span(host, lane0, count);
+    let mut coords = [[0u32; 4]; GROUP_LANES];
+    for (l, c) in lanes.clone().zip(coords.iter_mut()) {
+        *c = [io.args[0][l], io.args[1][l], io.args[2][l], io.args[3][l]];
+    }
+    let n = lanes.len();
+    let mut got = [[0u32; 4]; GROUP_LANES];
+    let req = FetchRequest {
+        kind,
+        input,
+        unscaled,
+    };
+    if let Err(e) = fetch_lanes(
+        host.ctx,
+        node.pc,
+        req,
+        lanes.start,
+        &coords[..n],
+        mask,
+        &mut got[..n],
+    ) {
+        host.error = Some(e);
+        return 1;
+    }
+    for (l, g) in lanes.zip(got.iter()) {
+        for (res, &v) in io.result.iter_mut().zip(g) {
+            res[l] = v;
+        }
+    }
+    0
+}
+
+/// Runtime callback: the uncached write of node `node` for a batch.
+///
+/// # Safety
+/// As for [`host_fetch`].
+unsafe extern "C" fn host_umrt(io: *mut Io, node: u32, lane0: u32, count: u32, mask: u32) -> u32 {
+    // SAFETY: guaranteed by the caller (see `host_fetch`).
+    let io = unsafe { &mut *io };
+    // SAFETY: as above.
+    let host = unsafe { &mut *io.host.cast::<Host<'_, '_>>() };
+    let node = &host.clause.nodes[node as usize];
+    let Op::UmrtWrite { index, .. } = node.op else {
+        host.error = Some(RunError::Engine {
+            engine: "jit",
+            message: format!(
+                "pc {}: compiled code called an uncached write on another op",
+                node.pc
+            ),
+        });
+        return 1;
+    };
+    let lanes = span(host, lane0, count);
+    let ops = [
+        &io.args[0][lanes.clone()],
+        &io.args[1][lanes.clone()],
+        &io.args[2][lanes.clone()],
+    ];
+    match umrt_lanes(host.ctx, node.pc, index, lanes.start, ops, mask) {
+        Ok(()) => 0,
+        Err(e) => {
+            host.error = Some(e);
+            1
+        }
+    }
+}
