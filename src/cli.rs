@@ -13,6 +13,7 @@ use ctm::kernel::{CondSetup, HostSurface, Job, Kernel};
 use ctm::mc::{CacheMode, Format};
 use ctm::pe::{RunReport, RunSettings};
 use ctm::program;
+use ctm_jit::compile::{JitOptions, OptLevel};
 
 type Error = Box<dyn std::error::Error>;
 
@@ -75,12 +76,22 @@ pub struct RunArgs {
     /// program writes its own).
     #[arg(long, value_name = "VALUE", default_value_t = 0.0)]
     cond_val: f32,
-    /// Clause engine.
-    #[arg(long, value_name = "interp|jit", default_value = "interp")]
+    /// Clause engine: auto = the JIT where the host CPU supports it.
+    #[arg(long, value_name = "auto|interp|jit", default_value = "auto")]
     engine: String,
     /// Worker threads (default: all cores); results do not depend on it.
     #[arg(long, value_name = "N")]
     threads: Option<usize>,
+    /// JIT: Cranelift optimisation level.
+    #[arg(long, value_name = "none|speed", default_value = "speed")]
+    opt_level: String,
+    /// JIT: quads per loop iteration of compiled clauses.
+    #[arg(long, value_name = "1|2|4", default_value_t = 1)]
+    quads: u8,
+    /// Print what the engine did: compilation, clauses run natively and
+    /// interpreted (fallbacks).
+    #[arg(long)]
+    stats: bool,
     /// Report texture-semaphore hazards (reads of fetches in flight, …).
     #[arg(long)]
     check_hazards: bool,
@@ -214,8 +225,16 @@ fn settings(
     hazards: bool,
     budget: Option<u64>,
 ) -> Result<RunSettings, Error> {
-    let engine = EngineKind::parse(engine)
-        .ok_or_else(|| format!("unknown engine `{engine}` (interp, jit)"))?;
+    let engine = if engine == "auto" {
+        if EngineKind::Jit.check().is_ok() {
+            EngineKind::Jit
+        } else {
+            EngineKind::Interp
+        }
+    } else {
+        EngineKind::parse(engine)
+            .ok_or_else(|| format!("unknown engine `{engine}` (auto, interp, jit)"))?
+    };
     engine.check()?;
     let mut s = RunSettings {
         engine,
@@ -288,8 +307,99 @@ fn summary(report: &RunReport, seconds: f64) -> String {
     s
 }
 
+/// A `ctm run` job: the kernel, the job and where results go.
+struct Prepared {
+    kernel: Kernel,
+    job: Job,
+    files: Vec<(u8, PathBuf)>,
+    pngs: Vec<(u8, PathBuf)>,
+    cond_path: Option<PathBuf>,
+}
+
+fn jit_options(a: &RunArgs) -> Result<JitOptions, Error> {
+    let opt_level = match a.opt_level.as_str() {
+        "none" => OptLevel::None,
+        "speed" => OptLevel::Speed,
+        other => return Err(format!("--opt-level `{other}`: expected none or speed").into()),
+    };
+    if !matches!(a.quads, 1 | 2 | 4) {
+        return Err(format!("--quads {}: expected 1, 2 or 4", a.quads).into());
+    }
+    Ok(JitOptions {
+        opt_level,
+        quads_per_iter: a.quads,
+    })
+}
+
 /// `ctm run`.
 pub fn run(a: RunArgs) -> Result<u8, Error> {
+    let Prepared {
+        kernel,
+        mut job,
+        files,
+        pngs,
+        cond_path,
+    } = prepare(&a)?;
+    let bar = progress_bar(a.quiet);
+    if let Some((_, p)) = &bar {
+        job.settings.progress = Some(p.clone());
+    }
+    let start = Instant::now();
+    let result = kernel.run(&job);
+    if let Some((b, _)) = &bar {
+        b.finish_and_clear();
+    }
+    let result = result?;
+    let seconds = start.elapsed().as_secs_f64();
+    for (n, path) in &files {
+        if let Some(s) = result.output(*n) {
+            write_file(path, &s.data)?;
+        }
+    }
+    for (n, path) in &pngs {
+        if let Some(s) = result.output(*n) {
+            write_png(path, s)?;
+        }
+    }
+    if let (Some(path), Some(s)) = (&cond_path, &result.cond) {
+        write_file(path, &s.data)?;
+    }
+    let report = &result.report;
+    if !a.quiet {
+        eprintln!("{}", summary(report, seconds));
+    }
+    if a.stats {
+        eprintln!("{}", engine_stats(job.settings.engine, &report.engine));
+    }
+    for hz in &report.hazards {
+        eprintln!("hazard: {hz}");
+    }
+    Ok(if report.hazards.is_empty() { 0 } else { 2 })
+}
+
+fn engine_stats(engine: EngineKind, e: &ctm::runtime::EngineStats) -> String {
+    let mut s = format!("engine: {engine}");
+    if engine == EngineKind::Jit {
+        s += &format!(
+            "\n  compiled: {} program(s), {} instructions in {:.2} ms ({:.1} µs per instruction); {} code-cache hit(s)\n  clauses: {} executed natively, {} interpreted as fallbacks ({} fallback clause(s)), {} interpreted for hazard checks",
+            e.compiled,
+            e.compiled_instructions,
+            e.compile_time.as_secs_f64() * 1e3,
+            e.compile_time.as_secs_f64() * 1e6 / e.compiled_instructions.max(1) as f64,
+            e.cache_hits,
+            e.native_runs,
+            e.fallback_runs,
+            e.fallback_clauses,
+            e.checked_runs
+        );
+        for r in &e.fallback_reasons {
+            s += &format!("\n  fallback: {r}");
+        }
+    }
+    s
+}
+
+fn prepare(a: &RunArgs) -> Result<Prepared, Error> {
     let loaded = program::load(&a.program, false)?;
     for w in &loaded.warnings {
         eprintln!(
@@ -302,6 +412,7 @@ pub fn run(a: RunArgs) -> Result<u8, Error> {
     let (w, h) = a.domain;
     let mut job = Job::new(w, h);
     job.settings = settings(&a.engine, a.threads, a.check_hazards, a.budget)?;
+    job.settings.jit = jit_options(a)?;
     job.cache_mode = if a.strict_caches {
         CacheMode::Strict
     } else {
@@ -383,39 +494,88 @@ pub fn run(a: RunArgs) -> Result<u8, Error> {
         });
         cond_path = Some(path);
     }
-    let bar = progress_bar(a.quiet);
-    if let Some((_, p)) = &bar {
-        job.settings.progress = Some(p.clone());
+    Ok(Prepared {
+        kernel: Kernel::new(loaded.exe),
+        job,
+        files,
+        pngs,
+        cond_path,
+    })
+}
+
+/// Arguments of `ctm bench`.
+#[derive(Args, Debug)]
+pub struct BenchArgs {
+    /// The program and its inputs, exactly as for `ctm run` (output files
+    /// are not written).
+    #[command(flatten)]
+    run: RunArgs,
+    /// Print one JSON object instead of a table.
+    #[arg(long)]
+    json: bool,
+    /// Runs per measurement; the best counts.
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    repeat: usize,
+}
+
+/// `ctm bench`.
+pub fn bench(a: BenchArgs) -> Result<u8, Error> {
+    let p = prepare(&a.run)?;
+    EngineKind::Jit.check()?;
+    let opts = ctm::bench::BenchOptions {
+        repeat: a.repeat,
+        threads: p.job.settings.threads,
+        jit: p.job.settings.jit,
+        ..Default::default()
+    };
+    let report = ctm::bench::measure(&p.kernel, &p.job, opts)?;
+    if a.json {
+        println!("{}", report.to_json());
+    } else {
+        print!("{report}");
     }
+    Ok(0)
+}
+
+/// Arguments of `ctm clif`.
+#[derive(Args, Debug)]
+pub struct ClifArgs {
+    /// The program: ELF executable or assembly source.
+    program: PathBuf,
+    /// Cranelift optimisation level the code is built for.
+    #[arg(long, value_name = "none|speed", default_value = "speed")]
+    opt_level: String,
+    /// Quads per loop iteration.
+    #[arg(long, value_name = "1|2|4", default_value_t = 1)]
+    quads: u8,
+}
+
+/// `ctm clif`: each clause's Cranelift IR, annotated with the source.
+pub fn clif(a: ClifArgs) -> Result<u8, Error> {
+    let loaded = program::load(&a.program, false)?;
     let kernel = Kernel::new(loaded.exe);
-    let start = Instant::now();
-    let result = kernel.run(&job);
-    if let Some((b, _)) = &bar {
-        b.finish_and_clear();
-    }
-    let result = result?;
-    let seconds = start.elapsed().as_secs_f64();
-    for (n, path) in &files {
-        if let Some(s) = result.output(*n) {
-            write_file(path, &s.data)?;
-        }
-    }
-    for (n, path) in &pngs {
-        if let Some(s) = result.output(*n) {
-            write_png(path, s)?;
-        }
-    }
-    if let (Some(path), Some(s)) = (&cond_path, &result.cond) {
-        write_file(path, &s.data)?;
-    }
-    let report = &result.report;
-    if !a.quiet {
-        eprintln!("{}", summary(report, seconds));
-    }
-    for hz in &report.hazards {
-        eprintln!("hazard: {hz}");
-    }
-    Ok(if report.hazards.is_empty() { 0 } else { 2 })
+    let program = ctm::bench::program_of(&kernel);
+    let slots = ctm::isa::decode_program(&kernel.exe.code);
+    let describe = |pc: u16| match slots.get(usize::from(pc)) {
+        Some(Ok(inst)) => ctm::isa::disasm::disassemble(inst),
+        Some(Err(e)) => format!("(undecodable: {e})"),
+        None => String::new(),
+    };
+    let opt_level = match a.opt_level.as_str() {
+        "none" => OptLevel::None,
+        "speed" => OptLevel::Speed,
+        other => return Err(format!("--opt-level `{other}`: expected none or speed").into()),
+    };
+    let text = ctm_jit::compile::clif(
+        &program,
+        JitOptions {
+            opt_level,
+            quads_per_iter: a.quads,
+        },
+        &describe,
+    )?;
+    print!("{text}");
+    Ok(0)
 }
 
 /// Arguments of `ctm exec`.

@@ -21,6 +21,7 @@
 use crate::interp::{Interpreter, fetch_lanes, umrt_lanes};
 use crate::runtime::{Ctx, Engine, EngineStats, FetchRequest, RunError};
 use ctm_jit::compile::{ClauseCode, Compiled, JitOptions, cached};
+use ctm_jit::host::DazGuard;
 use ctm_jit::ir::{Clause, Op, Program};
 use ctm_jit::state::{GROUP_LANES, Io, Lanes, Uniforms};
 use std::ffi::c_void;
@@ -29,7 +30,10 @@ use std::sync::Arc;
 /// The JIT engine. One per thread; they share compiled code.
 pub struct JitEngine {
     opts: JitOptions,
-    current: Option<(Program, Arc<Compiled>)>,
+    /// The program last prepared (a copy, to recognise it), its code, and
+    /// the address it was prepared at: within a run every clause call
+    /// passes that same reference, so a pointer check suffices there.
+    current: Option<(Program, Arc<Compiled>, usize)>,
     interp: Interpreter,
     io: Box<Io>,
     stats: EngineStats,
@@ -65,15 +69,18 @@ impl JitEngine {
                 host: std::ptr::null_mut(),
                 fetch: host_fetch,
                 umrt: host_umrt,
+                one: [1.0; 4],
             }),
             stats: EngineStats::default(),
         }
     }
 
     fn code_for(&mut self, program: &Program) -> Result<Arc<Compiled>, RunError> {
-        if let Some((p, code)) = &self.current
+        let addr = std::ptr::from_ref(program) as usize;
+        if let Some((p, code, at)) = &mut self.current
             && p == program
         {
+            *at = addr;
             return Ok(code.clone());
         }
         let (code, fresh) = cached(program, self.opts).map_err(|e| RunError::Engine {
@@ -96,7 +103,7 @@ impl JitEngine {
                 }
             }
         }
-        self.current = Some((program.clone(), code.clone()));
+        self.current = Some((program.clone(), code.clone(), addr));
         Ok(code)
     }
 }
@@ -118,7 +125,7 @@ impl Engine for JitEngine {
             return self.interp.run_clause(program, clause, lanes, ctx);
         }
         let code = match &self.current {
-            Some((p, code)) if std::ptr::eq(p, program) || p == program => code.clone(),
+            Some((_, code, at)) if *at == std::ptr::from_ref(program) as usize => code.clone(),
             _ => self.code_for(program)?,
         };
         let f = match code.clause(clause) {
@@ -137,12 +144,16 @@ impl Engine for JitEngine {
             error: None,
         };
         self.io.host = (&raw mut host).cast::<c_void>();
-        // SAFETY: `f` was compiled for this program's clause with the
-        // `ClauseFn` ABI and reads/writes only `lanes`, `uniforms` and `io`
-        // within their layouts (offsets asserted in `ctm_jit::state`);
-        // `code` keeps the machine code alive; `io.host` points to `host`,
-        // which outlives the call.
-        let status = unsafe { f(lanes, uniforms, &mut *self.io) };
+        let status = {
+            // Compiled code reads denormals as zeros (see `ctm_jit::lower`).
+            let _daz = DazGuard::new(true);
+            // SAFETY: `f` was compiled for this program's clause with the
+            // `ClauseFn` ABI and reads/writes only `lanes`, `uniforms` and
+            // `io` within their layouts (offsets asserted in
+            // `ctm_jit::state`); `code` keeps the machine code alive;
+            // `io.host` points to `host`, which outlives the call.
+            unsafe { f(lanes, uniforms, &mut *self.io) }
+        };
         self.io.host = std::ptr::null_mut();
         match (status, host.error) {
             (0, _) => Ok(()),
@@ -171,6 +182,8 @@ fn span(host: &Host<'_, '_>, lane0: u32, count: u32) -> std::ops::Range<usize> {
 /// `io` must be the engine's `Io` with `host` pointing to a live `Host`
 /// (set by `JitEngine::run_clause` for the duration of the call).
 unsafe extern "C" fn host_fetch(io: *mut Io, node: u32, lane0: u32, count: u32, mask: u32) -> u32 {
+    // Rust code runs in the default floating-point environment.
+    let _default = DazGuard::new(false);
     // SAFETY: guaranteed by the caller (see above); compiled code does not
     // touch `io` while the callback runs.
     let io = unsafe { &mut *io };
@@ -227,6 +240,7 @@ unsafe extern "C" fn host_fetch(io: *mut Io, node: u32, lane0: u32, count: u32, 
 /// # Safety
 /// As for [`host_fetch`].
 unsafe extern "C" fn host_umrt(io: *mut Io, node: u32, lane0: u32, count: u32, mask: u32) -> u32 {
+    let _default = DazGuard::new(false);
     // SAFETY: guaranteed by the caller (see `host_fetch`).
     let io = unsafe { &mut *io };
     // SAFETY: as above.

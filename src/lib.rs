@@ -16,6 +16,7 @@
 #![doc = include_str!("../README.md")]
 
 pub mod abi;
+pub mod bench;
 pub mod co;
 pub mod device;
 pub mod diff;

@@ -32,6 +32,12 @@ enum Command {
     Run(cli::RunArgs),
     /// Execute a raw command stream against memory images.
     Exec(cli::ExecArgs),
+    /// Measure a program (same arguments as `run`): interpreter and JIT
+    /// rates, their ratio, compile time, thread scaling, share of the FMA peak.
+    Bench(cli::BenchArgs),
+    /// Print each clause's Cranelift IR with the source instructions as
+    /// comments.
+    Clif(cli::ClifArgs),
 }
 
 /// Commands on program files.
@@ -89,6 +95,8 @@ fn main() -> ExitCode {
     let status = match cli.command {
         Command::Run(args) => cli::run(args),
         Command::Exec(args) => cli::exec(args),
+        Command::Bench(args) => cli::bench(args),
+        Command::Clif(args) => cli::clif(args),
         Command::Tool(command) => run(command).map(|()| 0),
     };
     match status {

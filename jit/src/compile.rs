@@ -54,10 +54,12 @@ pub struct JitOptions {
 }
 
 impl Default for JitOptions {
+    /// Speed, one quad per iteration: measured fastest (README, benchmarks)
+    /// — wider batches spill more than they gain — and 4× less code.
     fn default() -> Self {
         JitOptions {
             opt_level: OptLevel::Speed,
-            quads_per_iter: 4,
+            quads_per_iter: 1,
         }
     }
 }

@@ -42,3 +42,76 @@ pub fn check_features() -> Result<(), MissingFeatures> {
         })
     }
 }
+
+/// MXCSR bit 6, "denormals are zero": SSE arithmetic and comparisons read a
+/// denormal operand as a zero of the same sign — exactly [`crate::fp::daz`].
+/// Compiled clauses run with it set, which makes every explicit `daz`
+/// unnecessary; results are still flushed explicitly (FTZ, bit 15, decides
+/// tininess after rounding and is never used).
+pub const MXCSR_DAZ: u32 = 1 << 6;
+
+/// Sets or clears DAZ until dropped, then restores the previous MXCSR.
+///
+/// Rust code assumes the default floating-point environment, so the guard
+/// must span only calls into compiled code (whose runtime callbacks put the
+/// default back with a nested guard).
+#[derive(Debug)]
+pub struct DazGuard {
+    saved: u32,
+}
+
+impl DazGuard {
+    /// Sets DAZ (`on`) or clears it.
+    #[inline]
+    pub fn new(on: bool) -> DazGuard {
+        let saved = read_mxcsr();
+        let want = if on {
+            saved | MXCSR_DAZ
+        } else {
+            saved & !MXCSR_DAZ
+        };
+        if want != saved {
+            write_mxcsr(want);
+        }
+        DazGuard { saved }
+    }
+}
+
+impl Drop for DazGuard {
+    #[inline]
+    fn drop(&mut self) {
+        if read_mxcsr() != self.saved {
+            write_mxcsr(self.saved);
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[inline]
+fn read_mxcsr() -> u32 {
+    let mut x: u32 = 0;
+    // SAFETY: stores the 32-bit MXCSR into `x`, a valid local.
+    unsafe {
+        std::arch::asm!("stmxcsr [{}]", in(reg) &raw mut x, options(nostack, preserves_flags));
+    }
+    x
+}
+
+#[cfg(target_arch = "x86_64")]
+#[inline]
+fn write_mxcsr(x: u32) {
+    // SAFETY: loads MXCSR from a valid local; only the DAZ bit differs from
+    // the value read before, which changes no Rust-visible state other than
+    // how SSE instructions read denormals (see `DazGuard`).
+    unsafe {
+        std::arch::asm!("ldmxcsr [{}]", in(reg) &raw const x, options(nostack, readonly, preserves_flags));
+    }
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn read_mxcsr() -> u32 {
+    0
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn write_mxcsr(_: u32) {}

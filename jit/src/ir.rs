@@ -511,6 +511,21 @@ pub struct Program {
 }
 
 impl Program {
+    /// Temporaries the program can touch: one past the highest fixed index,
+    /// or all of them if any access is relative to aL.
+    pub fn temps_used(&self) -> usize {
+        let mut n = 1;
+        for node in self.clauses.iter().flat_map(|c| &c.nodes) {
+            if let Op::Temp { index, .. } | Op::SetTemp { index, .. } = &node.op {
+                if index.rel {
+                    return TEMPS;
+                }
+                n = n.max(usize::from(index.base) + 1);
+            }
+        }
+        n.min(TEMPS)
+    }
+
     /// The clause starting at instruction `pc`, if any.
     pub fn clause_at(&self, pc: u16) -> Option<u32> {
         self.entry.get(usize::from(pc)).copied().flatten()

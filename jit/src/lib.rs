@@ -11,5 +11,6 @@ pub mod fp;
 pub mod host;
 pub mod ir;
 mod lower;
+pub mod peak;
 pub mod quad;
 pub mod state;

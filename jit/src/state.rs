@@ -115,9 +115,11 @@ impl Lanes {
         })
     }
 
-    /// Zeroes everything and sets the number of present quads.
-    pub fn reset(&mut self, quads: u32) {
-        for reg in self.temps.iter_mut() {
+    /// Zeroes everything but the temporaries from `temps` on (which a
+    /// program that uses fewer never reads) and sets the number of present
+    /// quads.
+    pub fn reset(&mut self, quads: u32, temps: usize) {
+        for reg in self.temps.iter_mut().take(temps) {
             *reg = [[0; GROUP_LANES]; 4];
         }
         self.out = [[[0; GROUP_LANES]; 4]; TARGETS];
@@ -198,6 +200,9 @@ pub struct Io {
     pub fetch: HostFn,
     /// Uncached write: `(io, node, lane0, count, mask) -> status`.
     pub umrt: HostFn,
+    /// 1.0 in every lane: compiled code flushes a denormal `x` as `x · 1`
+    /// under DAZ, and loads the factor so no optimiser can fold it away.
+    pub one: [f32; 4],
 }
 
 // SAFETY: `host` is set only for the duration of one clause call on the
@@ -222,6 +227,8 @@ pub mod io_offsets {
     pub const FETCH: usize = offset_of!(Io, fetch);
     /// `Io::umrt`.
     pub const UMRT: usize = offset_of!(Io, umrt);
+    /// `Io::one`.
+    pub const ONE: usize = offset_of!(Io, one);
     /// `Uniforms::consts`.
     pub const CONSTS: usize = offset_of!(Uniforms, consts);
 }
@@ -232,6 +239,7 @@ const _: () = {
     assert!(io_offsets::RESULT == 4 * GROUP_LANES * 4);
     assert!(io_offsets::FETCH == io_offsets::RESULT + 4 * GROUP_LANES * 4 + 8);
     assert!(io_offsets::UMRT == io_offsets::FETCH + 8);
+    assert!(io_offsets::ONE == io_offsets::UMRT + 8);
     assert!(io_offsets::CONSTS == 0);
     assert!(offset_of!(Lanes, running) == offsets::ACTIVE + 4);
     assert!(offset_of!(Lanes, killed) == offsets::ACTIVE + 8);

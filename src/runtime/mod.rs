@@ -482,6 +482,7 @@ impl<E: Engine> Runner<'_, E> {
         let mut stats = RunStats::default();
         let mut hazards = self.options.check_hazards.then(Hazards::default);
         let mut lanes = Lanes::new_boxed();
+        let temps = self.program.temps_used();
         let live = |i: u32, j: u32| domain.contains(i, j) && !skip.is_some_and(|s| s(i, j));
         let (qx0, qx1) = (domain.i0 / 2, domain.i1 / 2);
         let rows = rows.start.max(domain.j0 / 2)..rows.end.min(domain.j1 / 2 + 1);
@@ -505,6 +506,7 @@ impl<E: Engine> Runner<'_, E> {
                 hazards.as_mut(),
                 sink,
                 &mut stats,
+                temps,
             )?;
         }
         if let Some(h) = hazards {
@@ -524,6 +526,7 @@ impl<E: Engine> Runner<'_, E> {
         mut hazards: Option<&mut Hazards>,
         sink: &mut dyn Sink,
         stats: &mut RunStats,
+        temps: usize,
     ) -> Result<(), RunError> {
         let program = self.program;
         let mut pixels = [(0u32, 0u32); GROUP_LANES];
@@ -538,7 +541,7 @@ impl<E: Engine> Runner<'_, E> {
                 }
             }
         }
-        lanes.reset(group.len() as u32);
+        lanes.reset(group.len() as u32, temps);
         let present: Mask = if group.len() * 4 >= 32 {
             !0
         } else {

@@ -2,18 +2,18 @@
 //!
 //! Every function here mirrors the scalar function of the same name in
 //! `fp.rs` operation for operation — the same IEEE operations on the same
-//! operands in the same order, with denormal flushing done explicitly on the
-//! bit patterns (never through MXCSR, whose flush-to-zero decides tininess
-//! after rounding and so differs from [`crate::fp::ftz`] in a one-ulp window
-//! below 2^-126). Lane masks are I32X4 (all ones / all zeros per lane).
+//! operands in the same order. Compiled code runs with MXCSR.DAZ set, which
+//! is exactly `fp::daz` on every arithmetic and comparison input; results
+//! are flushed only where a pattern becomes observable (`omod`/`canon`, as
+//! `x · 1` under DAZ), never through MXCSR.FTZ, whose tininess-after-rounding
+//! rule differs from [`crate::fp::ftz`] in a one-ulp window below 2^-126.
+//! Lane masks are I32X4 (all ones / all zeros per lane).
 
 use super::Lowering;
 use crate::fp;
-use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
+use cranelift_codegen::ir::condcodes::FloatCC;
 use cranelift_codegen::ir::{InstBuilder, Value, types};
 
-const SIGN: u32 = 0x8000_0000;
-const EXP: u32 = 0x7F80_0000;
 const INF: u32 = 0x7F80_0000;
 const NEG_INF: u32 = 0xFF80_0000;
 /// 1.5 · 2^23: adding it to an integral float |n| < 2^22 leaves n in the
@@ -31,24 +31,21 @@ impl Lowering<'_, '_> {
         self.bitcast(types::F32X4, v)
     }
 
-    /// `fp::daz` / `fp::ftz` (the same function on patterns): an exponent of
-    /// zero leaves only the sign.
+    /// `fp::ftz`: under DAZ, `x · 1` reads a denormal `x` as a signed zero
+    /// and returns it; every other non-NaN `x` comes back unchanged. (NaN
+    /// lanes are replaced by the standard NaN wherever this is used.)
     pub(super) fn flush(&mut self, x: Value) -> Value {
-        let xi = self.as_int(x);
-        let exp = self.splat_i(EXP);
-        let e = self.b.ins().band(xi, exp);
-        let zero = self.splat_i(0);
-        let z = self.b.ins().icmp(IntCC::Equal, e, zero);
-        let sign = self.splat_i(SIGN);
-        let s = self.b.ins().band(xi, sign);
-        let r = self.b.ins().bitselect(z, s, xi);
-        self.as_float(r)
+        self.b.ins().fmul(x, self.one)
     }
 
-    /// Selects per lane between two F32X4 values by an I32X4 mask.
+    /// Selects per lane between two F32X4 values by an I32X4 mask, in the
+    /// integer domain: the float form of compare-and-select is matched to
+    /// `minps`/`maxps`, which under DAZ would return a flushed operand where
+    /// the DPP returns the raw one.
     pub(super) fn select_f(&mut self, mask: Value, a: Value, b: Value) -> Value {
-        let m = self.as_float(mask);
-        self.b.ins().bitselect(m, a, b)
+        let (a, b) = (self.as_int(a), self.as_int(b));
+        let r = self.b.ins().bitselect(mask, a, b);
+        self.as_float(r)
     }
 
     /// An F32X4 comparison as an I32X4 mask.
@@ -62,17 +59,19 @@ impl Lowering<'_, '_> {
         self.as_float(v)
     }
 
-    /// `fp::add`, `sub`, `mul`, `div` on flushed operands.
+    /// `fp::add`, `sub`, `mul`, `div`. The result is not flushed: every
+    /// arithmetic result passes through `omod`/`canon` (which flush) before
+    /// it can be stored (IR verifier), and every other use reads it under
+    /// DAZ, where a denormal already counts as zero.
     pub(super) fn arith(&mut self, op: crate::ir::Binary, a: Value, b: Value) -> Value {
         use crate::ir::Binary::*;
-        let r = match op {
+        match op {
             Add => self.b.ins().fadd(a, b),
             Sub => self.b.ins().fsub(a, b),
             Mul => self.b.ins().fmul(a, b),
             Div => self.b.ins().fdiv(a, b),
             Min | Max => unreachable!("selections are not arithmetic"),
-        };
-        self.flush(r)
+        }
     }
 
     /// `fp::min` / `fp::max`: compare the flushed values, return a raw one.
@@ -90,16 +89,14 @@ impl Lowering<'_, '_> {
     /// `fp::frc` on a flushed operand.
     pub(super) fn frc(&mut self, x: Value) -> Value {
         let f = self.b.ins().floor(x);
-        let r = self.b.ins().fsub(x, f);
-        self.flush(r)
+        self.b.ins().fsub(x, f)
     }
 
     /// `fp::omod` on a flushed operand: scale by 2^k, standardise NaN.
     pub(super) fn omod(&mut self, v: Value, k: i8) -> Value {
         let nan = self.fcmp(FloatCC::Unordered, v, v);
         let scaled = if k == 0 {
-            // v · 1 = v, and v has no denormal to flush.
-            v
+            self.flush(v)
         } else {
             let s = self.splat_f(f32::from_bits(((127 + i32::from(k)) as u32) << 23));
             let r = self.b.ins().fmul(v, s);
@@ -185,7 +182,6 @@ impl Lowering<'_, '_> {
         let pr = self.pow2(rest);
         let r = self.b.ins().fmul(p, ph);
         let r = self.b.ins().fmul(r, pr);
-        let r = self.flush(r);
         let lim_hi = self.splat_f(128.0);
         let big = self.fcmp(FloatCC::GreaterThanOrEqual, x, lim_hi);
         let lim_lo = self.splat_f(-126.0);
@@ -230,7 +226,6 @@ impl Lowering<'_, '_> {
         let tp = self.b.ins().fmul(t, p);
         let ef = self.b.ins().fcvt_from_sint(types::F32X4, e);
         let r = self.b.ins().fadd(tp, ef);
-        let r = self.flush(r);
         let zero = self.splat_f(0.0);
         let is_zero = self.fcmp(FloatCC::Equal, x, zero);
         let inf = self.splat_i(INF);
@@ -249,16 +244,14 @@ impl Lowering<'_, '_> {
     /// `fp::rcp` on a flushed operand.
     pub(super) fn rcp(&mut self, x: Value) -> Value {
         let one = self.splat_f(1.0);
-        let r = self.b.ins().fdiv(one, x);
-        self.flush(r)
+        self.b.ins().fdiv(one, x)
     }
 
     /// `fp::rsq` on a flushed operand.
     pub(super) fn rsq(&mut self, x: Value) -> Value {
         let s = self.b.ins().sqrt(x);
         let one = self.splat_f(1.0);
-        let r = self.b.ins().fdiv(one, s);
-        self.flush(r)
+        self.b.ins().fdiv(one, s)
     }
 
     /// `fp::sin` (`cos = false`) or `fp::cos` on a flushed operand.
@@ -285,7 +278,6 @@ impl Lowering<'_, '_> {
         let r2 = self.b.ins().fmul(r, r);
         let p = self.horner(&fp::SIN_POLY, r2);
         let res = self.b.ins().fmul(r, p);
-        let res = self.flush(res);
         let std = self.splat_i(fp::STD_NAN);
         let std = self.as_float(std);
         self.select_f(nan, std, res)
@@ -315,8 +307,7 @@ impl Lowering<'_, '_> {
         }
         let [lo, hi] = halves.map(|h| h.expect("both halves"));
         // [lo0, lo1, hi0, hi1]
-        let r = self.shuffle32(lo, hi, [0, 1, 4, 5]);
-        self.flush(r)
+        self.shuffle32(lo, hi, [0, 1, 4, 5])
     }
 
     /// Lanes 0, 1 (or 2, 3 when `high`) of an F32X4 as F64X2.

@@ -82,12 +82,13 @@ pub(crate) struct Lowering<'a, 'f> {
     q0: Value,
     al: Value,
     vals: Vec<Option<Val>>,
-    dazed: Vec<Option<[Value; GROUP_QUADS]>>,
     consts: HashMap<u32, Value>,
     masks: Option<Masks>,
     host_sig: SigRef,
     err: Block,
     marks: PcMarks,
+    /// 1.0 in every lane, loaded from `Io::one` (see [`math`]).
+    one: Value,
 }
 
 /// Whether a clause needs whole-group batches (see the module docs).
@@ -139,6 +140,13 @@ pub(crate) fn lower_clause(
         lanes,
         offsets::QUADS as i32,
     );
+    let one = b.ins().load(
+        types::F32,
+        MemFlagsData::trusted().with_readonly(),
+        io,
+        io_offsets::ONE as i32,
+    );
+    let one = b.ins().splat(types::F32X4, one);
     let mut l = Lowering {
         b,
         w,
@@ -150,12 +158,12 @@ pub(crate) fn lower_clause(
         q0: al,
         al,
         vals: vec![None; clause.values as usize],
-        dazed: vec![None; clause.values as usize],
         consts: HashMap::new(),
         masks: None,
         host_sig,
         err,
         marks: Vec::new(),
+        one,
     };
     // Uniform values, once for all batches.
     for node in &clause.nodes {
@@ -297,26 +305,11 @@ impl Lowering<'_, '_> {
         self.vals[v.0 as usize].expect("the IR verifier guarantees definition before use")
     }
 
-    /// The flushed (`daz`) vectors of a value (memoised).
+    /// The vectors arithmetic reads for a value. Compiled code runs with
+    /// MXCSR.DAZ set, so the hardware reads denormals as signed zeros
+    /// (`fp::daz`) and the raw vectors serve as they are.
     fn daz(&mut self, v: crate::ir::V) -> [Value; GROUP_QUADS] {
-        let val = self.get(v);
-        if val.flushed {
-            return val.q;
-        }
-        if let Some(d) = self.dazed[v.0 as usize] {
-            return d;
-        }
-        let mut d = val.q;
-        let uniform = val.q.iter().all(|&x| x == val.q[0]);
-        for k in 0..self.w {
-            d[k] = if uniform && k > 0 {
-                d[0]
-            } else {
-                self.flush(val.q[k])
-            };
-        }
-        self.dazed[v.0 as usize] = Some(d);
-        d
+        self.get(v).q
     }
 
     /// The effective register index of `index` as a byte offset (scalar).
@@ -589,8 +582,8 @@ impl Lowering<'_, '_> {
             Op::Mad { dst, a, b, c } => {
                 let (da, db, dc) = (self.daz(*a), self.daz(*b), self.daz(*c));
                 let q = self.each(|l, k| {
-                    let p = l.arith(Binary::Mul, da[k], db[k]);
-                    l.arith(Binary::Add, p, dc[k])
+                    let p = l.b.ins().fmul(da[k], db[k]);
+                    l.b.ins().fadd(p, dc[k])
                 });
                 self.set(*dst, q, true);
             }

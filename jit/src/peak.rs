@@ -1,0 +1,100 @@
+//! The F32X4 FMA peak of one core, measured with Cranelift-compiled code:
+//! the ceiling compiled clauses are compared against in benchmarks.
+//!
+//! Ten independent `fma` chains on F32X4 (enough to hide the FMA latency)
+//! run in a counted loop; 10 × 4 lanes × 2 flops per iteration.
+
+use crate::compile::JitError;
+use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::{AbiParam, InstBuilder, UserFuncName, types};
+use cranelift_codegen::settings::{self, Configurable};
+use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
+use cranelift_jit::{JITBuilder, JITModule};
+use cranelift_module::{Linkage, Module, default_libcall_names};
+use std::time::Instant;
+
+const CHAINS: usize = 10;
+
+/// Measures single-core F32X4 FMA throughput over `iterations` loop trips
+/// and returns GFLOP/s.
+pub fn fma_peak_gflops(iterations: u64) -> Result<f64, JitError> {
+    crate::host::check_features()?;
+    let mut flags = settings::builder();
+    flags
+        .set("opt_level", "speed")
+        .map_err(|e| JitError::Setup(e.to_string()))?;
+    let isa = cranelift_native::builder()
+        .map_err(|e| JitError::Setup(e.to_string()))?
+        .finish(settings::Flags::new(flags))
+        .map_err(|e| JitError::Setup(e.to_string()))?;
+    let mut module = JITModule::new(JITBuilder::with_isa(isa, default_libcall_names()));
+    let mut ctx = module.make_context();
+    ctx.func.signature.params.push(AbiParam::new(types::I64));
+    ctx.func.signature.returns.push(AbiParam::new(types::F32));
+    ctx.func.name = UserFuncName::user(0, 0);
+    let mut fctx = FunctionBuilderContext::new();
+    {
+        let mut b = FunctionBuilder::new(&mut ctx.func, &mut fctx);
+        let entry = b.create_block();
+        b.append_block_params_for_function_params(entry);
+        b.switch_to_block(entry);
+        let n = b.block_params(entry)[0];
+        let one = b.ins().f32const(1.0);
+        let a = b.ins().f32const(0.999_999);
+        let c = b.ins().f32const(1e-7);
+        let a = b.ins().splat(types::F32X4, a);
+        let c = b.ins().splat(types::F32X4, c);
+        let init = b.ins().splat(types::F32X4, one);
+        let head = b.create_block();
+        b.append_block_param(head, types::I64);
+        for _ in 0..CHAINS {
+            b.append_block_param(head, types::F32X4);
+        }
+        let mut args: Vec<cranelift_codegen::ir::BlockArg> = vec![n.into()];
+        args.extend(std::iter::repeat_n(
+            cranelift_codegen::ir::BlockArg::from(init),
+            CHAINS,
+        ));
+        b.ins().jump(head, &args);
+        b.switch_to_block(head);
+        let params = b.block_params(head).to_vec();
+        let mut next: Vec<cranelift_codegen::ir::BlockArg> = vec![];
+        let k = b.ins().iadd_imm_s(params[0], -1);
+        next.push(k.into());
+        for &acc in &params[1..] {
+            next.push(b.ins().fma(acc, a, c).into());
+        }
+        let done = b.create_block();
+        let more = b.ins().icmp_imm_s(IntCC::SignedGreaterThan, k, 0);
+        b.ins().brif(more, head, &next, done, &[]);
+        b.switch_to_block(done);
+        let mut sum = params[1];
+        for &acc in &params[2..] {
+            sum = b.ins().fadd(sum, acc);
+        }
+        let lane = b.ins().extractlane(sum, 0);
+        b.ins().return_(&[lane]);
+        b.seal_all_blocks();
+        b.finalize(module.target_config());
+    }
+    let id = module
+        .declare_function("fma_peak", Linkage::Local, &ctx.func.signature)
+        .map_err(|e| JitError::Module(e.to_string()))?;
+    module
+        .define_function(id, &mut ctx)
+        .map_err(|e| JitError::Module(format!("{e:?}")))?;
+    module
+        .finalize_definitions()
+        .map_err(|e| JitError::Module(e.to_string()))?;
+    let p = module.get_finalized_function(id);
+    // SAFETY: the function was built above with the signature (i64) -> f32.
+    let f = unsafe { std::mem::transmute::<*const u8, extern "C" fn(i64) -> f32>(p) };
+    let iterations = iterations.max(1);
+    let start = Instant::now();
+    let sink = f(iterations as i64);
+    let secs = start.elapsed().as_secs_f64();
+    std::hint::black_box(sink);
+    // SAFETY: `f` is not used after this point.
+    unsafe { module.free_memory() };
+    Ok((iterations * CHAINS as u64 * 8) as f64 / secs.max(1e-9) / 1e9)
+}

@@ -1,0 +1,277 @@
+//! Measuring a kernel: interpreter against JIT on the same job, compile
+//! time, thread scaling and the share of the host's F32X4 FMA peak. Used by
+//! `ctm bench` and by the benchmarks in `benches/`.
+//!
+//! Every rate is in pixel-instructions per second (instructions executed ×
+//! pairs running them) and is the best of `repeat` runs. Before timing, the
+//! JIT's results are compared with the interpreter's; a difference is an
+//! error, never a number.
+
+use crate::engine::EngineKind;
+use crate::kernel::{Job, JobResult, Kernel, KernelError};
+use crate::{frontend, isa};
+use ctm_jit::compile::{JitOptions, compile};
+use ctm_jit::ir::{Binary, Op, Program, Unary};
+use std::time::Instant;
+
+/// How to measure.
+#[derive(Clone, Copy, Debug)]
+pub struct BenchOptions {
+    /// Runs per measurement (the best counts).
+    pub repeat: usize,
+    /// Threads for the scaling measurement (1 → skipped).
+    pub threads: usize,
+    /// JIT options.
+    pub jit: JitOptions,
+    /// Loop trips of the FMA peak micro-benchmark (0 → skipped).
+    pub peak_iterations: u64,
+}
+
+impl Default for BenchOptions {
+    fn default() -> Self {
+        BenchOptions {
+            repeat: 3,
+            threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            jit: JitOptions::default(),
+            peak_iterations: 50_000_000,
+        }
+    }
+}
+
+/// What was measured.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct BenchReport {
+    /// Pixel-instructions of one run.
+    pub pixel_instructions: u64,
+    /// Interpreter, one thread: pixel-instructions per second.
+    pub interp_pixinst_per_s: f64,
+    /// JIT, one thread.
+    pub jit_pixinst_per_s: f64,
+    /// JIT, `threads` threads.
+    pub jit_threads_pixinst_per_s: f64,
+    /// Threads of that measurement.
+    pub threads: usize,
+    /// Compile time per DPP instruction (µs), cold.
+    pub compile_us_per_inst: f64,
+    /// DPP instructions compiled.
+    pub instructions: u32,
+    /// Clauses left to the interpreter.
+    pub fallback_clauses: usize,
+    /// Arithmetic per pixel-instruction, counted statically from the IR
+    /// (MAD 2, DOT 2 per pair, other arithmetic 1): an estimate for
+    /// programs with branches, exact for straight-line ones.
+    pub flops_per_pixinst: f64,
+    /// The F32X4 FMA peak of one core, GFLOP/s (0 if not measured).
+    pub fma_peak_gflops: f64,
+}
+
+impl BenchReport {
+    /// JIT over interpreter, one thread each.
+    pub fn jit_over_interp(&self) -> f64 {
+        self.jit_pixinst_per_s / self.interp_pixinst_per_s.max(1e-9)
+    }
+
+    /// N threads over one thread (JIT).
+    pub fn thread_speedup(&self) -> f64 {
+        self.jit_threads_pixinst_per_s / self.jit_pixinst_per_s.max(1e-9)
+    }
+
+    /// The JIT's estimated arithmetic rate as a fraction of the FMA peak.
+    pub fn fraction_of_fma_peak(&self) -> f64 {
+        if self.fma_peak_gflops <= 0.0 {
+            return 0.0;
+        }
+        self.jit_pixinst_per_s * self.flops_per_pixinst / (self.fma_peak_gflops * 1e9)
+    }
+
+    /// One JSON object.
+    pub fn to_json(&self) -> String {
+        format!(
+            concat!(
+                "{{\"pixel_instructions\": {}, \"interp_pixinst_per_s\": {:.0}, ",
+                "\"jit_pixinst_per_s\": {:.0}, \"jit_over_interp\": {:.2}, ",
+                "\"compile_us_per_inst\": {:.2}, \"instructions\": {}, \"fallback_clauses\": {}, ",
+                "\"threads\": {}, \"jit_threads_pixinst_per_s\": {:.0}, \"thread_speedup\": {:.2}, ",
+                "\"flops_per_pixinst\": {:.2}, \"fma_peak_gflops\": {:.2}, \"fraction_of_fma_peak\": {:.3}}}"
+            ),
+            self.pixel_instructions,
+            self.interp_pixinst_per_s,
+            self.jit_pixinst_per_s,
+            self.jit_over_interp(),
+            self.compile_us_per_inst,
+            self.instructions,
+            self.fallback_clauses,
+            self.threads,
+            self.jit_threads_pixinst_per_s,
+            self.thread_speedup(),
+            self.flops_per_pixinst,
+            self.fma_peak_gflops,
+            self.fraction_of_fma_peak()
+        )
+    }
+}
+
+impl std::fmt::Display for BenchReport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        writeln!(
+            f,
+            "pixel-instructions per run   {}",
+            self.pixel_instructions
+        )?;
+        writeln!(
+            f,
+            "interpreter (1 thread)       {:>10.1} M/s",
+            self.interp_pixinst_per_s / 1e6
+        )?;
+        writeln!(
+            f,
+            "JIT (1 thread)               {:>10.1} M/s   {:.1}× the interpreter",
+            self.jit_pixinst_per_s / 1e6,
+            self.jit_over_interp()
+        )?;
+        if self.threads > 1 {
+            writeln!(
+                f,
+                "JIT ({} threads)              {:>10.1} M/s   {:.2}× one thread",
+                self.threads,
+                self.jit_threads_pixinst_per_s / 1e6,
+                self.thread_speedup()
+            )?;
+        }
+        writeln!(
+            f,
+            "compile                      {:>10.2} µs per instruction ({} instructions, {} fallback clauses)",
+            self.compile_us_per_inst, self.instructions, self.fallback_clauses
+        )?;
+        if self.fma_peak_gflops > 0.0 {
+            writeln!(
+                f,
+                "F32X4 FMA peak (1 core)      {:>10.1} GFLOP/s; JIT at ≈{:.1}% of it ({:.1} flops per pixel-instruction)",
+                self.fma_peak_gflops,
+                100.0 * self.fraction_of_fma_peak(),
+                self.flops_per_pixinst
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// Why a measurement failed.
+#[derive(Debug, thiserror::Error)]
+pub enum BenchError {
+    /// A run failed.
+    #[error(transparent)]
+    Run(#[from] KernelError),
+    /// The JIT could not compile.
+    #[error(transparent)]
+    Jit(#[from] ctm_jit::compile::JitError),
+    /// The engines disagree.
+    #[error("the JIT's results differ from the interpreter's ({0}); not measuring a wrong answer")]
+    Mismatch(&'static str),
+}
+
+/// The clause IR `kernel` runs as.
+pub fn program_of(kernel: &Kernel) -> Program {
+    frontend::build(
+        &isa::decode_program(&kernel.exe.code),
+        frontend::Options {
+            early_exit: true,
+            uncached: kernel.exe.info.uncached(),
+        },
+    )
+}
+
+/// Static arithmetic per instruction of `program` (see
+/// [`BenchReport::flops_per_pixinst`]).
+pub fn flops_per_instruction(program: &Program) -> f64 {
+    let mut flops = 0u64;
+    for c in &program.clauses {
+        for n in &c.nodes {
+            flops += match &n.op {
+                Op::Mad { .. } => 2,
+                Op::Dot { pairs, addend, .. } => {
+                    2 * pairs.len() as u64 + u64::from(addend.is_some())
+                }
+                Op::Binary { op, .. } if !matches!(op, Binary::Min | Binary::Max) => 1,
+                Op::Unary { op, .. }
+                    if !matches!(
+                        op,
+                        Unary::Neg
+                            | Unary::Abs
+                            | Unary::Nab
+                            | Unary::Canon
+                            | Unary::Omod(_)
+                            | Unary::Clamp
+                    ) =>
+                {
+                    1
+                }
+                _ => 0,
+            };
+        }
+    }
+    let insts: u64 = program.clauses.iter().map(|c| u64::from(c.len)).sum();
+    flops as f64 / insts.max(1) as f64
+}
+
+fn timed(kernel: &Kernel, job: &Job, repeat: usize) -> Result<(f64, JobResult), KernelError> {
+    let mut best = f64::INFINITY;
+    let mut last = None;
+    for _ in 0..repeat.max(1) {
+        let start = Instant::now();
+        let r = kernel.run(job)?;
+        best = best.min(start.elapsed().as_secs_f64());
+        last = Some(r);
+    }
+    Ok((best, last.expect("at least one run")))
+}
+
+/// Measures `kernel` on `job` (whose engine and thread settings are
+/// replaced).
+pub fn measure(kernel: &Kernel, job: &Job, opts: BenchOptions) -> Result<BenchReport, BenchError> {
+    let program = program_of(kernel);
+    let code = compile(&program, opts.jit)?;
+    let mut job = job.clone();
+    job.settings.progress = None;
+    job.settings.jit = opts.jit;
+    job.settings.threads = 1;
+    job.settings.engine = EngineKind::Interp;
+    let (ti, want) = timed(kernel, &job, opts.repeat)?;
+    job.settings.engine = EngineKind::Jit;
+    // Warm the code cache and check the answer before timing.
+    let first = kernel.run(&job)?;
+    if first.outputs != want.outputs {
+        return Err(BenchError::Mismatch("outputs"));
+    }
+    if first.cond != want.cond {
+        return Err(BenchError::Mismatch("conditional buffer"));
+    }
+    let (tj, _) = timed(kernel, &job, opts.repeat)?;
+    let n = want.report.pixel_instructions as f64;
+    let mut report = BenchReport {
+        pixel_instructions: want.report.pixel_instructions,
+        interp_pixinst_per_s: n / ti.max(1e-9),
+        jit_pixinst_per_s: n / tj.max(1e-9),
+        threads: 1,
+        compile_us_per_inst: code.compile_time.as_secs_f64() * 1e6
+            / f64::from(code.instructions.max(1)),
+        instructions: code.instructions,
+        fallback_clauses: code.fallbacks(),
+        flops_per_pixinst: flops_per_instruction(&program),
+        ..BenchReport::default()
+    };
+    report.jit_threads_pixinst_per_s = report.jit_pixinst_per_s;
+    if opts.threads > 1 {
+        job.settings.threads = opts.threads;
+        let (tn, r) = timed(kernel, &job, opts.repeat)?;
+        if r.outputs != want.outputs {
+            return Err(BenchError::Mismatch("outputs with threads"));
+        }
+        report.threads = opts.threads;
+        report.jit_threads_pixinst_per_s = n / tn.max(1e-9);
+    }
+    if opts.peak_iterations > 0 {
+        report.fma_peak_gflops = ctm_jit::peak::fma_peak_gflops(opts.peak_iterations)?;
+    }
+    Ok(report)
+}
