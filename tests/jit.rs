@@ -1,0 +1,171 @@
+//! The JIT engine's own contract: the code cache, statistics, the `clif`,
+//! `bench` and `run --stats` commands, option checking.
+
+use ctm::engine::EngineKind;
+use ctm::kernel::{Job, Kernel};
+use ctm::mc::Format;
+use ctm_jit::compile::{JitError, JitOptions, OptLevel, compile};
+use std::process::Command;
+
+fn jit_available() -> bool {
+    ctm_jit::host::check_features().is_ok()
+}
+
+fn ctm(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_ctm"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into(),
+        String::from_utf8_lossy(&out.stderr).into(),
+    )
+}
+
+#[test]
+fn a_second_run_of_the_same_program_compiles_nothing() {
+    if !jit_available() {
+        return;
+    }
+    // A program no other test uses, so the first run must compile it.
+    let k = Kernel::assemble(
+        "alu r1.rgb = mad(s0, s1, s2) | r1.a = mad(s0, s1, s2) src0=r0 src1=c7 src2=c6
+    out rtA.rgb = max.off(s0, s0) | rtA.a = max.off(s0, s0) src0=r1 wait last",
+    )
+    .unwrap();
+    let mut job = Job::new(9, 5)
+        .constant(7, [0.5, 0.25, 2.0, 3.0])
+        .constant(6, [1.0; 4])
+        .output(0, Format::Float32_4);
+    job.settings.engine = EngineKind::Jit;
+    let first = k.run(&job).unwrap();
+    let second = k.run(&job).unwrap();
+    assert_eq!(first.report.engine.compiled, 1, "{:?}", first.report.engine);
+    assert_eq!(
+        second.report.engine.compiled, 0,
+        "{:?}",
+        second.report.engine
+    );
+    assert!(second.report.engine.cache_hits >= 1);
+    assert!(second.report.engine.native_runs > 0);
+    assert_eq!(first.outputs, second.outputs);
+    // Both optimisation levels compile every clause.
+    let program = ctm::bench::program_of(&k);
+    for opt_level in [OptLevel::None, OptLevel::Speed] {
+        for quads_per_iter in [1, 2, 4] {
+            let code = compile(
+                &program,
+                JitOptions {
+                    opt_level,
+                    quads_per_iter,
+                },
+            )
+            .unwrap();
+            assert_eq!(code.fallbacks(), 0);
+            assert_eq!(code.len(), program.clauses.len());
+        }
+    }
+}
+
+#[test]
+fn invalid_options_are_errors() {
+    if !jit_available() {
+        return;
+    }
+    let program = ctm::bench::program_of(
+        &Kernel::assemble(
+            "out rtA.rgb = max.off(s0, s0) | rtA.a = max.off(s0, s0) src0=r0 wait last",
+        )
+        .unwrap(),
+    );
+    let err = compile(
+        &program,
+        JitOptions {
+            opt_level: OptLevel::Speed,
+            quads_per_iter: 3,
+        },
+    )
+    .unwrap_err();
+    assert!(matches!(err, JitError::Options(_)), "{err}");
+    let (code, _, err) = ctm(&["run", "examples/abs2.s", "--domain", "4x4", "--quads", "3"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("--quads 3"), "{err}");
+}
+
+#[test]
+fn clif_prints_each_clause_with_its_source() {
+    if !jit_available() {
+        return;
+    }
+    let (code, out, err) = ctm(&["clif", "examples/mandelbrot.s"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("; clause 0"), "{out}");
+    assert!(out.contains("function "), "{out}");
+    // Source comments above the code, e.g. the loop body's MAD.
+    assert!(out.contains("; @3 alu r3.rgb = mad("), "{out}");
+    assert!(out.contains("fmul") && out.contains("fadd") && out.contains("bitselect"));
+    assert_eq!(
+        out.matches("function ").count(),
+        out.matches("; clause ").count()
+    );
+}
+
+#[test]
+fn run_stats_and_bench_json() {
+    if !jit_available() {
+        return;
+    }
+    let args = [
+        "examples/mandelbrot.s",
+        "--domain",
+        "64x32",
+        "--const",
+        "0=0.05,0.08,0,0",
+        "--const",
+        "1=-2.25,-1.25,0,0",
+        "--const",
+        "2=0.031,0.047,0.071,0",
+        "--const-int",
+        "0=30,0,0",
+    ];
+    let mut run = vec!["run", "--stats"];
+    run.extend(args);
+    let (code, _, err) = ctm(&run);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("engine: jit"), "{err}");
+    assert!(
+        err.contains("0 interpreted as fallbacks (0 fallback clause(s))"),
+        "{err}"
+    );
+    let mut bench = vec!["bench", "--json", "--repeat", "1"];
+    bench.extend(args);
+    let (code, out, err) = ctm(&bench);
+    assert_eq!(code, 0, "{err}");
+    let line = out.trim();
+    assert!(line.starts_with('{') && line.ends_with('}'), "{out}");
+    for key in [
+        "\"interp_pixinst_per_s\": ",
+        "\"jit_pixinst_per_s\": ",
+        "\"jit_over_interp\": ",
+        "\"compile_us_per_inst\": ",
+        "\"thread_speedup\": ",
+        "\"fraction_of_fma_peak\": ",
+        "\"fallback_clauses\": 0",
+    ] {
+        assert!(line.contains(key), "{key} missing: {line}");
+    }
+    let value = |key: &str| -> f64 {
+        let at = line.find(key).unwrap() + key.len() + 2;
+        line[at..]
+            .split([',', '}'])
+            .next()
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap()
+    };
+    assert!(value("\"jit_pixinst_per_s\"") > 0.0);
+    assert!(value("\"interp_pixinst_per_s\"") > 0.0);
+}
