@@ -44,14 +44,20 @@ fn run_part(part: u64, parts: u64) {
     let mut errors = 0;
     for k in (part..total).step_by(parts as usize) {
         let case = Case::random(seed0 + k);
-        let want = case.run(EngineKind::Interp, JitOptions::default());
+        let (want, _) = case.run(EngineKind::Interp, JitOptions::default());
         if want.is_err() {
             errors += 1;
         }
         // Each program on one variant, rotating, so every variant sees a
         // third of the programs.
         let opts = variants[(k % 3) as usize];
-        let got = case.run(EngineKind::Jit, opts);
+        let (got, stats) = case.run(EngineKind::Jit, opts);
+        assert!(
+            stats.fallback_reasons.is_empty() && stats.native_runs > 0,
+            "seed {}: {stats:?}\n{}",
+            case.seed,
+            case.asm
+        );
         if let Some(report) = compare(&case, &want, &got, "interp", &format!("jit {opts:?}")) {
             panic!("{report}");
         }

@@ -74,14 +74,13 @@ impl Lowering<'_, '_> {
         }
     }
 
-    /// `fp::min` / `fp::max`: compare the flushed values, return a raw one.
-    /// With operands that are already flushed this is the `minps`/`maxps`
-    /// pattern Cranelift matches.
-    pub(super) fn minmax(&mut self, max: bool, a: Value, b: Value, da: Value, db: Value) -> Value {
+    /// `fp::min` / `fp::max`: the comparison sees denormals as zeros (DAZ),
+    /// the result is one operand's raw pattern (integer-domain select).
+    pub(super) fn minmax(&mut self, max: bool, a: Value, b: Value) -> Value {
         let lt = if max {
-            self.fcmp(FloatCC::LessThan, db, da)
+            self.fcmp(FloatCC::LessThan, b, a)
         } else {
-            self.fcmp(FloatCC::LessThan, da, db)
+            self.fcmp(FloatCC::LessThan, a, b)
         };
         self.select_f(lt, a, b)
     }

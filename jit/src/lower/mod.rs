@@ -47,8 +47,6 @@ const REG_BYTES: i32 = 4 * CHAN_BYTES;
 #[derive(Clone, Copy)]
 struct Val {
     q: [Value; GROUP_QUADS],
-    /// Known to hold no denormal (so `daz` is the identity).
-    flushed: bool,
 }
 
 /// Lane masks of the batch, one I32X4 per quad, and which changed.
@@ -170,13 +168,12 @@ pub(crate) fn lower_clause(
         match node.op {
             Op::Const { dst, index, chan } => {
                 let v = l.load_const(index, chan);
-                l.set(dst, [v; GROUP_QUADS], false);
+                l.set(dst, [v; GROUP_QUADS]);
             }
             Op::Imm { dst, bits } => {
                 let v = l.splat_i(bits);
                 let v = l.as_float(v);
-                let flushed = bits & 0x7F80_0000 != 0 || bits & 0x7FFF_FFFF == 0;
-                l.set(dst, [v; GROUP_QUADS], flushed);
+                l.set(dst, [v; GROUP_QUADS]);
             }
             _ => {}
         }
@@ -297,8 +294,8 @@ impl Lowering<'_, '_> {
         self.bitcast(ty, r)
     }
 
-    fn set(&mut self, v: crate::ir::V, q: [Value; GROUP_QUADS], flushed: bool) {
-        self.vals[v.0 as usize] = Some(Val { q, flushed });
+    fn set(&mut self, v: crate::ir::V, q: [Value; GROUP_QUADS]) {
+        self.vals[v.0 as usize] = Some(Val { q });
     }
 
     fn get(&self, v: crate::ir::V) -> Val {
@@ -561,7 +558,7 @@ impl Lowering<'_, '_> {
             Op::Temp { dst, index, chan } => {
                 let (p, off) = self.temp_addr(*index, *chan);
                 let q = self.each(|l, k| l.load_vec(p, off, k));
-                self.set(*dst, q, false);
+                self.set(*dst, q);
             }
             Op::Unary { dst, op, a } => self.unary(*dst, *op, *a),
             Op::Binary { dst, op, a, b } => {
@@ -570,14 +567,13 @@ impl Lowering<'_, '_> {
                     Binary::Min | Binary::Max => {
                         let (ra, rb) = (self.get(*a).q, self.get(*b).q);
                         let max = *op == Binary::Max;
-                        let flushed = self.get(*a).flushed && self.get(*b).flushed;
-                        let q = self.each(|l, k| l.minmax(max, ra[k], rb[k], da[k], db[k]));
-                        self.set(*dst, q, flushed);
+                        let q = self.each(|l, k| l.minmax(max, ra[k], rb[k]));
+                        self.set(*dst, q);
                         return;
                     }
                     _ => self.each(|l, k| l.arith(*op, da[k], db[k])),
                 };
-                self.set(*dst, q, true);
+                self.set(*dst, q);
             }
             Op::Mad { dst, a, b, c } => {
                 let (da, db, dc) = (self.daz(*a), self.daz(*b), self.daz(*c));
@@ -585,7 +581,7 @@ impl Lowering<'_, '_> {
                     let p = l.b.ins().fmul(da[k], db[k]);
                     l.b.ins().fadd(p, dc[k])
                 });
-                self.set(*dst, q, true);
+                self.set(*dst, q);
             }
             Op::Dot { dst, pairs, addend } => {
                 let pairs: Vec<_> = pairs
@@ -597,20 +593,20 @@ impl Lowering<'_, '_> {
                     let p: Vec<_> = pairs.iter().map(|(a, b)| (a[k], b[k])).collect();
                     l.dot(&p, addend.map(|c| c[k]))
                 });
-                self.set(*dst, q, true);
+                self.set(*dst, q);
             }
             Op::Select { dst, op, c, a, b } => {
                 let dc = self.daz(*c);
                 let (va, vb) = (self.get(*a), self.get(*b));
                 let cmp = *op == Select::Cmp;
                 let q = self.each(|l, k| l.select_op(cmp, dc[k], va.q[k], vb.q[k]));
-                self.set(*dst, q, va.flushed && vb.flushed);
+                self.set(*dst, q);
             }
             Op::QuadLane { dst, a, lane } => {
                 let va = self.get(*a);
                 let lane = *lane;
                 let q = self.each(|l, k| l.shuffle32(va.q[k], va.q[k], [lane; 4]));
-                self.set(*dst, q, va.flushed);
+                self.set(*dst, q);
             }
             Op::SetTemp {
                 index,
@@ -719,7 +715,7 @@ impl Lowering<'_, '_> {
                     let off = io_offsets::RESULT as i32 + c as i32 * CHAN_BYTES;
                     let q = self.each(|l, k| l.load_vec(p, off, k));
                     // Fetched channels are raw memory patterns.
-                    self.set(*d, q, false);
+                    self.set(*d, q);
                 }
             }
             Op::UmrtWrite {
@@ -756,26 +752,17 @@ impl Lowering<'_, '_> {
                 let r = f(l.b, x, s);
                 l.as_float(r)
             };
-        let (q, flushed) = match op {
-            Unary::Neg => (
-                self.each(|l, k| sign_op(l, k, |b, x, s| b.ins().bxor(x, s))),
-                va.flushed,
-            ),
-            Unary::Abs => (
-                self.each(|l, k| sign_op(l, k, |b, x, s| b.ins().band_not(x, s))),
-                va.flushed,
-            ),
-            Unary::Nab => (
-                self.each(|l, k| sign_op(l, k, |b, x, s| b.ins().bor(x, s))),
-                va.flushed,
-            ),
+        let q = match op {
+            Unary::Neg => self.each(|l, k| sign_op(l, k, |b, x, s| b.ins().bxor(x, s))),
+            Unary::Abs => self.each(|l, k| sign_op(l, k, |b, x, s| b.ins().band_not(x, s))),
+            Unary::Nab => self.each(|l, k| sign_op(l, k, |b, x, s| b.ins().bor(x, s))),
             Unary::Clamp => {
                 let d = self.daz(a);
-                (self.each(|l, k| l.clamp(va.q[k], d[k])), true)
+                self.each(|l, k| l.clamp(va.q[k], d[k]))
             }
             _ => {
                 let d = self.daz(a);
-                let q = self.each(|l, k| {
+                self.each(|l, k| {
                     let x = d[k];
                     match op {
                         Unary::Frc => l.frc(x),
@@ -791,10 +778,9 @@ impl Lowering<'_, '_> {
                             unreachable!("handled above")
                         }
                     }
-                });
-                (q, true)
+                })
             }
         };
-        self.set(dst, q, flushed);
+        self.set(dst, q);
     }
 }
