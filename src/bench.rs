@@ -174,10 +174,7 @@ pub enum BenchError {
 pub fn program_of(kernel: &Kernel) -> Program {
     frontend::build(
         &isa::decode_program(&kernel.exe.code),
-        frontend::Options {
-            early_exit: true,
-            uncached: kernel.exe.info.uncached(),
-        },
+        frontend::Options::loaded(kernel.exe.info.uncached()),
     )
 }
 

@@ -258,19 +258,17 @@ impl Gen {
                         let brk = if is_loop { "BREAKLOOP" } else { "BREAKREP" };
                         match self.rng.below(3) {
                             0 => self.lines.push(format!("{brk} alu_result != 0 -> {done}")),
-                            1 => {
+                            k => {
+                                // A break or a continue inside a one-level IF.
+                                let inner = if k == 1 {
+                                    format!("{brk} -> {done} pop=1")
+                                } else {
+                                    format!("CONTINUE -> {cont} pop=1")
+                                };
                                 let skip = self.label();
                                 let c = self.cond();
                                 self.lines.push(format!("IF {c} -> {skip}"));
-                                self.lines.push(format!("{brk} -> {done} pop=1"));
-                                self.lines.push("ENDIF".into());
-                                self.lines.push(format!("{skip}:"));
-                            }
-                            _ => {
-                                let skip = self.label();
-                                let c = self.cond();
-                                self.lines.push(format!("IF {c} -> {skip}"));
-                                self.lines.push(format!("CONTINUE -> {cont} pop=1"));
+                                self.lines.push(inner);
                                 self.lines.push("ENDIF".into());
                                 self.lines.push(format!("{skip}:"));
                             }
@@ -378,10 +376,7 @@ impl Case {
         };
         let program = frontend::build(
             &decode_program(&words),
-            frontend::Options {
-                early_exit: true,
-                uncached: self.uncached,
-            },
+            frontend::Options::loaded(self.uncached),
         );
         let mut tex = self.textures.clone();
         let mut pixels = BTreeMap::new();

@@ -75,13 +75,14 @@ impl JitEngine {
         }
     }
 
-    fn code_for(&mut self, program: &Program) -> Result<Arc<Compiled>, RunError> {
+    /// Makes `program`'s code current (from the cache, compiling on a miss).
+    fn code_for(&mut self, program: &Program) -> Result<(), RunError> {
         let addr = std::ptr::from_ref(program) as usize;
-        if let Some((p, code, at)) = &mut self.current
+        if let Some((p, _, at)) = &mut self.current
             && p == program
         {
             *at = addr;
-            return Ok(code.clone());
+            return Ok(());
         }
         let (code, fresh) = cached(program, self.opts).map_err(|e| RunError::Engine {
             engine: "jit",
@@ -103,14 +104,14 @@ impl JitEngine {
                 }
             }
         }
-        self.current = Some((program.clone(), code.clone(), addr));
-        Ok(code)
+        self.current = Some((program.clone(), code, addr));
+        Ok(())
     }
 }
 
 impl Engine for JitEngine {
     fn prepare(&mut self, program: &Program) -> Result<(), RunError> {
-        self.code_for(program).map(|_| ())
+        self.code_for(program)
     }
 
     fn run_clause(
@@ -124,10 +125,16 @@ impl Engine for JitEngine {
             self.stats.checked_runs += 1;
             return self.interp.run_clause(program, clause, lanes, ctx);
         }
-        let code = match &self.current {
-            Some((_, code, at)) if *at == std::ptr::from_ref(program) as usize => code.clone(),
-            _ => self.code_for(program)?,
+        let prepared = matches!(&self.current,
+            Some((_, _, at)) if *at == std::ptr::from_ref(program) as usize);
+        if !prepared {
+            self.code_for(program)?;
+        }
+        let Some((_, code, _)) = &self.current else {
+            unreachable!("code_for sets the current program");
         };
+        // `self.current` keeps the code alive for the call: nothing below
+        // replaces it.
         let f = match code.clause(clause) {
             ClauseCode::Native(f) => *f,
             ClauseCode::Fallback(_) => {
@@ -150,7 +157,7 @@ impl Engine for JitEngine {
             // SAFETY: `f` was compiled for this program's clause with the
             // `ClauseFn` ABI and reads/writes only `lanes`, `uniforms` and
             // `io` within their layouts (offsets asserted in
-            // `ctm_jit::state`); `code` keeps the machine code alive;
+            // `ctm_jit::state`); `self.current` keeps the machine code alive;
             // `io.host` points to `host`, which outlives the call.
             unsafe { f(lanes, uniforms, &mut *self.io) }
         };

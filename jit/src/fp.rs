@@ -217,6 +217,11 @@ pub const EX2_POLY: [f32; 7] = [
     std::f32::consts::LN_2,
 ];
 
+/// EX2 saturates to +Inf from here up.
+pub const EX2_INF_FROM: f32 = 128.0;
+/// EX2 gives +0 below here (the true result would be denormal).
+pub const EX2_ZERO_BELOW: f32 = -126.0;
+
 /// EX2: 2^a.
 ///
 /// Algorithm: n = nearest(a), f = a − n ∈ [−½, ½]; p(f) by Horner over
@@ -227,10 +232,10 @@ pub fn ex2(a: u32) -> u32 {
     if x.is_nan() {
         return STD_NAN;
     }
-    if x >= 128.0 {
+    if x >= EX2_INF_FROM {
         return f32::INFINITY.to_bits();
     }
-    if x < -126.0 {
+    if x < EX2_ZERO_BELOW {
         return 0;
     }
     let n = x.round_ties_even();

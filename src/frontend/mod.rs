@@ -50,6 +50,19 @@ pub struct Options {
     pub uncached: bool,
 }
 
+impl Options {
+    /// How the PE builds a loaded program: `LAST` ends processors early
+    /// (§1.1 policy) and the uncached mode comes from the loader. Every
+    /// path that runs an executable (the PE, measurements, the CLIF
+    /// printer, random programs) builds with these options.
+    pub fn loaded(uncached: bool) -> Options {
+        Options {
+            early_exit: true,
+            uncached,
+        }
+    }
+}
+
 impl Default for Options {
     fn default() -> Self {
         Options {

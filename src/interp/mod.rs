@@ -213,7 +213,14 @@ impl Engine for Interpreter {
                     coords,
                     inactive,
                 } => {
-                    let m = lanes.running & if *inactive { !0 } else { lanes.active };
+                    // A fetch is an unpredicated write of its lanes.
+                    let m = enabled(
+                        lanes,
+                        Gate {
+                            pred: None,
+                            inactive: *inactive,
+                        },
+                    );
                     let mut xy = [[0u32; 4]; GROUP_LANES];
                     for (l, c) in xy.iter_mut().enumerate().take(n) {
                         *c = coords.map(|v| vals[v.0 as usize][l]);

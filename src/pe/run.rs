@@ -150,10 +150,7 @@ impl Pe {
         }
         let program = Arc::new(frontend::build(
             &slots,
-            frontend::Options {
-                early_exit: true,
-                uncached: desc.uncached,
-            },
+            frontend::Options::loaded(desc.uncached),
         ));
         self.compiled.insert(key, program.clone());
         Ok((program, info, desc))

@@ -181,9 +181,9 @@ impl Lowering<'_, '_> {
         let pr = self.pow2(rest);
         let r = self.b.ins().fmul(p, ph);
         let r = self.b.ins().fmul(r, pr);
-        let lim_hi = self.splat_f(128.0);
+        let lim_hi = self.splat_f(fp::EX2_INF_FROM);
         let big = self.fcmp(FloatCC::GreaterThanOrEqual, x, lim_hi);
-        let lim_lo = self.splat_f(-126.0);
+        let lim_lo = self.splat_f(fp::EX2_ZERO_BELOW);
         let small = self.fcmp(FloatCC::LessThan, x, lim_lo);
         let nan = self.fcmp(FloatCC::Unordered, x, x);
         let inf = self.splat_i(INF);

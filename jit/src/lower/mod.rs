@@ -75,9 +75,11 @@ pub(crate) struct Lowering<'a, 'f> {
     lanes: Value,
     uni: Value,
     io: Value,
-    /// Batch base pointer (`lanes + 16·q0`) and first quad.
+    /// Per batch: `lanes + 16·q0`, `io + 16·q0`, and the first lane
+    /// `4·q0` (also the shift of the batch's bits in a mask word).
     base: Value,
-    q0: Value,
+    io_base: Value,
+    lane0: Value,
     al: Value,
     vals: Vec<Option<Val>>,
     consts: HashMap<u32, Value>,
@@ -153,7 +155,8 @@ pub(crate) fn lower_clause(
         uni,
         io,
         base: lanes,
-        q0: al,
+        io_base: io,
+        lane0: al,
         al,
         vals: vec![None; clause.values as usize],
         consts: HashMap::new(),
@@ -192,11 +195,12 @@ pub(crate) fn lower_clause(
     l.b.ins().brif(more, body, &[], exit, &[]);
 
     l.b.switch_to_block(body);
-    l.q0 = q0;
+    l.lane0 = l.b.ins().imul_imm_s(q0, 4);
     let next = l.b.ins().iadd_imm_s(q0, w as i64);
     let off = l.b.ins().imul_imm_s(q0, i64::from(QUAD_BYTES));
     let off = l.b.ins().uextend(ptr, off);
     l.base = l.b.ins().iadd(lanes, off);
+    l.io_base = l.b.ins().iadd(io, off);
     // Skip the batch when none of its lanes can write.
     let writes_inactive = clause.nodes.iter().any(|n| match &n.op {
         Op::SetTemp { gate, .. }
@@ -216,8 +220,7 @@ pub(crate) fn lower_clause(
         let active = l.load_bits(offsets::ACTIVE);
         l.b.ins().band(running, active)
     };
-    let shift = l.b.ins().imul_imm_s(q0, 4);
-    let live = l.b.ins().ushr(live, shift);
+    let live = l.b.ins().ushr(live, l.lane0);
     let live = l.b.ins().band_imm_s(live, (1i64 << (4 * w)) - 1);
     let work = l.b.create_block();
     l.b.ins().brif(live, work, &[], head, &[next.into()]);
@@ -364,8 +367,7 @@ impl Lowering<'_, '_> {
 
     /// Quad `k` of the batch's 4 bits of `word` as an I32X4 lane mask.
     fn quad_mask(&mut self, word: Value, k: usize) -> Value {
-        let s = self.b.ins().imul_imm_s(self.q0, 4);
-        let s = self.b.ins().iadd_imm_s(s, 4 * k as i64);
+        let s = self.b.ins().iadd_imm_s(self.lane0, 4 * k as i64);
         let bits = self.b.ins().ushr(word, s);
         let v = self.b.ins().splat(types::I32X4, bits);
         let lane_bits = self.vconst4([1, 2, 4, 8]);
@@ -417,7 +419,7 @@ impl Lowering<'_, '_> {
     /// (`or_only`: OR them in instead).
     fn store_bits(&mut self, off: usize, m: &[Value], or_only: bool) {
         let bits = self.batch_bits(m);
-        let s = self.b.ins().imul_imm_s(self.q0, 4);
+        let s = self.lane0;
         let bits = self.b.ins().ishl(bits, s);
         let word = self.load_bits(off);
         let word = if or_only {
@@ -518,7 +520,7 @@ impl Lowering<'_, '_> {
             .ins()
             .load(self.ptr, MemFlagsData::trusted(), self.io, slot as i32);
         let node = self.b.ins().iconst(types::I32, i64::from(node));
-        let lane0 = self.b.ins().imul_imm_s(self.q0, 4);
+        let lane0 = self.lane0;
         let count = self.b.ins().iconst(types::I32, 4 * self.w as i64);
         let call =
             self.b
@@ -534,9 +536,7 @@ impl Lowering<'_, '_> {
 
     /// Stores a value into `io.args[chan]` for the batch.
     fn store_arg(&mut self, chan: usize, v: [Value; GROUP_QUADS]) {
-        let s = self.b.ins().imul_imm_s(self.q0, QUAD_BYTES as i64);
-        let s = self.b.ins().uextend(self.ptr, s);
-        let p = self.b.ins().iadd(self.io, s);
+        let p = self.io_base;
         let off = io_offsets::ARGS as i32 + chan as i32 * CHAN_BYTES;
         for (k, &x) in v.iter().enumerate().take(self.w) {
             self.store_vec(x, p, off, k);
@@ -708,9 +708,7 @@ impl Lowering<'_, '_> {
                 }
                 let bits = self.batch_bits(&m);
                 self.host_call(io_offsets::FETCH, index, bits);
-                let s = self.b.ins().imul_imm_s(self.q0, QUAD_BYTES as i64);
-                let s = self.b.ins().uextend(self.ptr, s);
-                let p = self.b.ins().iadd(self.io, s);
+                let p = self.io_base;
                 for (c, d) in dst.iter().enumerate() {
                     let off = io_offsets::RESULT as i32 + c as i32 * CHAN_BYTES;
                     let q = self.each(|l, k| l.load_vec(p, off, k));
@@ -728,8 +726,7 @@ impl Lowering<'_, '_> {
                 }
                 let bits = self.batch_bits(&m);
                 let helper = self.load_bits(offsets::HELPER);
-                let s = self.b.ins().imul_imm_s(self.q0, 4);
-                let helper = self.b.ins().ushr(helper, s);
+                let helper = self.b.ins().ushr(helper, self.lane0);
                 let bits = self.b.ins().band_not(bits, helper);
                 self.host_call(io_offsets::UMRT, index, bits);
             }
