@@ -178,6 +178,20 @@ impl Co {
     /// including the write-back. The buffer must be configured when
     /// [`Co::needs_buffer`] says so (checked before a run).
     pub fn test(&self, mc: &mut Mc, client: CondLoc, i: u32, j: u32, v: u32) -> bool {
+        let pass = self.passes(mc, client, i, j, v);
+        if pass
+            && self.write
+            && client == self.loc
+            && let Some(buf) = self.buffer
+        {
+            mc.write_element(CacheId::Cond, &buf, i, j, [v, 0, 0, 0], 0b0001);
+        }
+        pass
+    }
+
+    /// The test alone, without the write-back ([`Co::test`] = this, then
+    /// the write-back on a pass).
+    pub fn passes(&self, mc: &Mc, client: CondLoc, i: u32, j: u32, v: u32) -> bool {
         if client != self.loc {
             return true;
         }
@@ -188,7 +202,7 @@ impl Co {
             return self.test == CondTest::Always;
         };
         let format = buf.fmt.format;
-        let pass = self.test == CondTest::Always || {
+        self.test == CondTest::Always || {
             // v is quantized by the write rule of the buffer's format.
             let mut q = [0u8; 16];
             format.write(&mut q, [v, 0, 0, 0], 0b0001);
@@ -198,10 +212,11 @@ impl Co {
                 (Key::Unorm(v), Key::Unorm(b)) => self.test.holds(v, b),
                 _ => false,
             }
-        };
-        if pass && self.write {
-            mc.write_element(CacheId::Cond, &buf, i, j, [v, 0, 0, 0], 0b0001);
         }
-        pass
+    }
+
+    /// Whether a run's test at `client` writes the buffer back.
+    pub fn writes_back(&self, client: CondLoc) -> bool {
+        client == self.loc && self.write && self.test != CondTest::Never && self.buffer.is_some()
     }
 }

@@ -123,6 +123,7 @@ impl Engine for JitEngine {
     ) -> Result<(), RunError> {
         if ctx.hazards.is_some() {
             self.stats.checked_runs += 1;
+            let _default = DazGuard::new(false);
             return self.interp.run_clause(program, clause, lanes, ctx);
         }
         let prepared = matches!(&self.current,
@@ -139,6 +140,7 @@ impl Engine for JitEngine {
             ClauseCode::Native(f) => *f,
             ClauseCode::Fallback(_) => {
                 self.stats.fallback_runs += 1;
+                let _default = DazGuard::new(false);
                 return self.interp.run_clause(program, clause, lanes, ctx);
             }
         };
@@ -152,7 +154,9 @@ impl Engine for JitEngine {
         };
         self.io.host = (&raw mut host).cast::<c_void>();
         let status = {
-            // Compiled code reads denormals as zeros (see `ctm_jit::lower`).
+            // Compiled code reads denormals as zeros (see `ctm_jit::lower`):
+            // the runner set MXCSR.DAZ for the group (`wants_daz`); a caller
+            // that did not gets it here.
             let _daz = DazGuard::new(true);
             // SAFETY: `f` was compiled for this program's clause with the
             // `ClauseFn` ABI and reads/writes only `lanes`, `uniforms` and
@@ -174,6 +178,10 @@ impl Engine for JitEngine {
 
     fn stats(&self) -> EngineStats {
         self.stats.clone()
+    }
+
+    fn wants_daz(&self) -> bool {
+        true
     }
 }
 

@@ -116,14 +116,13 @@ impl Lanes {
     }
 
     /// Zeroes everything but the temporaries from `temps` on (which a
-    /// program that uses fewer never reads) and sets the number of present
-    /// quads.
+    /// program that uses fewer never reads) and the output and depth values
+    /// (only lanes whose `out_written`/`depth_written` bit is set are ever
+    /// read), and sets the number of present quads.
     pub fn reset(&mut self, quads: u32, temps: usize) {
         for reg in self.temps.iter_mut().take(temps) {
             *reg = [[0; GROUP_LANES]; 4];
         }
-        self.out = [[[0; GROUP_LANES]; 4]; TARGETS];
-        self.depth = [0; GROUP_LANES];
         self.pred = [0; 4];
         self.alu_result = 0;
         self.active = 0;

@@ -85,6 +85,11 @@ impl Format {
         }
     }
 
+    /// The channel bits a write must cover to replace a whole element.
+    pub fn channel_mask(self) -> u8 {
+        ((1u16 << self.channels()) - 1) as u8
+    }
+
     /// Converts one element (`self.bytes()` bytes) to the shader's four
     /// channels (f32 patterns).
     ///

@@ -3,7 +3,7 @@
 //! pages are allocated on first write, so large arenas cost nothing until
 //! used.
 
-use std::collections::HashMap;
+use std::cell::UnsafeCell;
 use std::fmt;
 
 /// Base addresses handed to the MC are multiples of this (§3.2).
@@ -64,20 +64,74 @@ pub struct Unmapped {
     pub len: u64,
 }
 
-/// The address space.
-#[derive(Clone, Debug, Default)]
+/// One page of memory. Its bytes sit in `UnsafeCell`s so that workers of a
+/// run may write disjoint bytes through a shared reference
+/// ([`Memory::write_shared`]).
+type Page = Box<[UnsafeCell<u8>]>;
+
+fn new_page() -> Page {
+    let zeroed: Box<[u8]> = vec![0u8; PAGE].into_boxed_slice();
+    // SAFETY: `UnsafeCell<u8>` has the same layout as `u8`
+    // (`repr(transparent)`), so the allocation is reinterpreted as it is.
+    unsafe { Box::from_raw(Box::into_raw(zeroed) as *mut [UnsafeCell<u8>]) }
+}
+
+/// The address space: a flat table of 64 KiB pages, indexed directly by
+/// the top 16 bits of an address (no hashing on the access path).
 pub struct Memory {
     arenas: Vec<Arena>,
-    pages: HashMap<u32, Box<[u8]>>,
+    pages: Vec<Option<Page>>,
+}
+
+// SAFETY: bytes are only changed through `&mut Memory`, or through
+// `write_shared`, whose contract is that no other thread reads or writes the
+// same bytes at the same time; pages are only allocated through `&mut`.
+unsafe impl Sync for Memory {}
+
+impl Default for Memory {
+    fn default() -> Self {
+        Memory::new(Vec::new())
+    }
+}
+
+impl Clone for Memory {
+    fn clone(&self) -> Self {
+        let mut m = Memory::new(self.arenas.clone());
+        for (k, page) in self.pages.iter().enumerate() {
+            if let Some(p) = page {
+                let copy = new_page();
+                // SAFETY: both pages are PAGE bytes; `&self` excludes
+                // writers through `&mut`, and `write_shared` callers never
+                // overlap a clone (it needs the whole memory).
+                unsafe {
+                    std::ptr::copy_nonoverlapping(
+                        UnsafeCell::raw_get(p.as_ptr()),
+                        UnsafeCell::raw_get(copy.as_ptr()),
+                        PAGE,
+                    )
+                };
+                m.pages[k] = Some(copy);
+            }
+        }
+        m
+    }
+}
+
+impl fmt::Debug for Memory {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Memory")
+            .field("arenas", &self.arenas)
+            .field("pages", &self.pages.iter().filter(|p| p.is_some()).count())
+            .finish()
+    }
 }
 
 impl Memory {
     /// A memory with `arenas` mapped (they must not overlap).
     pub fn new(arenas: Vec<Arena>) -> Memory {
-        Memory {
-            arenas,
-            pages: HashMap::new(),
-        }
+        let mut pages = Vec::new();
+        pages.resize_with(1 << (32 - PAGE_BITS), || None);
+        Memory { arenas, pages }
     }
 
     /// The arenas.
@@ -104,20 +158,68 @@ impl Memory {
     /// Writes `data` at `addr`.
     pub fn write(&mut self, addr: u64, data: &[u8]) -> Result<(), Unmapped> {
         self.check(addr, data.len() as u64)?;
-        let mut addr = addr as u32;
-        let mut data = data;
-        while !data.is_empty() {
-            let off = (addr as usize) & (PAGE - 1);
-            let n = (PAGE - off).min(data.len());
-            let page = self
-                .pages
-                .entry(addr >> PAGE_BITS)
-                .or_insert_with(|| vec![0; PAGE].into_boxed_slice());
-            page[off..off + n].copy_from_slice(&data[..n]);
-            data = &data[n..];
-            addr = addr.wrapping_add(n as u32);
-        }
+        self.allocate(addr, data.len() as u64);
+        // SAFETY: `&mut self` excludes every other access, and the pages
+        // were just allocated.
+        let done = unsafe { self.write_shared(addr, data) };
+        debug_assert!(done, "pages allocated above");
         Ok(())
+    }
+
+    /// Allocates the pages of `[addr, addr + len)` (inside one arena), so
+    /// that [`Memory::write_shared`] can write there.
+    pub fn allocate(&mut self, addr: u64, len: u64) {
+        if len == 0 {
+            return;
+        }
+        let first = (addr >> PAGE_BITS) as usize;
+        let last = ((addr + len - 1) >> PAGE_BITS) as usize;
+        for page in &mut self.pages[first..=last.min((1 << (32 - PAGE_BITS)) - 1)] {
+            page.get_or_insert_with(new_page);
+        }
+    }
+
+    /// Writes `data` at `addr` through a shared reference; returns false
+    /// (writing nothing) if a page of the span was not allocated (see
+    /// [`Memory::allocate`]) or the span is not mapped.
+    ///
+    /// # Safety
+    /// No other thread may read or write any byte of `[addr, addr +
+    /// data.len())` while this runs.
+    pub unsafe fn write_shared(&self, addr: u64, data: &[u8]) -> bool {
+        if data.is_empty() {
+            return true;
+        }
+        if self.check(addr, data.len() as u64).is_err() {
+            return false;
+        }
+        let (first, last) = (
+            addr >> PAGE_BITS,
+            (addr + data.len() as u64 - 1) >> PAGE_BITS,
+        );
+        if (first..=last).any(|k| self.pages[k as usize].is_none()) {
+            return false;
+        }
+        let mut a = addr as u32;
+        let mut rest = data;
+        while let Some(page) = self.pages[(a >> PAGE_BITS) as usize].as_ref()
+            && !rest.is_empty()
+        {
+            let off = (a as usize) & (PAGE - 1);
+            let n = (PAGE - off).min(rest.len());
+            // SAFETY: `n` bytes inside an allocated page; the caller
+            // guarantees that no other thread touches them meanwhile.
+            unsafe {
+                std::ptr::copy_nonoverlapping(
+                    rest.as_ptr(),
+                    UnsafeCell::raw_get(page[off..].as_ptr()),
+                    n,
+                )
+            };
+            rest = &rest[n..];
+            a = a.wrapping_add(n as u32);
+        }
+        true
     }
 
     /// Reads a little-endian word.
@@ -133,8 +235,16 @@ impl Memory {
         while at < buf.len() {
             let off = (addr as usize) & (PAGE - 1);
             let n = (PAGE - off).min(buf.len() - at);
-            match self.pages.get(&(addr >> PAGE_BITS)) {
-                Some(p) => buf[at..at + n].copy_from_slice(&p[off..off + n]),
+            match &self.pages[(addr >> PAGE_BITS) as usize] {
+                // SAFETY: `n` bytes inside the page; writers through `&self`
+                // (`write_shared`) never touch bytes another thread reads.
+                Some(p) => unsafe {
+                    std::ptr::copy_nonoverlapping(
+                        UnsafeCell::raw_get(p[off..].as_ptr()).cast_const(),
+                        buf[at..].as_mut_ptr(),
+                        n,
+                    )
+                },
                 None => buf[at..at + n].fill(0),
             }
             at += n;

@@ -313,6 +313,73 @@ impl Mc {
         self.write(id, a, &e[..n]);
     }
 
+    /// [`Mc::write_element`] through a shared reference, for the workers
+    /// of a run that write disjoint elements straight to memory. Only in
+    /// [`CacheMode::Coherent`]; the pages of the surface must have been
+    /// allocated ([`Memory::allocate`]). Returns false where it could not
+    /// write (no page, wrong mode).
+    ///
+    /// # Safety
+    /// No other thread may read or write element (x, y) of `s` meanwhile.
+    pub unsafe fn write_element_shared(
+        &self,
+        s: &Surface,
+        x: u32,
+        y: u32,
+        value: [u32; 4],
+        mask: u8,
+    ) -> bool {
+        let format = s.fmt.format;
+        let n = format.bytes();
+        let mut e = [0u8; 16];
+        if mask & format.channel_mask() != format.channel_mask()
+            && let Some(a) = s.address(x, y)
+        {
+            // A partial write keeps the element's other bytes.
+            let _ = self.mem.read(a, &mut e[..n]);
+        }
+        format.write(&mut e[..n], value, mask);
+        // SAFETY: guaranteed by the caller.
+        unsafe { self.write_encoded_shared(s, x, y, &e[..n], 1) }
+    }
+
+    /// Writes `count` elements already in `s`'s format (`bytes`), from (x,
+    /// y) rightwards, through a shared reference; elements outside the
+    /// surface are dropped and counted. Conditions as for
+    /// [`Mc::write_element_shared`].
+    ///
+    /// # Safety
+    /// No other thread may read or write these elements meanwhile.
+    pub unsafe fn write_encoded_shared(
+        &self,
+        s: &Surface,
+        x: u32,
+        y: u32,
+        bytes: &[u8],
+        count: usize,
+    ) -> bool {
+        if self.mode != CacheMode::Coherent || count == 0 {
+            return count == 0;
+        }
+        let n = s.fmt.format.bytes();
+        let first = s.address(x, y);
+        let last = s.address(x + count as u32 - 1, y);
+        match (first, last) {
+            // SAFETY: guaranteed by the caller.
+            (Some(a), Some(b)) if b == a + ((count - 1) * n) as u64 => unsafe {
+                self.mem.write_shared(a, &bytes[..count * n])
+            },
+            _ => (0..count).all(|e| match s.address(x + e as u32, y) {
+                // SAFETY: guaranteed by the caller.
+                Some(a) => unsafe { self.mem.write_shared(a, &bytes[e * n..(e + 1) * n]) },
+                None => {
+                    Diagnostics::bump(&self.diagnostics.out_of_bounds_writes);
+                    true
+                }
+            }),
+        }
+    }
+
     /// Counts an output write of an output with no format set.
     pub fn note_unconfigured_output(&self) {
         Diagnostics::bump(&self.diagnostics.unconfigured_outputs);

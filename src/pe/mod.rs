@@ -13,6 +13,7 @@
 //! processors would need at one instruction per clock.
 
 mod command;
+mod deliver;
 mod run;
 
 pub use command::{

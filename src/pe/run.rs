@@ -17,20 +17,22 @@
 //!    depth output, else v), then output writes under the output mask, then
 //!    the row's uncached writes — so any thread count gives the same memory.
 
+use super::deliver::{Px, RowSink, Targets, deliver_ordered, direct_allowed};
 use super::{PROCESSORS, Pe, PeError, ProgramDesc};
 use crate::co::CondLoc;
 use crate::engine::EngineKind;
 use crate::mc::{CacheId, DiagnosticCounts, Mc, RunView, Surface, UncachedWrite};
 use crate::runtime::hazard::Hazard;
-use crate::runtime::{Engine, EngineStats, PixelOut, RunError, RunOptions, RunStats, Runner};
+use crate::runtime::{Engine, EngineStats, RunError, RunOptions, RunStats, Runner};
 use crate::{abi::ProgramInfo, frontend, isa};
 use ctm_jit::compile::JitOptions;
 use ctm_jit::ir::{CONSTS, INT_CONSTS, Program};
-use ctm_jit::state::{IntConst, Uniforms};
+use ctm_jit::state::{IntConst, Lanes, Uniforms};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
-/// Quad rows executed between two deliveries of results.
+/// Quad rows executed between two deliveries of results when they are
+/// delivered in order (see `deliver`).
 const CHUNK_ROWS: usize = 32;
 
 /// Called with (quad rows done, quad rows in all) as a run proceeds.
@@ -99,10 +101,20 @@ pub struct RunReport {
     pub engine: EngineStats,
 }
 
+/// What one row (ordered delivery) or a worker's share of rows (direct
+/// delivery) produced.
+#[derive(Default)]
 struct RowResult {
-    pixels: Vec<(u32, u32, PixelOut)>,
+    pixels: Vec<Px>,
     writes: Vec<UncachedWrite>,
     stats: RunStats,
+    discarded: u64,
+}
+
+/// A worker's engine and group state, kept for the whole run.
+struct Worker {
+    engine: Box<dyn Engine + Send>,
+    lanes: Box<Lanes>,
 }
 
 impl Pe {
@@ -295,11 +307,24 @@ impl Pe {
         let uncached = desc.uncached;
         let uniforms = self.uniforms(mc, &info, offset)?;
         self.check_surfaces(mc, &info, uncached, offset)?;
-        // One engine per worker thread, for the whole run.
-        let mut engines = (0..self.settings.threads.max(1))
-            .map(|_| self.settings.engine.make(self.settings.jit))
-            .collect::<Result<Vec<_>, _>>()
+        // One engine and one group state per worker thread, for the whole run.
+        let mut workers = (0..self.settings.threads.max(1))
+            .map(|_| {
+                Ok(Worker {
+                    engine: self.settings.engine.make(self.settings.jit)?,
+                    lanes: Lanes::new_boxed(),
+                })
+            })
+            .collect::<Result<Vec<_>, crate::engine::EngineUnavailable>>()
             .map_err(|e| Self::fail(offset, e.0))?;
+        let direct = direct_allowed(self, mc, &info.inputs, &info.outputs, uncached);
+        if direct {
+            for &k in &info.outputs {
+                if let Some(s) = &self.outputs[k as usize & 3] {
+                    mc.mem.allocate(u64::from(s.base), s.span());
+                }
+            }
+        }
         let before = mc.diagnostics.counts();
         let mut report = RunReport::default();
         let d = self.domain;
@@ -339,47 +364,73 @@ impl Pe {
         };
         let total_rows = rows.len() as u64;
         let out0 = uncached.then_some(self.outputs[0]).flatten();
+        let targets = Targets {
+            outputs: &self.outputs,
+            out_mask: self.out_mask,
+            co,
+            v,
+        };
+        let rows_done = AtomicU64::new(0);
         let mut hazards: Vec<Hazard> = Vec::new();
-        let mut done = 0u64;
-        for chunk in rows.chunks(CHUNK_ROWS) {
+        let chunk = if direct {
+            rows.len().max(1)
+        } else {
+            CHUNK_ROWS
+        };
+        for rows in rows.chunks(chunk) {
             let results = {
                 let mc: &Mc = mc;
-                run_chunk(chunk, &mut engines, &|engine: &mut dyn Engine, row: u32| {
+                run_rows(rows, &mut workers, &|w: &mut Worker, row: u32| {
                     let mut view = RunView::new(mc, &self.inputs, out0);
-                    let mut pixels = Vec::new();
+                    let mut sink = RowSink {
+                        targets,
+                        mc,
+                        direct,
+                        pending: Vec::new(),
+                        discarded: 0,
+                    };
                     let mut runner = Runner {
                         program: &program,
-                        engine,
+                        engine: &mut *w.engine,
                         uniforms: &uniforms,
                         options: self.settings.options,
                     };
-                    let stats = runner.run_rows(
+                    let stats = runner.run_rows_in(
+                        &mut w.lanes,
                         d,
                         v,
                         row..row + 1,
                         skip,
                         &mut view,
-                        &mut |i, j, out: &PixelOut| pixels.push((i, j, out.clone())),
+                        &mut sink,
                     )?;
+                    let done = rows_done.fetch_add(1, Ordering::Relaxed) + 1;
+                    if direct && let Some(p) = &self.settings.progress {
+                        p(done, total_rows);
+                    }
                     Ok(RowResult {
-                        pixels,
+                        pixels: sink.pending,
                         writes: view.writes,
                         stats,
+                        discarded: sink.discarded,
                     })
                 })
             };
             for result in results {
                 let row = result.map_err(|source| PeError::Run { offset, source })?;
-                self.deliver(mc, row, &mut report, &mut hazards);
+                report.discarded += deliver_ordered(&targets, mc, &row.pixels);
+                for w in &row.writes {
+                    let _ = mc.mem.write(w.addr, &w.bytes[..usize::from(w.len)]);
+                }
+                tally(&mut report, &mut hazards, row);
             }
-            done += chunk.len() as u64;
-            if let Some(p) = &self.settings.progress {
-                p(done, total_rows);
+            if !direct && let Some(p) = &self.settings.progress {
+                p(rows_done.load(Ordering::Relaxed), total_rows);
             }
         }
         report.hazards = hazards;
-        for e in &engines {
-            report.engine.merge(&e.stats());
+        for w in &workers {
+            report.engine.merge(&w.engine.stats());
         }
         report.clocks = report.pixel_instructions.div_ceil(PROCESSORS);
         if self.counters.counting {
@@ -389,112 +440,69 @@ impl Pe {
         report.diagnostics = mc.diagnostics.counts().since(&before);
         Ok(report)
     }
+}
 
-    /// Delivers one row's results: CO at the DPP, outputs, uncached writes.
-    fn deliver(
-        &self,
-        mc: &mut Mc,
-        row: RowResult,
-        report: &mut RunReport,
-        hazards: &mut Vec<Hazard>,
-    ) {
-        for (i, j, out) in row.pixels {
-            let vd = out.depth.unwrap_or(self.cond_val);
-            if !self.co.test(mc, CondLoc::Dpp, i, j, vd) {
-                report.discarded += 1;
-                continue;
-            }
-            for (k, target) in out.targets.iter().enumerate() {
-                let mut mask = 0u8;
-                for (c, ch) in target.iter().enumerate() {
-                    if ch.is_some() {
-                        mask |= 1 << c;
-                    }
-                }
-                mask &= self.out_mask;
-                if mask == 0 {
-                    continue;
-                }
-                match &self.outputs[k] {
-                    Some(s) => mc.write_element(
-                        CacheId::Output,
-                        s,
-                        i,
-                        j,
-                        target.map(|c| c.unwrap_or(0)),
-                        mask,
-                    ),
-                    None => mc.note_unconfigured_output(),
-                }
-            }
-        }
-        for w in row.writes {
-            let _ = mc.mem.write(w.addr, &w.bytes[..usize::from(w.len)]);
-        }
-        report.pixels += row.stats.pixels;
-        report.killed += row.stats.killed;
-        report.group_instructions += row.stats.group_instructions;
-        report.pixel_instructions += row.stats.pixel_instructions;
-        for h in row.stats.hazards {
-            match hazards
-                .iter_mut()
-                .find(|e| e.kind == h.kind && e.pc == h.pc)
-            {
-                Some(e) => e.count += h.count,
-                None => hazards.push(h),
-            }
+/// Adds a row's counters to the run's.
+fn tally(report: &mut RunReport, hazards: &mut Vec<Hazard>, row: RowResult) {
+    report.discarded += row.discarded;
+    report.pixels += row.stats.pixels;
+    report.killed += row.stats.killed;
+    report.group_instructions += row.stats.group_instructions;
+    report.pixel_instructions += row.stats.pixel_instructions;
+    for h in row.stats.hazards {
+        match hazards
+            .iter_mut()
+            .find(|e| e.kind == h.kind && e.pc == h.pc)
+        {
+            Some(e) => e.count += h.count,
+            None => hazards.push(h),
         }
     }
 }
 
-/// Runs `rows` (each through `run_row`), one worker thread per engine (at
-/// most one per row); results come back in row order, up to and including
-/// the first error.
-fn run_chunk(
+/// Runs `rows` (each through `run_row`) on the workers, one thread each (at
+/// most one per row), rows handed out in order; once a row fails, no
+/// further row starts. Returns the rows' results in row order, up to and
+/// including the first error.
+fn run_rows(
     rows: &[u32],
-    engines: &mut [Box<dyn Engine + Send>],
-    run_row: &(dyn Fn(&mut dyn Engine, u32) -> Result<RowResult, RunError> + Sync),
+    workers: &mut [Worker],
+    run_row: &(dyn Fn(&mut Worker, u32) -> Result<RowResult, RunError> + Sync),
 ) -> Vec<Result<RowResult, RunError>> {
     let mut slots: Vec<Option<Result<RowResult, RunError>>> = Vec::new();
     slots.resize_with(rows.len(), || None);
-    let threads = engines.len().min(rows.len());
-    if threads <= 1 {
-        if let Some(engine) = engines.first_mut() {
-            for (slot, &r) in slots.iter_mut().zip(rows) {
-                let res = run_row(&mut **engine, r);
-                let stop = res.is_err();
-                *slot = Some(res);
-                if stop {
-                    break;
-                }
+    let threads = workers.len().min(rows.len());
+    let next = AtomicUsize::new(0);
+    let failed = AtomicBool::new(false);
+    let work = |w: &mut Worker| {
+        let mut mine = Vec::new();
+        while !failed.load(Ordering::Relaxed) {
+            let k = next.fetch_add(1, Ordering::Relaxed);
+            let Some(&r) = rows.get(k) else { break };
+            let res = run_row(w, r);
+            if res.is_err() {
+                failed.store(true, Ordering::Relaxed);
             }
+            mine.push((k, res));
         }
+        mine
+    };
+    let parts: Vec<Vec<(usize, Result<RowResult, RunError>)>> = if threads <= 1 {
+        workers.first_mut().map(work).into_iter().collect()
     } else {
-        let next = AtomicUsize::new(0);
-        let parts: Vec<Vec<(usize, Result<RowResult, RunError>)>> = std::thread::scope(|s| {
-            let workers: Vec<_> = engines[..threads]
+        std::thread::scope(|s| {
+            let handles: Vec<_> = workers[..threads]
                 .iter_mut()
-                .map(|engine| {
-                    let next = &next;
-                    s.spawn(move || {
-                        let mut mine = Vec::new();
-                        loop {
-                            let k = next.fetch_add(1, Ordering::Relaxed);
-                            let Some(&r) = rows.get(k) else { break };
-                            mine.push((k, run_row(&mut **engine, r)));
-                        }
-                        mine
-                    })
-                })
+                .map(|w| s.spawn(|| work(w)))
                 .collect();
-            workers
+            handles
                 .into_iter()
-                .map(|w| w.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+                .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
                 .collect()
-        });
-        for (k, r) in parts.into_iter().flatten() {
-            slots[k] = Some(r);
-        }
+        })
+    };
+    for (k, r) in parts.into_iter().flatten() {
+        slots[k] = Some(r);
     }
     let mut out = Vec::with_capacity(rows.len());
     for r in slots.into_iter().map_while(|r| r) {

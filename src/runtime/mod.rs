@@ -19,6 +19,7 @@
 pub mod hazard;
 pub mod texture;
 
+use ctm_jit::host::DazGuard;
 use ctm_jit::ir::{Counter, Fc, FcOp, FetchKind, Program, StackOp, Term};
 use ctm_jit::state::{GROUP_LANES, GROUP_QUADS, Lanes, Mask, Uniforms};
 use hazard::Hazards;
@@ -264,15 +265,53 @@ pub struct PixelOut {
     pub depth: Option<u32>,
 }
 
-/// Receives every pixel of the domain that ends normally (not killed).
+/// The end of one group: its lane state and which lanes finished.
+pub struct GroupOut<'a> {
+    /// The group's state after its last clause.
+    pub lanes: &'a Lanes,
+    /// (i, j) of every lane.
+    pub pixels: &'a [(u32, u32); GROUP_LANES],
+    /// Lanes of the domain that ended normally (not killed, not helpers).
+    pub done: Mask,
+}
+
+impl GroupOut<'_> {
+    /// The lanes of [`GroupOut::done`], in lane order.
+    pub fn lanes_done(&self) -> impl Iterator<Item = usize> + use<> {
+        each(self.done)
+    }
+
+    /// What lane `lane` produced.
+    pub fn pixel(&self, lane: usize) -> PixelOut {
+        let bit = 1 << lane;
+        let mut out = PixelOut::default();
+        for (t, target) in out.targets.iter_mut().enumerate() {
+            for (c, slot) in target.iter_mut().enumerate() {
+                if self.lanes.out_written[t][c] & bit != 0 {
+                    *slot = Some(self.lanes.out[t][c][lane]);
+                }
+            }
+        }
+        if self.lanes.depth_written & bit != 0 {
+            out.depth = Some(self.lanes.depth[lane]);
+        }
+        out
+    }
+}
+
+/// Receives the finished pixels of every group. A closure
+/// `FnMut(i, j, &PixelOut)` is a sink that sees them one by one.
 pub trait Sink {
-    /// Pixel (i, j) finished with `out`.
-    fn pixel(&mut self, i: u32, j: u32, out: &PixelOut);
+    /// A group finished.
+    fn group(&mut self, g: &GroupOut<'_>);
 }
 
 impl<F: FnMut(u32, u32, &PixelOut)> Sink for F {
-    fn pixel(&mut self, i: u32, j: u32, out: &PixelOut) {
-        self(i, j, out)
+    fn group(&mut self, g: &GroupOut<'_>) {
+        for lane in g.lanes_done() {
+            let (i, j) = g.pixels[lane];
+            self(i, j, &g.pixel(lane))
+        }
     }
 }
 
@@ -353,6 +392,14 @@ pub trait Engine {
     fn stats(&self) -> EngineStats {
         EngineStats::default()
     }
+
+    /// Whether clauses run with MXCSR.DAZ set (compiled code reads
+    /// denormals as zeros). The runner sets it once around a group's
+    /// clauses, not per clause; the engine itself restores the default mode
+    /// wherever Rust code of its own runs in between (callbacks, fallbacks).
+    fn wants_daz(&self) -> bool {
+        false
+    }
 }
 
 impl<E: Engine + ?Sized> Engine for &mut E {
@@ -372,6 +419,10 @@ impl<E: Engine + ?Sized> Engine for &mut E {
 
     fn stats(&self) -> EngineStats {
         (**self).stats()
+    }
+
+    fn wants_daz(&self) -> bool {
+        (**self).wants_daz()
     }
 }
 
@@ -478,36 +529,64 @@ impl<E: Engine> Runner<'_, E> {
         tex: &mut dyn TextureUnit,
         sink: &mut dyn Sink,
     ) -> Result<RunStats, RunError> {
+        let mut lanes = Lanes::new_boxed();
+        self.run_rows_in(&mut lanes, domain, v, rows, skip, tex, sink)
+    }
+
+    /// [`Runner::run_rows`] on the caller's group state `lanes` (a worker
+    /// keeps one for all its rows).
+    #[expect(clippy::too_many_arguments, reason = "run_rows plus the scratch state")]
+    pub fn run_rows_in(
+        &mut self,
+        lanes: &mut Lanes,
+        domain: Domain,
+        v: u32,
+        rows: std::ops::Range<u32>,
+        skip: Option<&(dyn Fn(u32, u32) -> bool + Sync)>,
+        tex: &mut dyn TextureUnit,
+        sink: &mut dyn Sink,
+    ) -> Result<RunStats, RunError> {
         self.engine.prepare(self.program)?;
         let mut stats = RunStats::default();
+        if domain.is_empty() {
+            return Ok(stats);
+        }
         let mut hazards = self.options.check_hazards.then(Hazards::default);
-        let mut lanes = Lanes::new_boxed();
         let temps = self.program.temps_used();
         let live = |i: u32, j: u32| domain.contains(i, j) && !skip.is_some_and(|s| s(i, j));
         let (qx0, qx1) = (domain.i0 / 2, domain.i1 / 2);
         let rows = rows.start.max(domain.j0 / 2)..rows.end.min(domain.j1 / 2 + 1);
-        let quads: Vec<(u32, u32)> = rows
-            .flat_map(|qy| (qx0..=qx1).map(move |qx| (qx, qy)))
-            .filter(|&(qx, qy)| {
-                !domain.is_empty()
-                    && (0..4).any(|l| {
-                        let (i, j) = ctm_jit::quad::pixel_of_lane(qx, qy, l);
-                        live(i, j)
-                    })
-            })
-            .collect();
-        for group in quads.chunks(GROUP_QUADS) {
-            self.run_group(
-                group,
-                &live,
-                v,
-                &mut lanes,
-                tex,
-                hazards.as_mut(),
-                sink,
-                &mut stats,
-                temps,
-            )?;
+        // Groups take the next GROUP_QUADS quads that run, row after row.
+        let mut group = [(0u32, 0u32); GROUP_QUADS];
+        let mut n = 0;
+        let quads = rows.flat_map(|qy| (qx0..=qx1).map(move |qx| (qx, qy)));
+        for (qx, qy) in quads.chain(std::iter::once((u32::MAX, u32::MAX))) {
+            let end = qx == u32::MAX;
+            if !end {
+                let runs = (0..4).any(|l| {
+                    let (i, j) = ctm_jit::quad::pixel_of_lane(qx, qy, l);
+                    live(i, j)
+                });
+                if !runs {
+                    continue;
+                }
+                group[n] = (qx, qy);
+                n += 1;
+            }
+            if n == GROUP_QUADS || (end && n > 0) {
+                self.run_group(
+                    &group[..n],
+                    &live,
+                    v,
+                    lanes,
+                    tex,
+                    hazards.as_mut(),
+                    sink,
+                    &mut stats,
+                    temps,
+                )?;
+                n = 0;
+            }
         }
         if let Some(h) = hazards {
             stats.hazards = h.into_reports();
@@ -565,6 +644,9 @@ impl<E: Engine> Runner<'_, E> {
         let mut executed: u64 = 0;
         let budget = self.options.budget;
         let pixel_of = |m: Mask| pixels[first_lane(m)];
+        // The flow-control shim between clauses is integer code, so the
+        // float mode can stay set for the whole group (not the sink below).
+        let daz = self.engine.wants_daz().then(|| DazGuard::new(true));
         while lanes.running != 0 {
             if pc >= program.len {
                 finished |= lanes.running;
@@ -645,32 +727,24 @@ impl<E: Engine> Runner<'_, E> {
                 }
             }
         }
+        drop(daz);
         stats.group_instructions += executed;
-        for (lane, &(i, j)) in pixels.iter().enumerate().take(lanes.lane_count()) {
-            let bit = 1 << lane;
-            if helper & bit != 0 {
-                continue;
-            }
-            if lanes.killed & bit != 0 {
-                stats.killed += 1;
-                continue;
-            }
-            if finished & bit == 0 {
-                continue;
-            }
-            let mut out = PixelOut::default();
-            for (t, target) in out.targets.iter_mut().enumerate() {
-                for (c, slot) in target.iter_mut().enumerate() {
-                    if lanes.out_written[t][c] & bit != 0 {
-                        *slot = Some(lanes.out[t][c][lane]);
-                    }
-                }
-            }
-            if lanes.depth_written & bit != 0 {
-                out.depth = Some(lanes.depth[lane]);
-            }
-            stats.pixels += 1;
-            sink.pixel(i, j, &out);
+        let present = if lanes.lane_count() >= 32 {
+            !0
+        } else {
+            (1 << lanes.lane_count()) - 1
+        };
+        let domain_lanes = present & !helper;
+        let killed = lanes.killed & domain_lanes;
+        let done = finished & domain_lanes & !killed;
+        stats.killed += u64::from(killed.count_ones());
+        stats.pixels += u64::from(done.count_ones());
+        if done != 0 {
+            sink.group(&GroupOut {
+                lanes,
+                pixels: &pixels,
+                done,
+            });
         }
         Ok(())
     }

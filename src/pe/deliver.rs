@@ -1,0 +1,274 @@
+//! Delivering a run's results (`spec/system.md` §6): the CO test at the
+//! DPP (value: the program's depth output, else v), then each output's
+//! channels under the output mask, converted to the surface's format.
+//!
+//! Results go from a finished group's lane state straight to memory; no
+//! per-pixel allocation. Two ways:
+//!
+//! * **direct** — the worker that ran a row writes its pixels to memory at
+//!   once, through [`Mc::write_element_shared`]. [`direct_allowed`] admits
+//!   it only where no two workers can touch the same byte and nothing the
+//!   run reads is written: coherent caches, no uncached (UMRT) mode, no CO
+//!   write-back at the DPP, no hazard checking, output surfaces disjoint
+//!   from each other, from the inputs the program reads and from the
+//!   conditional buffer. Rows then write disjoint elements, so memory is the
+//!   same for any thread count and any order.
+//! * **ordered** — everything else: a row's pixels are kept as compact
+//!   [`Px`] records and the PE delivers rows in row order on one thread.
+
+use super::Pe;
+use crate::co::{Co, CondLoc};
+use crate::mc::{CacheId, CacheMode, Mc, Surface};
+use crate::runtime::{GroupOut, Sink};
+use ctm_jit::state::Lanes;
+
+/// One finished pixel's results.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Px {
+    i: u32,
+    j: u32,
+    values: [[u32; 4]; 4],
+    /// Channels to write per output (already under the output mask).
+    masks: [u8; 4],
+    depth: Option<u32>,
+}
+
+/// What a run's results go to; fixed for the run.
+#[derive(Clone, Copy)]
+pub(super) struct Targets<'a> {
+    pub outputs: &'a [Option<Surface>; 4],
+    pub out_mask: u8,
+    pub co: Co,
+    pub v: u32,
+}
+
+impl Targets<'_> {
+    fn px(&self, lanes: &Lanes, lane: usize, (i, j): (u32, u32)) -> Px {
+        let bit = 1 << lane;
+        let mut px = Px {
+            i,
+            j,
+            values: [[0; 4]; 4],
+            masks: [0; 4],
+            depth: (lanes.depth_written & bit != 0).then(|| lanes.depth[lane]),
+        };
+        for t in 0..4 {
+            for c in 0..4 {
+                if lanes.out_written[t][c] & bit != 0 {
+                    px.masks[t] |= 1 << c;
+                    px.values[t][c] = lanes.out[t][c][lane];
+                }
+            }
+            px.masks[t] &= self.out_mask;
+        }
+        px
+    }
+
+    /// The outputs `px` writes, each with its surface (`None`: the output
+    /// has no format; the write is counted and dropped).
+    fn writes<'p>(&'p self, px: &'p Px) -> impl Iterator<Item = (usize, Option<&'p Surface>)> {
+        (0..4)
+            .filter(|&k| px.masks[k] != 0)
+            .map(|k| (k, self.outputs[k].as_ref()))
+    }
+
+    /// The value the CO tests for `px`.
+    fn cond_value(&self, px: &Px) -> u32 {
+        px.depth.unwrap_or(self.v)
+    }
+}
+
+/// Whether a run may deliver directly (see the module docs).
+pub(super) fn direct_allowed(
+    pe: &Pe,
+    mc: &Mc,
+    inputs: &[u32],
+    outputs: &[u32],
+    uncached: bool,
+) -> bool {
+    if uncached
+        || mc.mode() != CacheMode::Coherent
+        || pe.settings.options.check_hazards
+        || pe.co.writes_back(CondLoc::Dpp)
+    {
+        return false;
+    }
+    let span = |s: &Surface| (u64::from(s.base), u64::from(s.base) + s.span());
+    let outs: Vec<(u64, u64)> = outputs
+        .iter()
+        .filter_map(|&k| pe.outputs[k as usize & 3].as_ref().map(span))
+        .collect();
+    let mut reads: Vec<(u64, u64)> = inputs
+        .iter()
+        .filter_map(|&k| pe.inputs[k as usize & 15].as_ref().map(span))
+        .collect();
+    if pe.co.needs_buffer(CondLoc::Dpp) {
+        reads.extend(pe.co.buffer.as_ref().map(span));
+    }
+    let overlap = |a: &(u64, u64), b: &(u64, u64)| a.0 < b.1 && b.0 < a.1;
+    outs.iter().enumerate().all(|(k, o)| {
+        outs[k + 1..].iter().all(|p| !overlap(o, p)) && reads.iter().all(|r| !overlap(o, r))
+    })
+}
+
+/// A worker's sink: writes pixels directly, or keeps them for ordered
+/// delivery.
+pub(super) struct RowSink<'a> {
+    pub targets: Targets<'a>,
+    pub mc: &'a Mc,
+    pub direct: bool,
+    /// Ordered delivery: the pixels of the current row.
+    pub pending: Vec<Px>,
+    /// Pixels whose outputs the CO discarded (direct delivery).
+    pub discarded: u64,
+}
+
+impl RowSink<'_> {
+    /// Direct delivery of a whole group when every pixel passes the CO
+    /// (no test at the DPP): each output is written a pixel row at a time,
+    /// runs of neighbouring elements with all channels written in one copy.
+    /// Returns false (nothing written) where that shortcut does not apply.
+    fn group_spans(&mut self, g: &GroupOut<'_>) -> bool {
+        let t = &self.targets;
+        let co_passes = t.co.loc != CondLoc::Dpp || t.co.test == crate::co::CondTest::Always;
+        if !self.direct || !co_passes {
+            return false;
+        }
+        let quads = g.lanes.lane_count() / 4;
+        for (k, s) in t.outputs.iter().enumerate() {
+            // Per channel: the lanes that write it (under the output mask).
+            let chans = [0, 1, 2, 3].map(|c| {
+                let on = if t.out_mask & (1 << c) != 0 {
+                    g.done
+                } else {
+                    0
+                };
+                g.lanes.out_written[k][c] & on
+            });
+            let any = chans[0] | chans[1] | chans[2] | chans[3];
+            if any == 0 {
+                continue;
+            }
+            let Some(s) = s else {
+                for _ in 0..any.count_ones() {
+                    self.mc.note_unconfigured_output();
+                }
+                continue;
+            };
+            let format = s.fmt.format;
+            let n = format.bytes();
+            // Lanes that write every channel of the format.
+            let full = (0..format.channels()).fold(any, |m, c| m & chans[c]);
+            let out = &g.lanes.out[k];
+            for parity in 0..2 {
+                let mut buf = [0u8; 16 * ctm_jit::state::GROUP_LANES / 2];
+                // (i, j) of the first element of the run being gathered, and
+                // its length.
+                let mut run = (0u32, 0u32, 0usize);
+                for q in 0..quads {
+                    for lane in [4 * q + 2 * parity, 4 * q + 2 * parity + 1] {
+                        let bit = 1 << lane;
+                        if any & bit == 0 {
+                            continue;
+                        }
+                        let (i, j) = g.pixels[lane];
+                        let value = [out[0][lane], out[1][lane], out[2][lane], out[3][lane]];
+                        if full & bit == 0 {
+                            let mask =
+                                (0..4).fold(0, |m, c| m | u8::from(chans[c] & bit != 0) << c);
+                            // SAFETY: as in `write_span`.
+                            unsafe { self.mc.write_element_shared(s, i, j, value, mask) };
+                            continue;
+                        }
+                        let (i0, j0, e) = run;
+                        if e > 0 && (j != j0 || i != i0 + e as u32) {
+                            self.write_span(s, i0, j0, &buf[..e * n], e);
+                            run.2 = 0;
+                        }
+                        if run.2 == 0 {
+                            run = (i, j, 0);
+                        }
+                        format.write(&mut buf[run.2 * n..(run.2 + 1) * n], value, 0xF);
+                        run.2 += 1;
+                    }
+                }
+                if run.2 > 0 {
+                    self.write_span(s, run.0, run.1, &buf[..run.2 * n], run.2);
+                }
+            }
+        }
+        true
+    }
+
+    /// Writes `count` encoded elements starting at (i, j) of `s`.
+    fn write_span(&self, s: &Surface, i: u32, j: u32, bytes: &[u8], count: usize) {
+        // SAFETY: `direct_allowed` admitted this run: outputs are disjoint
+        // from each other and from everything the run reads, and each pixel
+        // is delivered by the one worker that ran it, so no other thread
+        // touches these elements.
+        let written = unsafe { self.mc.write_encoded_shared(s, i, j, bytes, count) };
+        debug_assert!(written, "output pages are allocated before a direct run");
+    }
+}
+
+impl Sink for RowSink<'_> {
+    fn group(&mut self, g: &GroupOut<'_>) {
+        if self.group_spans(g) {
+            return;
+        }
+        for lane in g.lanes_done() {
+            let px = self.targets.px(g.lanes, lane, g.pixels[lane]);
+            if !self.direct {
+                self.pending.push(px);
+                continue;
+            }
+            let t = &self.targets;
+            if !t
+                .co
+                .passes(self.mc, CondLoc::Dpp, px.i, px.j, t.cond_value(&px))
+            {
+                self.discarded += 1;
+                continue;
+            }
+            for (k, s) in t.writes(&px) {
+                let Some(s) = s else {
+                    self.mc.note_unconfigured_output();
+                    continue;
+                };
+                // SAFETY: `direct_allowed` admitted this run: outputs are
+                // disjoint from each other and from everything the run
+                // reads, and each pixel is delivered by the one worker that
+                // ran it, so no other thread touches this element.
+                let written = unsafe {
+                    self.mc
+                        .write_element_shared(s, px.i, px.j, px.values[k], px.masks[k])
+                };
+                debug_assert!(written, "output pages are allocated before a direct run");
+            }
+        }
+    }
+}
+
+/// Delivers a row's pixels in order on the PE's thread; returns how many
+/// the CO discarded.
+pub(super) fn deliver_ordered(targets: &Targets<'_>, mc: &mut Mc, pending: &[Px]) -> u64 {
+    let mut discarded = 0;
+    for px in pending {
+        if !targets
+            .co
+            .test(mc, CondLoc::Dpp, px.i, px.j, targets.cond_value(px))
+        {
+            discarded += 1;
+            continue;
+        }
+        for (k, s) in targets.writes(px) {
+            match s {
+                Some(s) => {
+                    mc.write_element(CacheId::Output, s, px.i, px.j, px.values[k], px.masks[k])
+                }
+                None => mc.note_unconfigured_output(),
+            }
+        }
+    }
+    discarded
+}

@@ -1,0 +1,166 @@
+//! How a run's results reach memory: written directly by the workers where
+//! no two can touch the same byte, or delivered in row order otherwise
+//! (strict caches, overlapping surfaces). Both ways, any thread count and
+//! both engines must leave the same bytes.
+
+use ctm::abi::Executable;
+use ctm::device::{Device, DeviceConfig};
+use ctm::engine::EngineKind;
+use ctm::isa::asm::assemble_source;
+use ctm::kernel::{Job, JobResult, Kernel};
+use ctm::mc::{ArenaKind, CacheMode, Format, SurfaceFormat};
+use ctm::pe::{Command as Cmd, CommandBuffer, RunSettings};
+use ctm::runtime::Domain;
+
+/// Writes four outputs: A (all channels, scaled position), B (red and
+/// alpha only), C (green only, into a one-channel surface: dropped
+/// channels), D never; pixels with i = j + 3 kill themselves first.
+const PROGRAM: &str = "
+    alu r1.rgb = mad(s0, s1, s2) | r1.a = mad(s0, s1, s2) src0=r0 src1=c0 src2=c1
+    alu r2.rgb = mad(s0.rrr, s1.111, -s0.ggg) | r2.a = mad(s0.r, s1.1, -s0.g) src0=r0 src1=1.0
+    alu r3.rgb = mad(s0, s1.111, -s1) | r3.a = mad(s0, s1.1, -s1) src0=r2 src1=3.0
+    alu r4.rgb = mad(s0, s0, -s1.111) | r4.a = mad(s0, s0, -s1.1) src0=r3 src1=0.5
+    tex kill r4.r, in0.rgba, r4.rgba
+    out rtA.rgb = max.off(s0, s0) | rtA.a = max.off(s0, s0) src0=r1
+    out rtB.r = max.off(s0, s0) | rtB.a = max.off(s0, s0) src0=r1
+    out rtC.g = max.off(s0, s0) | _ = max.off(s0, s0) src0=r1 wait last
+";
+
+fn run(job: &Job, engine: EngineKind, threads: usize, cache: CacheMode) -> JobResult {
+    let kernel = Kernel::assemble(PROGRAM).unwrap();
+    let mut job = job.clone();
+    job.settings.engine = engine;
+    job.settings.threads = threads;
+    job.cache_mode = cache;
+    kernel.run(&job).unwrap()
+}
+
+#[test]
+fn direct_and_ordered_delivery_leave_the_same_bytes() {
+    // 13 × 7: odd sizes leave helper lanes on the right and bottom edges.
+    let job = Job::new(13, 7)
+        .output(0, Format::Float32_4)
+        .output(1, Format::Uint8_4)
+        .output(2, Format::Float32_1)
+        .output(3, Format::Float32_2)
+        .constant(0, [0.05, 0.125, 0.25, 0.5])
+        .constant(1, [0.1, 0.2, 0.3, 0.4]);
+    let want = run(&job, EngineKind::Interp, 1, CacheMode::Strict);
+    let a = want.output(0).unwrap().to_f32();
+    // Pixel (5, 2) killed itself: its elements keep their initial zeros.
+    assert_eq!(&a[(2 * 13 + 5) * 4..][..4], &[0.0; 4]);
+    // Pixel (1, 2) wrote A = r0 · c0 + c1.
+    let r1 = [
+        1.0f32 * 0.05 + 0.1,
+        2.0 * 0.125 + 0.2,
+        0.0 * 0.25 + 0.3,
+        0.5 + 0.4,
+    ];
+    assert_eq!(&a[(2 * 13 + 1) * 4..][..4], &r1);
+    // B keeps red and alpha; green and blue stay zero.
+    let b = &want.output(1).unwrap().data[(2 * 13 + 1) * 4..][..4];
+    let unorm = |x: f32| (f64::from(x) * 255.0).round() as u8;
+    assert_eq!(b, &[0, 0, unorm(r1[0]), unorm(r1[3])], "stored B, G, R, A");
+    assert_eq!(want.report.killed, 7, "i = j + 3 for j in 0..7");
+    assert_eq!(want.report.pixels, 13 * 7 - 7);
+    let d = want.output(3).unwrap();
+    assert!(d.data.iter().all(|&x| x == 0), "output D is never written");
+    for engine in [EngineKind::Interp, EngineKind::Jit] {
+        if engine == EngineKind::Jit && ctm_jit::host::check_features().is_err() {
+            continue;
+        }
+        for (threads, cache) in [
+            (1, CacheMode::Coherent),
+            (2, CacheMode::Coherent),
+            (3, CacheMode::Coherent),
+            (2, CacheMode::Strict),
+        ] {
+            let got = run(&job, engine, threads, cache);
+            assert_eq!(
+                got.outputs, want.outputs,
+                "{engine:?}, {threads} threads, {cache:?}"
+            );
+            assert_eq!(got.report.pixels, want.report.pixels);
+            assert_eq!(got.report.killed, want.report.killed);
+            assert_eq!(got.report.diagnostics, want.report.diagnostics);
+        }
+    }
+}
+
+#[test]
+fn an_output_over_its_own_input_is_updated_in_place() {
+    // Output 0 is input 0: workers may not write while others read, so the
+    // results go through row-ordered delivery; every pixel reads its own
+    // element before any row's results land. 70 rows are 35 quad rows: more
+    // than one delivery chunk. The domain is one column narrower than the
+    // surface (pitch 12): that column keeps its values.
+    let (pitch, h) = (12u32, 70u32);
+    let fmt = SurfaceFormat::linear(Format::Float32_4, pitch);
+    assert_eq!(fmt.pitch, pitch);
+    let program = assemble_source(
+        "
+    tex ld r1.rgba, in0.rgba, r0.rgba unscaled acquire
+    alu r1.rgb = mad(s0, s1.111, s1) | r1.a = mad(s0, s1.1, s1) src0=r1 src1=1.0 wait
+    out rtA.rgb = max.off(s0, s0) | rtA.a = max.off(s0, s0) src0=r1 last
+",
+    )
+    .unwrap();
+    let exe = Executable::from_code(program.words);
+    let data: Vec<f32> = (0..pitch * h * 4).map(|k| k as f32).collect();
+    let bytes: Vec<u8> = data.iter().flat_map(|x| x.to_le_bytes()).collect();
+    let want: Vec<u8> = data
+        .iter()
+        .enumerate()
+        .map(|(k, x)| {
+            if (k / 4) as u32 % pitch == pitch - 1 {
+                *x
+            } else {
+                x + 1.0
+            }
+        })
+        .flat_map(|x| x.to_le_bytes())
+        .collect();
+    for (engine, threads) in [
+        (EngineKind::Interp, 1),
+        (EngineKind::Interp, 2),
+        (EngineKind::Jit, 1),
+        (EngineKind::Jit, 2),
+    ] {
+        if engine == EngineKind::Jit && ctm_jit::host::check_features().is_err() {
+            continue;
+        }
+        let mut dev = Device::open(DeviceConfig {
+            settings: RunSettings {
+                engine,
+                threads,
+                ..RunSettings::default()
+            },
+            ..DeviceConfig::default()
+        });
+        let prog = dev.alloc(ArenaKind::System, exe.code.len() * 4).unwrap();
+        dev.load_program(&exe, prog).unwrap();
+        let buf = dev.alloc(ArenaKind::System, bytes.len()).unwrap();
+        dev.write(buf, &bytes).unwrap();
+        let mut cb = CommandBuffer::new();
+        cb.push(Cmd::SetInstFmt { base: prog, fmt })
+            .push(Cmd::SetInpFmt {
+                input: 0,
+                base: buf,
+                fmt,
+                height: h,
+            })
+            .push(Cmd::SetOutFmt {
+                output: 0,
+                base: buf,
+                fmt,
+                height: h,
+            })
+            .push(Cmd::SetDomain(Domain::new(pitch - 1, h)))
+            .push(Cmd::StartProgram);
+        let id = dev.submit_commands(&cb).unwrap();
+        dev.wait(id).unwrap();
+        let mut out = vec![0u8; bytes.len()];
+        dev.read(buf, &mut out).unwrap();
+        assert!(out == want, "{engine:?}, {threads} threads");
+    }
+}
