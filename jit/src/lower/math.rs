@@ -85,6 +85,30 @@ impl Lowering<'_, '_> {
         self.select_f(lt, a, b)
     }
 
+    /// A sign modifier (NEG, ABS, NAB) on the pattern.
+    pub(super) fn sign(&mut self, op: crate::ir::Unary, x: Value) -> Value {
+        use crate::ir::Unary::*;
+        let x = self.as_int(x);
+        let s = self.splat_i(0x8000_0000);
+        let r = match op {
+            Neg => self.b.ins().bxor(x, s),
+            Abs => self.b.ins().band_not(x, s),
+            Nab => self.b.ins().bor(x, s),
+            _ => unreachable!("not a sign modifier: {op:?}"),
+        };
+        self.as_float(r)
+    }
+
+    /// The scaling of `fp::omod` alone (2^k, k in −3..=3), without NaN
+    /// standardisation or flush.
+    pub(super) fn scale(&mut self, v: Value, k: i8) -> Value {
+        if k == 0 {
+            return v;
+        }
+        let s = self.splat_f(f32::from_bits(((127 + i32::from(k)) as u32) << 23));
+        self.b.ins().fmul(v, s)
+    }
+
     /// `fp::frc` on a flushed operand.
     pub(super) fn frc(&mut self, x: Value) -> Value {
         let f = self.b.ins().floor(x);
@@ -94,14 +118,9 @@ impl Lowering<'_, '_> {
     /// `fp::omod` on a flushed operand: scale by 2^k, standardise NaN.
     pub(super) fn omod(&mut self, v: Value, k: i8) -> Value {
         let nan = self.fcmp(FloatCC::Unordered, v, v);
-        let scaled = if k == 0 {
-            self.flush(v)
-        } else {
-            let s = self.splat_f(f32::from_bits(((127 + i32::from(k)) as u32) << 23));
-            let r = self.b.ins().fmul(v, s);
-            // Only a down-scale can produce a denormal.
-            if k < 0 { self.flush(r) } else { r }
-        };
+        let r = self.scale(v, k);
+        // Only a down-scale (or none) can leave a denormal.
+        let scaled = if k <= 0 { self.flush(r) } else { r };
         let std = self.splat_i(fp::STD_NAN);
         let std = self.as_float(std);
         self.select_f(nan, std, scaled)

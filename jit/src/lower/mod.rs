@@ -23,6 +23,7 @@
 //! and with the same lanes as the interpreter, so memory effects and faults
 //! are identical.
 
+mod fast;
 mod math;
 
 use crate::ir::{Binary, Clause, Gate, Op, Select, Test, Unary};
@@ -82,6 +83,8 @@ pub(crate) struct Lowering<'a, 'f> {
     lane0: Value,
     al: Value,
     vals: Vec<Option<Val>>,
+    /// How each value's vectors relate to it (full-batch body only).
+    lazy: Vec<fast::Lazy>,
     consts: HashMap<u32, Value>,
     masks: Option<Masks>,
     host_sig: SigRef,
@@ -159,6 +162,7 @@ pub(crate) fn lower_clause(
         lane0: al,
         al,
         vals: vec![None; clause.values as usize],
+        lazy: vec![fast::Lazy::No; clause.values as usize],
         consts: HashMap::new(),
         masks: None,
         host_sig,
@@ -226,20 +230,32 @@ pub(crate) fn lower_clause(
     l.b.ins().brif(live, work, &[], head, &[next.into()]);
 
     l.b.switch_to_block(work);
+    // Values defined so far (the uniforms) serve both bodies; anything
+    // memoised inside one body must not leak into the other.
+    let (vals, consts) = (l.vals.clone(), l.consts.clone());
+    if fast::eligible(clause) {
+        let running = l.load_bits(offsets::RUNNING);
+        let active = l.load_bits(offsets::ACTIVE);
+        let both = l.b.ins().band(running, active);
+        let both = l.b.ins().ushr(both, l.lane0);
+        let both = l.b.ins().band_imm_s(both, (1i64 << (4 * w)) - 1);
+        let full = l
+            .b
+            .ins()
+            .icmp_imm_s(IntCC::Equal, both, (1i64 << (4 * w)) - 1);
+        let (fast_body, general) = (l.b.create_block(), l.b.create_block());
+        l.b.ins().brif(full, fast_body, &[], general, &[]);
+        l.b.switch_to_block(fast_body);
+        l.full_batch(clause);
+        l.b.ins().jump(head, &[next.into()]);
+        l.b.switch_to_block(general);
+        (l.vals, l.consts) = (vals, consts);
+    }
     l.masks = Some(l.load_masks());
     for (i, node) in clause.nodes.iter().enumerate() {
-        let block = l.b.current_block().expect("in a block");
-        let before = l.b.func.layout.last_inst(block);
+        let mark = l.mark_start();
         l.node(i as u32, &node.op);
-        let first = match before {
-            Some(inst) => l.b.func.layout.next_inst(inst),
-            None => l.b.func.layout.first_inst(block),
-        };
-        if let Some(inst) = first
-            && l.marks.last().is_none_or(|m| m.1 != node.pc)
-        {
-            l.marks.push((inst, node.pc));
-        }
+        l.mark_end(mark, node.pc);
     }
     l.store_masks();
     l.b.ins().jump(head, &[next.into()]);
@@ -255,6 +271,26 @@ pub(crate) fn lower_clause(
 }
 
 impl Lowering<'_, '_> {
+    /// Where the code of the next node will start (see [`Self::mark_end`]).
+    fn mark_start(&self) -> (Block, Option<cranelift_codegen::ir::Inst>) {
+        let block = self.b.current_block().expect("in a block");
+        (block, self.b.func.layout.last_inst(block))
+    }
+
+    /// Records the first instruction emitted since `start` as the start of
+    /// instruction `pc`'s code, for annotated printing.
+    fn mark_end(&mut self, (block, before): (Block, Option<cranelift_codegen::ir::Inst>), pc: u16) {
+        let first = match before {
+            Some(inst) => self.b.func.layout.next_inst(inst),
+            None => self.b.func.layout.first_inst(block),
+        };
+        if let Some(inst) = first
+            && self.marks.last().is_none_or(|m| m.1 != pc)
+        {
+            self.marks.push((inst, pc));
+        }
+    }
+
     fn bitcast(&mut self, ty: Type, v: Value) -> Value {
         if self.b.func.dfg.value_type(v) == ty {
             return v;
@@ -742,17 +778,8 @@ impl Lowering<'_, '_> {
 
     fn unary(&mut self, dst: crate::ir::V, op: Unary, a: crate::ir::V) {
         let va = self.get(a);
-        let sign_op =
-            |l: &mut Self, k: usize, f: fn(&mut FunctionBuilder<'_>, Value, Value) -> Value| {
-                let x = l.as_int(va.q[k]);
-                let s = l.splat_i(0x8000_0000);
-                let r = f(l.b, x, s);
-                l.as_float(r)
-            };
         let q = match op {
-            Unary::Neg => self.each(|l, k| sign_op(l, k, |b, x, s| b.ins().bxor(x, s))),
-            Unary::Abs => self.each(|l, k| sign_op(l, k, |b, x, s| b.ins().band_not(x, s))),
-            Unary::Nab => self.each(|l, k| sign_op(l, k, |b, x, s| b.ins().bor(x, s))),
+            Unary::Neg | Unary::Abs | Unary::Nab => self.each(|l, k| l.sign(op, va.q[k])),
             Unary::Clamp => {
                 let d = self.daz(a);
                 self.each(|l, k| l.clamp(va.q[k], d[k]))

@@ -1,0 +1,235 @@
+//! The full-batch body of a clause: the code a batch takes when every one
+//! of its lanes is running and active (`DESIGN.md`, "Canonicalise where
+//! values are observed").
+//!
+//! With every lane enabled, a gated write is a plain write, so:
+//!
+//! * **registers live in SSA values** across the clause: loaded on first
+//!   read, stored once at the end, no blends;
+//! * **canonicalisation is lazy**: `Omod`/`Canon` only scale; NaN
+//!   standardisation and the denormal flush happen where a value is
+//!   observed — register write-back at the end, outputs, the raw-bit
+//!   selects MIN/MAX/CND/CMP, which pass operand bits through. That is
+//!   exact: compiled code runs under MXCSR.DAZ, where arithmetic reads an
+//!   unflushed denormal exactly like the flushed one, NaN-ness survives
+//!   every arithmetic operation (and every payload gives the same result
+//!   once standardised), and zero tests, clamp and compares ignore payloads
+//!   and read denormals as zeros.
+//!
+//! A sign modifier (NEG/ABS/NAB) of a lazily canonical value is lazy too:
+//! its canonical form is the modifier applied to the operand's canonical
+//! form (the modifier flips bits of a NaN, so canonicalising afterwards
+//! would give a different pattern).
+//!
+//! Clauses that kill, fetch, write uncached memory, use predicated writes
+//! or address temporaries relative to aL take only the general body
+//! ([`eligible`]).
+
+use super::{GROUP_QUADS, Lowering, REG_BYTES};
+use crate::ir::{Binary, Clause, Op, Select, Unary, V};
+use crate::state::offsets;
+use cranelift_codegen::ir::Value;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// How a value's vectors relate to the IR value they stand for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Lazy {
+    /// The vectors are the value.
+    No,
+    /// The value is `canon(vectors)`.
+    Canon,
+    /// The value is `op(canonical form of v)`, `op` a sign modifier; the
+    /// vectors hold `op(raw vectors of v)`.
+    Sign(Unary, V),
+}
+
+/// Whether `clause` has a full-batch body.
+pub(super) fn eligible(clause: &Clause) -> bool {
+    clause.nodes.iter().all(|n| match &n.op {
+        Op::Temp { index, .. } => !index.rel,
+        Op::SetTemp { index, gate, .. } => !index.rel && gate.pred.is_none(),
+        Op::Kill { .. } | Op::Fetch { .. } | Op::UmrtWrite { .. } => false,
+        Op::SetOut { gate, .. }
+        | Op::SetDepth { gate, .. }
+        | Op::SetPred { gate, .. }
+        | Op::SetAluResult { gate, .. } => gate.pred.is_none(),
+        _ => true,
+    })
+}
+
+impl Lowering<'_, '_> {
+    fn lazy(&self, v: V) -> Lazy {
+        self.lazy[v.0 as usize]
+    }
+
+    fn set_lazy(&mut self, v: V, q: [Value; GROUP_QUADS], lazy: Lazy) {
+        self.set(v, q);
+        self.lazy[v.0 as usize] = lazy;
+    }
+
+    /// The canonical vectors of `v` (computed once, then remembered).
+    fn canonical(&mut self, v: V) -> [Value; GROUP_QUADS] {
+        let q = self.get(v).q;
+        let c = match self.lazy(v) {
+            Lazy::No => return q,
+            Lazy::Canon => self.each(|l, k| l.omod(q[k], 0)),
+            Lazy::Sign(op, a) => {
+                let a = self.canonical(a);
+                self.each(|l, k| l.sign(op, a[k]))
+            }
+        };
+        self.set_lazy(v, c, Lazy::No);
+        c
+    }
+
+    /// Lowers the clause's nodes for a full batch (see the module docs).
+    pub(super) fn full_batch(&mut self, clause: &Clause) {
+        // Registers read or written: (index, channel) → the IR value they
+        // hold; `dirty`: those written.
+        let mut regs: BTreeMap<(u8, u8), V> = BTreeMap::new();
+        let mut dirty: BTreeSet<(u8, u8)> = BTreeSet::new();
+        let mut pred: [Option<[Value; GROUP_QUADS]>; 4] = [None; 4];
+        let mut alu: Option<[Value; GROUP_QUADS]> = None;
+        let mut written: BTreeSet<usize> = BTreeSet::new();
+        for (i, node) in clause.nodes.iter().enumerate() {
+            let mark = self.mark_start();
+            match &node.op {
+                Op::Const { .. } | Op::Imm { .. } => {}
+                Op::Temp { dst, index, chan } => {
+                    let key = (index.base, *chan);
+                    match regs.get(&key) {
+                        Some(&src) => {
+                            let q = self.get(src).q;
+                            let lazy = self.lazy(src);
+                            self.set_lazy(*dst, q, lazy);
+                        }
+                        None => {
+                            let (p, off) = self.temp_addr(*index, *chan);
+                            let q = self.each(|l, k| l.load_vec(p, off, k));
+                            self.set_lazy(*dst, q, Lazy::No);
+                        }
+                    }
+                    // From here on the register reads as this value, so a
+                    // canonical form computed for it serves both.
+                    regs.insert(key, *dst);
+                }
+                Op::Unary { dst, op, a } => {
+                    let va = self.get(*a).q;
+                    match op {
+                        Unary::Neg | Unary::Abs | Unary::Nab => {
+                            let q = self.each(|l, k| l.sign(*op, va[k]));
+                            let lazy = match self.lazy(*a) {
+                                Lazy::No => Lazy::No,
+                                _ => Lazy::Sign(*op, *a),
+                            };
+                            self.set_lazy(*dst, q, lazy);
+                        }
+                        Unary::Omod(s) => {
+                            let q = self.each(|l, k| l.scale(va[k], *s));
+                            self.set_lazy(*dst, q, Lazy::Canon);
+                        }
+                        Unary::Canon => self.set_lazy(*dst, va, Lazy::Canon),
+                        _ => {
+                            self.unary(*dst, *op, *a);
+                            self.lazy[dst.0 as usize] = Lazy::No;
+                        }
+                    }
+                }
+                Op::Binary { dst, op, a, b } => {
+                    if matches!(op, Binary::Min | Binary::Max) {
+                        let (ra, rb) = (self.canonical(*a), self.canonical(*b));
+                        let max = *op == Binary::Max;
+                        let q = self.each(|l, k| l.minmax(max, ra[k], rb[k]));
+                        self.set_lazy(*dst, q, Lazy::No);
+                    } else {
+                        let (ra, rb) = (self.get(*a).q, self.get(*b).q);
+                        let q = self.each(|l, k| l.arith(*op, ra[k], rb[k]));
+                        self.set_lazy(*dst, q, Lazy::No);
+                    }
+                }
+                Op::Select { dst, op, c, a, b } => {
+                    let dc = self.get(*c).q;
+                    let (va, vb) = (self.canonical(*a), self.canonical(*b));
+                    let cmp = *op == Select::Cmp;
+                    let q = self.each(|l, k| l.select_op(cmp, dc[k], va[k], vb[k]));
+                    self.set_lazy(*dst, q, Lazy::No);
+                }
+                Op::QuadLane { dst, a, lane } => {
+                    let lazy = match self.lazy(*a) {
+                        Lazy::Sign(..) => {
+                            self.canonical(*a);
+                            Lazy::No
+                        }
+                        l => l,
+                    };
+                    let va = self.get(*a).q;
+                    let q = self.each(|l, k| l.shuffle32(va[k], va[k], [*lane; 4]));
+                    self.set_lazy(*dst, q, lazy);
+                }
+                Op::Mad { .. } | Op::Dot { .. } => {
+                    self.node(i as u32, &node.op);
+                    let dst = match &node.op {
+                        Op::Mad { dst, .. } | Op::Dot { dst, .. } => *dst,
+                        _ => unreachable!("matched above"),
+                    };
+                    self.lazy[dst.0 as usize] = Lazy::No;
+                }
+                Op::SetTemp { index, chan, v, .. } => {
+                    regs.insert((index.base, *chan), *v);
+                    dirty.insert((index.base, *chan));
+                }
+                Op::SetOut {
+                    target, chan, v, ..
+                } => {
+                    let (t, c) = (usize::from(*target), usize::from(*chan));
+                    let off = (offsets::OUT + (t * 4 + c) * super::CHAN_BYTES as usize) as i32;
+                    let q = self.canonical(*v);
+                    for k in 0..self.w {
+                        self.store_vec(q[k], self.base, off, k);
+                    }
+                    written.insert(offsets::OUT_WRITTEN + (t * 4 + c) * 4);
+                }
+                Op::SetDepth { v, .. } => {
+                    let q = self.canonical(*v);
+                    for k in 0..self.w {
+                        self.store_vec(q[k], self.base, offsets::DEPTH as i32, k);
+                    }
+                    written.insert(offsets::DEPTH_WRITTEN);
+                }
+                Op::SetPred { chan, test, v, .. } => {
+                    let t = self.truth(*v, *test);
+                    pred[usize::from(*chan & 3)] = Some(t);
+                }
+                Op::SetAluResult { test, v, .. } => {
+                    alu = Some(self.truth(*v, *test));
+                }
+                Op::SemWait | Op::SemAcquire { .. } => {}
+                Op::Kill { .. } | Op::Fetch { .. } | Op::UmrtWrite { .. } => {
+                    unreachable!("not eligible for the full-batch body")
+                }
+            }
+            self.mark_end(mark, node.pc);
+        }
+        // Write-back: every register written, canonical.
+        for &(index, chan) in &dirty {
+            let q = self.canonical(regs[&(index, chan)]);
+            let off = i32::from(index) * REG_BYTES + i32::from(chan) * super::CHAN_BYTES;
+            for k in 0..self.w {
+                self.store_vec(q[k], self.base, off + offsets::TEMPS as i32, k);
+            }
+        }
+        for (c, p) in pred.iter().enumerate() {
+            if let Some(p) = p {
+                self.store_bits(offsets::PRED + 4 * c, &p[..self.w], false);
+            }
+        }
+        if let Some(a) = alu {
+            self.store_bits(offsets::ALU_RESULT, &a[..self.w], false);
+        }
+        let all = self.splat_i(!0);
+        let ones = vec![all; self.w];
+        for &off in &written {
+            self.store_bits(off, &ones, true);
+        }
+    }
+}
