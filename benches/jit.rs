@@ -95,6 +95,83 @@ fn native_mandelbrot(w: u32, h: u32, n: u32) -> f32 {
     acc
 }
 
+/// The DPP's result rule in plain Rust: NaN standardised, denormals
+/// flushed to signed zero.
+#[inline(always)]
+fn canon(x: f32) -> f32 {
+    if x.is_nan() {
+        f32::from_bits(ctm_jit::fp::STD_NAN)
+    } else if x.is_subnormal() {
+        0.0f32.copysign(x)
+    } else {
+        x
+    }
+}
+
+/// The DPP's MAD in plain Rust: separately rounded multiply and add, then
+/// the result rule (operands here are always canonical already).
+#[inline(always)]
+fn mad(a: f32, b: f32, c: f32) -> f32 {
+    canon(a * b + c)
+}
+
+/// MAD chain with the DPP's rules: the operations of
+/// `benches/kernels/madchain.s`, in its order.
+fn exact_madchain(w: u32, h: u32, c0: [f32; 4], c1: [f32; 4], c2: [f32; 4]) -> f32 {
+    let mut acc = 0.0;
+    for j in 0..h {
+        for i in 0..w {
+            let r0 = [i as f32, j as f32, 0.0, 1.0];
+            let mut r = [[0f32; 4]; 8];
+            for reg in r.iter_mut() {
+                for c in 0..4 {
+                    reg[c] = mad(r0[c], c2[c], c1[c]);
+                }
+            }
+            for _ in 0..7 {
+                for reg in r.iter_mut() {
+                    for c in 0..4 {
+                        reg[c] = mad(reg[c], c0[c], c1[c]);
+                    }
+                }
+            }
+            acc += r.iter().flatten().sum::<f32>();
+        }
+    }
+    acc
+}
+
+/// Mandelbrot with the DPP's rules, instruction for instruction as
+/// `examples/mandelbrot.s`.
+fn exact_mandelbrot(w: u32, h: u32, n: u32) -> f32 {
+    let (c0, c1, c2) = (
+        [0.003_906_25f32, 0.004_882_812_5],
+        [-2.25f32, -1.25],
+        0.031f32,
+    );
+    let mut acc = 0.0;
+    for j in 0..h {
+        for i in 0..w {
+            let (cx, cy) = (mad(i as f32, c0[0], c1[0]), mad(j as f32, c0[1], c1[1]));
+            let (mut zx, mut zy, mut k) = (0f32, 0f32, 0f32);
+            for _ in 0..n {
+                let (x2, y2, xy) = (mad(zx, zx, 0.0), mad(zy, zy, 0.0), mad(zx, zy, 0.0));
+                let m = mad(x2, 1.0, y2);
+                if mad(m, 1.0, -4.0) >= 0.0 {
+                    break;
+                }
+                let (ax, ay) = (mad(x2, 1.0, cx), mad(xy, 2.0, cy));
+                zx = mad(-y2, 1.0, ax);
+                zy = mad(-0.0, 1.0, ay);
+                k = mad(1.0, 1.0, k);
+            }
+            let s = mad(k, c2, 0.0);
+            acc += canon(s - s.floor());
+        }
+    }
+    acc
+}
+
 /// SAXPY in Rust.
 fn native_saxpy(x: &[f32], y: &[f32], a: f32) -> Vec<f32> {
     x.iter().zip(y).map(|(x, y)| a * x + y).collect()
@@ -103,7 +180,11 @@ fn native_saxpy(x: &[f32], y: &[f32], a: f32) -> Vec<f32> {
 struct Row {
     name: &'static str,
     report: BenchReport,
+    /// Wall time of the plain Rust version and of the exact one (DPP rules).
     native_s: Option<f64>,
+    exact_s: Option<f64>,
+    /// Pixels of the domain.
+    pixels: u64,
 }
 
 fn main() {
@@ -123,13 +204,15 @@ fn main() {
         ..BenchOptions::default()
     };
     let mut rows = Vec::new();
-    let mut add = |name, k: &Kernel, job: &Job, native_s: Option<f64>| {
+    let mut add = |name, k: &Kernel, job: &Job, native_s: Option<f64>, exact_s: Option<f64>| {
         let report = measure(k, job, opts).unwrap_or_else(|e| panic!("{name}: {e}"));
         eprintln!("{name}: {:.1}× the interpreter", report.jit_over_interp());
         rows.push(Row {
             name,
             report,
             native_s,
+            exact_s,
+            pixels: u64::from(job.width) * u64::from(job.height),
         });
     };
 
@@ -146,11 +229,15 @@ fn main() {
     let native = best(3, || {
         black_box(native_madchain(512, 512, c0, c1, c2));
     });
+    let exact = best(3, || {
+        black_box(exact_madchain(512, 512, c0, c1, c2));
+    });
     add(
         "MAD chain (ALU-bound)",
         &kernel("benches/kernels/madchain.s"),
         &job,
         Some(native),
+        Some(exact),
     );
 
     let tex: Vec<f32> = (0..64 * 64 * 4).map(noise).collect();
@@ -166,6 +253,7 @@ fn main() {
         &kernel("benches/kernels/texture.s"),
         &job,
         None,
+        None,
     );
 
     let job = Job::new(256, 256)
@@ -178,6 +266,7 @@ fn main() {
         &kernel("benches/kernels/divergent.s"),
         &job,
         None,
+        None,
     );
 
     let job = Job::new(512, 512).output(0, Format::Float32_4);
@@ -185,6 +274,7 @@ fn main() {
         "tiny (1 instruction)",
         &kernel("benches/kernels/tiny.s"),
         &job,
+        None,
         None,
     );
 
@@ -198,11 +288,15 @@ fn main() {
     let native = best(3, || {
         black_box(native_mandelbrot(w, h, 255));
     });
+    let exact = best(3, || {
+        black_box(exact_mandelbrot(w, h, 255));
+    });
     add(
         "examples/mandelbrot.s",
         &kernel("examples/mandelbrot.s"),
         &job,
         Some(native),
+        Some(exact),
     );
 
     let (w, h) = (512, 512);
@@ -221,6 +315,7 @@ fn main() {
         &kernel("examples/saxpy.s"),
         &job,
         Some(native),
+        None,
     );
 
     let (m, k, n) = (128u32, 64u32, 128u32);
@@ -238,6 +333,7 @@ fn main() {
         "examples/matmul.s",
         &kernel("examples/matmul.s"),
         &job,
+        None,
         None,
     );
 
@@ -257,6 +353,7 @@ fn main() {
         &kernel("examples/conv3x3.s"),
         &job,
         None,
+        None,
     );
 
     let img: Vec<f32> = (0..256 * 256).map(noise).collect();
@@ -268,27 +365,34 @@ fn main() {
         &kernel("examples/scatter.s"),
         &job,
         None,
+        None,
     );
 
     let peak = ctm_jit::peak::fma_peak_gflops(200_000_000).expect("peak");
     println!(
-        "| kernel | interp M/s | JIT M/s | JIT / interp | JIT / native | JIT {threads} threads / 1 | compile µs/inst | share of FMA peak |"
+        "| kernel | interp M/s | JIT M/s | JIT / interp | JIT / native | JIT / exact native | JIT ns / pixel | JIT {threads} threads / 1 | compile µs/inst | share of FMA peak |"
     );
-    println!("|---|---:|---:|---:|---:|---:|---:|---:|");
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     for r in &mut rows {
         r.report.fma_peak_gflops = peak;
         let b = &r.report;
-        let native = r.native_s.map_or("–".to_string(), |s| {
-            let native_rate = b.pixel_instructions as f64 / s;
-            format!("{:.2}", b.jit_pixinst_per_s / native_rate)
-        });
+        let ratio = |s: Option<f64>| {
+            s.map_or("–".to_string(), |s| {
+                let rate = b.pixel_instructions as f64 / s;
+                format!("{:.2}", b.jit_pixinst_per_s / rate)
+            })
+        };
+        let ns_per_pixel =
+            1e9 * b.pixel_instructions as f64 / b.jit_pixinst_per_s / r.pixels as f64;
         println!(
-            "| {} | {:.1} | {:.1} | {:.1}× | {} | {:.2}× | {:.0} | {:.1}% |",
+            "| {} | {:.1} | {:.1} | {:.1}× | {} | {} | {:.1} | {:.2}× | {:.0} | {:.1}% |",
             r.name,
             b.interp_pixinst_per_s / 1e6,
             b.jit_pixinst_per_s / 1e6,
             b.jit_over_interp(),
-            native,
+            ratio(r.native_s),
+            ratio(r.exact_s),
+            ns_per_pixel,
             b.thread_speedup(),
             b.compile_us_per_inst,
             100.0 * b.fraction_of_fma_peak()

@@ -155,9 +155,9 @@ impl Engine for JitEngine {
         self.io.host = (&raw mut host).cast::<c_void>();
         let status = {
             // Compiled code reads denormals as zeros (see `ctm_jit::lower`):
-            // the runner set MXCSR.DAZ for the group (`wants_daz`); a caller
-            // that did not gets it here.
-            let _daz = DazGuard::new(true);
+            // the runner sets MXCSR.DAZ around a group's clauses
+            // (`wants_daz`).
+            debug_assert!(ctm_jit::host::daz_is_set(), "the runner sets DAZ");
             // SAFETY: `f` was compiled for this program's clause with the
             // `ClauseFn` ABI and reads/writes only `lanes`, `uniforms` and
             // `io` within their layouts (offsets asserted in

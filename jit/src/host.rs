@@ -77,6 +77,11 @@ impl DazGuard {
     }
 }
 
+/// Whether MXCSR.DAZ is set on this thread.
+pub fn daz_is_set() -> bool {
+    read_mxcsr() & MXCSR_DAZ != 0
+}
+
 impl Drop for DazGuard {
     #[inline]
     fn drop(&mut self) {

@@ -821,17 +821,23 @@ fn exec_fc(
     }
     let b = (uniforms.bools >> (fc.bool_addr & 31)) & 1;
     let active = lanes.active & running;
+    // The jump function (§6.3) on bit masks: bit alu·4 + p·2 + b of `func`
+    // says whether a lane with ALU result `alu` and predicate `p` wants to
+    // jump; `b` is uniform.
+    let alu = lanes.alu_result;
+    let p = match fc.pred.0 {
+        Some(c) => lanes.pred[usize::from(c & 3)],
+        None => !0,
+    } ^ if fc.pred.1 { !0 } else { 0 };
     let mut want: Mask = 0;
-    for l in each(active) {
-        let alu = (lanes.alu_result >> l) & 1;
-        let p = match fc.pred.0 {
-            Some(c) => (lanes.pred[usize::from(c & 3)] >> l) & 1,
-            None => 1,
-        } ^ u32::from(fc.pred.1);
-        if (fc.func >> (alu * 4 + p * 2 + b)) & 1 != 0 {
-            want |= 1 << l;
+    for (a, am) in [(0, !alu), (1, alu)] {
+        for (q, pm) in [(0, !p), (1, p)] {
+            if (fc.func >> (a * 4 + q * 2 + b)) & 1 != 0 {
+                want |= am & pm;
+            }
         }
     }
+    want &= active;
     let mut jump = if fc.any { want != 0 } else { want == active };
     match fc.op {
         FcOp::Jump => {}

@@ -82,6 +82,13 @@ impl Lowering<'_, '_> {
         c
     }
 
+    /// Stores the batch's vectors of `q` at `off` in the lanes.
+    fn store_batch(&mut self, q: [Value; GROUP_QUADS], off: i32) {
+        for (k, &v) in q.iter().enumerate().take(self.w) {
+            self.store_vec(v, self.base, off, k);
+        }
+    }
+
     /// Lowers the clause's nodes for a full batch (see the module docs).
     pub(super) fn full_batch(&mut self, clause: &Clause) {
         // Registers read or written: (index, channel) → the IR value they
@@ -184,16 +191,12 @@ impl Lowering<'_, '_> {
                     let (t, c) = (usize::from(*target), usize::from(*chan));
                     let off = (offsets::OUT + (t * 4 + c) * super::CHAN_BYTES as usize) as i32;
                     let q = self.canonical(*v);
-                    for k in 0..self.w {
-                        self.store_vec(q[k], self.base, off, k);
-                    }
+                    self.store_batch(q, off);
                     written.insert(offsets::OUT_WRITTEN + (t * 4 + c) * 4);
                 }
                 Op::SetDepth { v, .. } => {
                     let q = self.canonical(*v);
-                    for k in 0..self.w {
-                        self.store_vec(q[k], self.base, offsets::DEPTH as i32, k);
-                    }
+                    self.store_batch(q, offsets::DEPTH as i32);
                     written.insert(offsets::DEPTH_WRITTEN);
                 }
                 Op::SetPred { chan, test, v, .. } => {
@@ -214,9 +217,7 @@ impl Lowering<'_, '_> {
         for &(index, chan) in &dirty {
             let q = self.canonical(regs[&(index, chan)]);
             let off = i32::from(index) * REG_BYTES + i32::from(chan) * super::CHAN_BYTES;
-            for k in 0..self.w {
-                self.store_vec(q[k], self.base, off + offsets::TEMPS as i32, k);
-            }
+            self.store_batch(q, off + offsets::TEMPS as i32);
         }
         for (c, p) in pred.iter().enumerate() {
             if let Some(p) = p {

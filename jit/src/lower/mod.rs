@@ -239,10 +239,9 @@ pub(crate) fn lower_clause(
         let both = l.b.ins().band(running, active);
         let both = l.b.ins().ushr(both, l.lane0);
         let both = l.b.ins().band_imm_s(both, (1i64 << (4 * w)) - 1);
-        let full = l
-            .b
-            .ins()
-            .icmp_imm_s(IntCC::Equal, both, (1i64 << (4 * w)) - 1);
+        let full =
+            l.b.ins()
+                .icmp_imm_s(IntCC::Equal, both, (1i64 << (4 * w)) - 1);
         let (fast_body, general) = (l.b.create_block(), l.b.create_block());
         l.b.ins().brif(full, fast_body, &[], general, &[]);
         l.b.switch_to_block(fast_body);
