@@ -322,8 +322,14 @@ impl Kernel {
             if n > 3 {
                 return bad(format!("output {n} out of range (0–3)"));
             }
-            let zero = HostSurface::zeroed(format, job.width, job.height);
-            let (base, fmt) = place(&mut dev, &zero, &format!("output {n}"))?;
+            // Fresh device memory reads as zero: nothing to copy.
+            let (base, fmt) = reserve(
+                &mut dev,
+                format,
+                job.width,
+                job.height,
+                &format!("output {n}"),
+            )?;
             cb.push(Command::SetOutFmt {
                 output: n,
                 base,
@@ -386,12 +392,6 @@ fn place(
     s: &HostSurface,
     what: &str,
 ) -> Result<(u32, SurfaceFormat), KernelError> {
-    if s.width > MAX_PITCH || s.height > MAX_HEIGHT {
-        return Err(KernelError::Job(format!(
-            "{what} is {}×{}; surfaces hold at most {MAX_PITCH} elements per row and {MAX_HEIGHT} rows",
-            s.width, s.height
-        )));
-    }
     let bpe = s.format.bytes();
     if s.data.len() != s.width as usize * s.height as usize * bpe {
         return Err(KernelError::Job(format!(
@@ -403,12 +403,31 @@ fn place(
             s.width as usize * s.height as usize * bpe
         )));
     }
-    let fmt = SurfaceFormat::linear(s.format, s.width.max(1));
+    let (base, fmt) = reserve(dev, s.format, s.width, s.height, what)?;
     let row = fmt.pitch as usize * bpe;
-    let base = dev.alloc(ArenaKind::SystemCached, row * s.height as usize)?;
     for (y, chunk) in s.data.chunks(s.width as usize * bpe).enumerate() {
         dev.write(base + (y * row) as u32, chunk)?;
     }
+    Ok((base, fmt))
+}
+
+/// Allocates device memory (zero) for a `width × height` surface of
+/// `format` with a padded pitch.
+fn reserve(
+    dev: &mut Device,
+    format: Format,
+    width: u32,
+    height: u32,
+    what: &str,
+) -> Result<(u32, SurfaceFormat), KernelError> {
+    if width > MAX_PITCH || height > MAX_HEIGHT {
+        return Err(KernelError::Job(format!(
+            "{what} is {width}×{height}; surfaces hold at most {MAX_PITCH} elements per row and {MAX_HEIGHT} rows"
+        )));
+    }
+    let fmt = SurfaceFormat::linear(format, width.max(1));
+    let row = fmt.pitch as usize * format.bytes();
+    let base = dev.alloc(ArenaKind::SystemCached, row * height as usize)?;
     Ok((base, fmt))
 }
 

@@ -127,6 +127,12 @@ impl Format {
     /// assert_eq!(u16::from_le_bytes(e), 0);
     /// ```
     pub fn write(self, e: &mut [u8], value: [u32; 4], mask: u8) {
+        if self == Format::Float32_4 && mask & 0xF == 0xF {
+            for (b, v) in e[..16].chunks_exact_mut(4).zip(value) {
+                b.copy_from_slice(&v.to_le_bytes());
+            }
+            return;
+        }
         let on = |c: usize| mask & (1 << c) != 0;
         match self {
             Format::Uint16_1 => {

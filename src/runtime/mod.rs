@@ -752,7 +752,14 @@ impl<E: Engine> Runner<'_, E> {
 
 /// Lanes of `m`, one by one.
 fn each(m: Mask) -> impl Iterator<Item = usize> {
-    (0..GROUP_LANES).filter(move |l| m & (1 << l) != 0)
+    let mut rest = m;
+    std::iter::from_fn(move || {
+        (rest != 0).then(|| {
+            let l = rest.trailing_zeros() as usize;
+            rest &= rest - 1;
+            l
+        })
+    })
 }
 
 /// Executes one flow-control instruction for the group (`spec/isa.md` §6.7)
