@@ -327,6 +327,11 @@ impl Builder {
     }
 
     fn binary(&mut self, op: Binary, a: V, b: V) -> V {
+        // MIN/MAX select one of their operands: of a value and itself, the
+        // value, bit for bit (the assembler's MOV idiom `max(s0, s0)`).
+        if a == b && matches!(op, Binary::Min | Binary::Max) {
+            return a;
+        }
         self.def(|dst| Op::Binary { dst, op, a, b })
     }
 

@@ -28,7 +28,7 @@
 use super::{GROUP_QUADS, Lowering, REG_BYTES};
 use crate::ir::{Binary, Clause, Op, Select, Unary, V};
 use crate::state::offsets;
-use cranelift_codegen::ir::Value;
+use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Value, types};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// How a value's vectors relate to the IR value they stand for.
@@ -227,10 +227,16 @@ impl Lowering<'_, '_> {
         if let Some(a) = alu {
             self.store_bits(offsets::ALU_RESULT, &a[..self.w], false);
         }
-        let all = self.splat_i(!0);
-        let ones = vec![all; self.w];
-        for &off in &written {
-            self.store_bits(off, &ones, true);
+        if !written.is_empty() {
+            let bits = self.b.ins().iconst(types::I32, (1i64 << (4 * self.w)) - 1);
+            let bits = self.b.ins().ishl(bits, self.lane0);
+            for &off in &written {
+                let word = self.load_bits(off);
+                let word = self.b.ins().bor(word, bits);
+                self.b
+                    .ins()
+                    .store(MemFlagsData::trusted(), word, self.lanes, off as i32);
+            }
         }
     }
 }

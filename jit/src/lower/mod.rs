@@ -24,6 +24,7 @@
 //! are identical.
 
 mod fast;
+mod masks;
 mod math;
 
 use crate::ir::{Binary, Clause, Gate, Op, Select, Test, Unary};
@@ -35,6 +36,7 @@ use cranelift_codegen::ir::{
     Value, types,
 };
 use cranelift_frontend::FunctionBuilder;
+use masks::Masks;
 use std::collections::HashMap;
 
 /// Bytes of one channel of one quad.
@@ -48,20 +50,6 @@ const REG_BYTES: i32 = 4 * CHAN_BYTES;
 #[derive(Clone, Copy)]
 struct Val {
     q: [Value; GROUP_QUADS],
-}
-
-/// Lane masks of the batch, one I32X4 per quad, and which changed.
-struct Masks {
-    running: Vec<Value>,
-    active: Vec<Value>,
-    killed: Vec<Value>,
-    pred: [Vec<Value>; 4],
-    alu: Vec<Value>,
-    /// Output channels and the depth value written, OR-ed per quad.
-    written: HashMap<usize, Vec<Value>>,
-    dirty_flow: bool,
-    dirty_pred: [bool; 4],
-    dirty_alu: bool,
 }
 
 /// Map of the first CLIF instruction emitted for each DPP instruction, for
@@ -250,7 +238,7 @@ pub(crate) fn lower_clause(
         l.b.switch_to_block(general);
         (l.vals, l.consts) = (vals, consts);
     }
-    l.masks = Some(l.load_masks());
+    l.masks = Some(l.load_masks(clause));
     for (i, node) in clause.nodes.iter().enumerate() {
         let mark = l.mark_start();
         l.node(i as u32, &node.op);
@@ -391,160 +379,6 @@ impl Lowering<'_, '_> {
     fn store_vec(&mut self, v: Value, p: Value, off: i32, k: usize) {
         let at = Offset32::new(off + k as i32 * QUAD_BYTES);
         self.b.ins().store(MemFlagsData::trusted(), v, p, at);
-    }
-
-    /// A whole-group bit mask word of the lanes.
-    fn load_bits(&mut self, off: usize) -> Value {
-        self.b
-            .ins()
-            .load(types::I32, MemFlagsData::trusted(), self.lanes, off as i32)
-    }
-
-    /// Quad `k` of the batch's 4 bits of `word` as an I32X4 lane mask.
-    fn quad_mask(&mut self, word: Value, k: usize) -> Value {
-        let s = self.b.ins().iadd_imm_s(self.lane0, 4 * k as i64);
-        let bits = self.b.ins().ushr(word, s);
-        let v = self.b.ins().splat(types::I32X4, bits);
-        let lane_bits = self.vconst4([1, 2, 4, 8]);
-        let m = self.b.ins().band(v, lane_bits);
-        let zero = self.splat_i(0);
-        self.b.ins().icmp(IntCC::NotEqual, m, zero)
-    }
-
-    fn mask_vecs(&mut self, off: usize) -> Vec<Value> {
-        let word = self.load_bits(off);
-        (0..self.w).map(|k| self.quad_mask(word, k)).collect()
-    }
-
-    fn load_masks(&mut self) -> Masks {
-        let pred = std::array::from_fn(|c| self.mask_vecs(offsets::PRED + 4 * c));
-        Masks {
-            running: self.mask_vecs(offsets::RUNNING),
-            active: self.mask_vecs(offsets::ACTIVE),
-            killed: self.mask_vecs(offsets::KILLED),
-            pred,
-            alu: self.mask_vecs(offsets::ALU_RESULT),
-            written: HashMap::new(),
-            dirty_flow: false,
-            dirty_pred: [false; 4],
-            dirty_alu: false,
-        }
-    }
-
-    /// The batch's lanes of per-quad masks as bits relative to the batch's
-    /// first lane.
-    fn batch_bits(&mut self, m: &[Value]) -> Value {
-        let mut acc: Option<Value> = None;
-        for (k, &v) in m.iter().enumerate() {
-            let b = self.b.ins().vhigh_bits(types::I32, v);
-            let b = if k == 0 {
-                b
-            } else {
-                self.b.ins().ishl_imm_s(b, 4 * k as i64)
-            };
-            acc = Some(match acc {
-                None => b,
-                Some(a) => self.b.ins().bor(a, b),
-            });
-        }
-        acc.expect("a batch has quads")
-    }
-
-    /// Replaces the batch's bits of the mask word at `off` by `m`
-    /// (`or_only`: OR them in instead).
-    fn store_bits(&mut self, off: usize, m: &[Value], or_only: bool) {
-        let bits = self.batch_bits(m);
-        let s = self.lane0;
-        let bits = self.b.ins().ishl(bits, s);
-        let word = self.load_bits(off);
-        let word = if or_only {
-            word
-        } else {
-            let all = self.b.ins().iconst(types::I32, (1i64 << (4 * self.w)) - 1);
-            let all = self.b.ins().ishl(all, s);
-            self.b.ins().band_not(word, all)
-        };
-        let word = self.b.ins().bor(word, bits);
-        self.b
-            .ins()
-            .store(MemFlagsData::trusted(), word, self.lanes, off as i32);
-    }
-
-    fn store_masks(&mut self) {
-        let m = self.masks.take().expect("masks loaded");
-        if m.dirty_flow {
-            self.store_bits(offsets::RUNNING, &m.running, false);
-            self.store_bits(offsets::ACTIVE, &m.active, false);
-            self.store_bits(offsets::KILLED, &m.killed, false);
-        }
-        for c in 0..4 {
-            if m.dirty_pred[c] {
-                self.store_bits(offsets::PRED + 4 * c, &m.pred[c], false);
-            }
-        }
-        if m.dirty_alu {
-            self.store_bits(offsets::ALU_RESULT, &m.alu, false);
-        }
-        let mut written: Vec<_> = m.written.into_iter().collect();
-        written.sort_by_key(|w| w.0);
-        for (off, v) in written {
-            self.store_bits(off, &v, true);
-        }
-    }
-
-    /// The lanes a gated write touches, per quad (`interp::enabled`).
-    fn enabled(&mut self, gate: Gate) -> Vec<Value> {
-        let m = self.masks.as_ref().expect("masks loaded");
-        let running = m.running.clone();
-        let active = m.active.clone();
-        let pred = gate
-            .pred
-            .map(|(c, inv)| (m.pred[usize::from(c & 3)].clone(), inv));
-        (0..self.w)
-            .map(|k| {
-                let mut e = if gate.inactive {
-                    running[k]
-                } else {
-                    self.b.ins().band(running[k], active[k])
-                };
-                if let Some((p, inv)) = &pred {
-                    e = if *inv {
-                        self.b.ins().band_not(e, p[k])
-                    } else {
-                        self.b.ins().band(e, p[k])
-                    };
-                }
-                e
-            })
-            .collect()
-    }
-
-    /// Blends `v` into the vectors at `p + off` under `m`.
-    fn blend_store(&mut self, v: [Value; GROUP_QUADS], m: &[Value], p: Value, off: i32) {
-        for k in 0..self.w {
-            let old = self.load_vec(p, off, k);
-            let new = self.select_f(m[k], v[k], old);
-            self.store_vec(new, p, off, k);
-        }
-    }
-
-    fn note_written(&mut self, off: usize, m: &[Value]) {
-        let masks = self.masks.as_mut().expect("masks loaded");
-        match masks.written.get(&off).cloned() {
-            Some(prev) => {
-                let merged = (0..self.w)
-                    .map(|k| self.b.ins().bor(prev[k], m[k]))
-                    .collect();
-                self.masks
-                    .as_mut()
-                    .expect("masks loaded")
-                    .written
-                    .insert(off, merged);
-            }
-            None => {
-                masks.written.insert(off, m.to_vec());
-            }
-        }
     }
 
     /// Calls host callback at `io + slot` for node `node` with the batch's

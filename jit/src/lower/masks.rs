@@ -1,0 +1,217 @@
+//! Lane masks in the general clause body: the group's bit masks
+//! (running, active, killed, predicate bits, ALU result, outputs written)
+//! read into one I32X4 lane mask per quad of the batch, updated as
+//! operations run, and written back at the end of the batch; and the gate
+//! rule of a write (`interp::enabled`'s twin).
+
+use super::{GROUP_QUADS, Lowering};
+use crate::ir::{Clause, Gate, Op};
+use crate::state::offsets;
+use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Value, types};
+use std::collections::HashMap;
+
+/// Lane masks of the batch, one I32X4 per quad, and which changed.
+pub(super) struct Masks {
+    pub(super) running: Vec<Value>,
+    pub(super) active: Vec<Value>,
+    pub(super) killed: Vec<Value>,
+    pub(super) pred: [Vec<Value>; 4],
+    pub(super) alu: Vec<Value>,
+    /// Output channels and the depth value written, OR-ed per quad.
+    pub(super) written: HashMap<usize, Vec<Value>>,
+    pub(super) dirty_flow: bool,
+    pub(super) dirty_pred: [bool; 4],
+    pub(super) dirty_alu: bool,
+}
+
+impl Lowering<'_, '_> {
+    /// A whole-group bit mask word of the lanes.
+    pub(super) fn load_bits(&mut self, off: usize) -> Value {
+        self.b
+            .ins()
+            .load(types::I32, MemFlagsData::trusted(), self.lanes, off as i32)
+    }
+
+    /// Quad `k` of the batch's 4 bits of `word` as an I32X4 lane mask.
+    fn quad_mask(&mut self, word: Value, k: usize) -> Value {
+        let s = self.b.ins().iadd_imm_s(self.lane0, 4 * k as i64);
+        let bits = self.b.ins().ushr(word, s);
+        let v = self.b.ins().splat(types::I32X4, bits);
+        let lane_bits = self.vconst4([1, 2, 4, 8]);
+        let m = self.b.ins().band(v, lane_bits);
+        let zero = self.splat_i(0);
+        self.b.ins().icmp(IntCC::NotEqual, m, zero)
+    }
+
+    fn mask_vecs(&mut self, off: usize) -> Vec<Value> {
+        let word = self.load_bits(off);
+        (0..self.w).map(|k| self.quad_mask(word, k)).collect()
+    }
+
+    /// The lane masks the clause's operations read (running and active
+    /// always; killed, predicate bits and the ALU result only where an
+    /// operation uses or updates them).
+    pub(super) fn load_masks(&mut self, clause: &Clause) -> Masks {
+        let mut pred_used = [false; 4];
+        let (mut kills, mut alu_used) = (false, false);
+        for n in &clause.nodes {
+            let gate = match &n.op {
+                Op::SetTemp { gate, .. }
+                | Op::SetOut { gate, .. }
+                | Op::SetDepth { gate, .. }
+                | Op::SetAluResult { gate, .. }
+                | Op::UmrtWrite { gate, .. } => Some(*gate),
+                Op::SetPred { gate, chan, .. } => {
+                    pred_used[usize::from(*chan & 3)] = true;
+                    Some(*gate)
+                }
+                Op::Kill { checks } => {
+                    kills = true;
+                    for (_, g) in checks {
+                        if let Some((c, _)) = g.pred {
+                            pred_used[usize::from(c & 3)] = true;
+                        }
+                    }
+                    None
+                }
+                _ => None,
+            };
+            alu_used |= matches!(n.op, Op::SetAluResult { .. });
+            if let Some((c, _)) = gate.and_then(|g| g.pred) {
+                pred_used[usize::from(c & 3)] = true;
+            }
+        }
+        let load = |l: &mut Self, used: bool, off: usize| {
+            if used { l.mask_vecs(off) } else { Vec::new() }
+        };
+        let pred = [0, 1, 2, 3].map(|c| load(self, pred_used[c], offsets::PRED + 4 * c));
+        Masks {
+            running: self.mask_vecs(offsets::RUNNING),
+            active: self.mask_vecs(offsets::ACTIVE),
+            killed: load(self, kills, offsets::KILLED),
+            pred,
+            alu: load(self, alu_used, offsets::ALU_RESULT),
+            written: HashMap::new(),
+            dirty_flow: false,
+            dirty_pred: [false; 4],
+            dirty_alu: false,
+        }
+    }
+
+    /// The batch's lanes of per-quad masks as bits relative to the batch's
+    /// first lane.
+    pub(super) fn batch_bits(&mut self, m: &[Value]) -> Value {
+        let mut acc: Option<Value> = None;
+        for (k, &v) in m.iter().enumerate() {
+            let b = self.b.ins().vhigh_bits(types::I32, v);
+            let b = if k == 0 {
+                b
+            } else {
+                self.b.ins().ishl_imm_s(b, 4 * k as i64)
+            };
+            acc = Some(match acc {
+                None => b,
+                Some(a) => self.b.ins().bor(a, b),
+            });
+        }
+        acc.expect("a batch has quads")
+    }
+
+    /// Replaces the batch's bits of the mask word at `off` by `m`
+    /// (`or_only`: OR them in instead).
+    pub(super) fn store_bits(&mut self, off: usize, m: &[Value], or_only: bool) {
+        let bits = self.batch_bits(m);
+        let s = self.lane0;
+        let bits = self.b.ins().ishl(bits, s);
+        let word = self.load_bits(off);
+        let word = if or_only {
+            word
+        } else {
+            let all = self.b.ins().iconst(types::I32, (1i64 << (4 * self.w)) - 1);
+            let all = self.b.ins().ishl(all, s);
+            self.b.ins().band_not(word, all)
+        };
+        let word = self.b.ins().bor(word, bits);
+        self.b
+            .ins()
+            .store(MemFlagsData::trusted(), word, self.lanes, off as i32);
+    }
+
+    pub(super) fn store_masks(&mut self) {
+        let m = self.masks.take().expect("masks loaded");
+        if m.dirty_flow {
+            self.store_bits(offsets::RUNNING, &m.running, false);
+            self.store_bits(offsets::ACTIVE, &m.active, false);
+            self.store_bits(offsets::KILLED, &m.killed, false);
+        }
+        for c in 0..4 {
+            if m.dirty_pred[c] {
+                self.store_bits(offsets::PRED + 4 * c, &m.pred[c], false);
+            }
+        }
+        if m.dirty_alu {
+            self.store_bits(offsets::ALU_RESULT, &m.alu, false);
+        }
+        let mut written: Vec<_> = m.written.into_iter().collect();
+        written.sort_by_key(|w| w.0);
+        for (off, v) in written {
+            self.store_bits(off, &v, true);
+        }
+    }
+
+    /// The lanes a gated write touches, per quad (`interp::enabled`).
+    pub(super) fn enabled(&mut self, gate: Gate) -> Vec<Value> {
+        let m = self.masks.as_ref().expect("masks loaded");
+        let running = m.running.clone();
+        let active = m.active.clone();
+        let pred = gate
+            .pred
+            .map(|(c, inv)| (m.pred[usize::from(c & 3)].clone(), inv));
+        (0..self.w)
+            .map(|k| {
+                let mut e = if gate.inactive {
+                    running[k]
+                } else {
+                    self.b.ins().band(running[k], active[k])
+                };
+                if let Some((p, inv)) = &pred {
+                    e = if *inv {
+                        self.b.ins().band_not(e, p[k])
+                    } else {
+                        self.b.ins().band(e, p[k])
+                    };
+                }
+                e
+            })
+            .collect()
+    }
+
+    /// Blends `v` into the vectors at `p + off` under `m`.
+    pub(super) fn blend_store(&mut self, v: [Value; GROUP_QUADS], m: &[Value], p: Value, off: i32) {
+        for k in 0..self.w {
+            let old = self.load_vec(p, off, k);
+            let new = self.select_f(m[k], v[k], old);
+            self.store_vec(new, p, off, k);
+        }
+    }
+
+    pub(super) fn note_written(&mut self, off: usize, m: &[Value]) {
+        let masks = self.masks.as_mut().expect("masks loaded");
+        match masks.written.get(&off).cloned() {
+            Some(prev) => {
+                let merged = (0..self.w)
+                    .map(|k| self.b.ins().bor(prev[k], m[k]))
+                    .collect();
+                self.masks
+                    .as_mut()
+                    .expect("masks loaded")
+                    .written
+                    .insert(off, merged);
+            }
+            None => {
+                masks.written.insert(off, m.to_vec());
+            }
+        }
+    }
+}
