@@ -19,11 +19,11 @@
 //! ```
 
 use crate::interp::{Interpreter, fetch_lanes, umrt_lanes};
-use crate::runtime::{Ctx, Engine, EngineStats, FetchRequest, RunError};
+use crate::runtime::{Ctx, Engine, EngineStats, FetchRequest, LoopEntry, LoopExit, RunError};
 use ctm_jit::compile::{ClauseCode, Compiled, JitOptions, cached};
 use ctm_jit::host::DazGuard;
 use ctm_jit::ir::{Clause, Op, Program};
-use ctm_jit::state::{GROUP_LANES, Io, Lanes, Uniforms};
+use ctm_jit::state::{GROUP_LANES, Io, Lanes, LoopState, Uniforms, loop_exit};
 use std::ffi::c_void;
 use std::sync::Arc;
 
@@ -182,6 +182,66 @@ impl Engine for JitEngine {
 
     fn wants_daz(&self) -> bool {
         true
+    }
+
+    fn loop_at(&self, pc: u16) -> Option<LoopEntry> {
+        let (_, code, _) = self.current.as_ref()?;
+        let (index, region) = code.loop_at(pc)?;
+        Some(LoopEntry {
+            index,
+            is_loop: region.is_loop,
+            int_addr: region.int_addr,
+        })
+    }
+
+    fn run_loop(
+        &mut self,
+        program: &Program,
+        entry: LoopEntry,
+        lanes: &mut Lanes,
+        ctx: &mut Ctx<'_>,
+        state: &mut LoopState,
+    ) -> Result<LoopExit, RunError> {
+        let Some((_, code, _)) = &self.current else {
+            unreachable!("loop_at offered a loop, so a program is prepared");
+        };
+        let (f, first) = (
+            code.loop_fn(entry.index),
+            code.loop_region(entry.index).clauses[0],
+        );
+        self.stats.loop_runs += 1;
+        let uniforms: *const Uniforms = ctx.uniforms;
+        // Region clauses make no runtime calls (no fetches, no uncached
+        // writes); the host block is set as for any compiled code.
+        let mut host = Host {
+            ctx,
+            clause: &program.clauses[first as usize],
+            lanes: lanes.lane_count(),
+            error: None,
+        };
+        self.io.host = (&raw mut host).cast::<c_void>();
+        debug_assert!(ctm_jit::host::daz_is_set(), "the runner sets DAZ");
+        // SAFETY: `f` was compiled for a loop region of this program with
+        // the `LoopFn` ABI; it calls the region's compiled clauses (same
+        // contract as `run_clause`) and reads/writes `state` within its
+        // layout; `self.current` keeps the code alive.
+        let exit = unsafe { f(lanes, uniforms, &mut *self.io, state) };
+        self.io.host = std::ptr::null_mut();
+        let (kind, j) = (exit >> 16, (exit & 0xFFFF) as usize);
+        let clause = |j: usize| {
+            let Some((_, code, _)) = &self.current else {
+                unreachable!("prepared above")
+            };
+            code.loop_region(entry.index).clauses[j]
+        };
+        match kind {
+            loop_exit::BEFORE => Ok(LoopExit::Before(clause(j))),
+            loop_exit::AT_TERM => Ok(LoopExit::AtTerm(clause(j))),
+            _ => Err(host.error.unwrap_or_else(|| RunError::Engine {
+                engine: "jit",
+                message: format!("loop region {} stopped with code {exit:#x}", entry.index),
+            })),
+        }
     }
 }
 

@@ -42,6 +42,7 @@ fn run_part(part: u64, parts: u64) {
         },
     ];
     let mut errors = 0;
+    let mut loop_runs = 0;
     for k in (part..total).step_by(parts as usize) {
         let case = Case::random(seed0 + k);
         let (want, _) = case.run(EngineKind::Interp, JitOptions::default());
@@ -52,6 +53,7 @@ fn run_part(part: u64, parts: u64) {
         // third of the programs.
         let opts = variants[(k % 3) as usize];
         let (got, stats) = case.run(EngineKind::Jit, opts);
+        loop_runs += u64::from(stats.loop_runs > 0);
         assert!(
             stats.fallback_reasons.is_empty() && stats.native_runs > 0,
             "seed {}: {stats:?}\n{}",
@@ -62,6 +64,12 @@ fn run_part(part: u64, parts: u64) {
             panic!("{report}");
         }
     }
+    eprintln!("compiled loop regions ran in {loop_runs} of {programs} programs");
+    // Compiled loop regions run in enough programs to be compared.
+    assert!(
+        loop_runs * 20 > programs,
+        "compiled loop regions ran in only {loop_runs} of {programs} programs"
+    );
     // The generator must mostly produce programs that run to the end.
     assert!(
         errors * 4 < programs,

@@ -9,15 +9,16 @@
 
 use crate::host::{MissingFeatures, check_features};
 use crate::ir::Program;
-use crate::lower::{PcMarks, lower_clause};
-use crate::state::ClauseFn;
+use crate::lower::{PcMarks, lower_clause, lower_loop};
+use crate::regions::{LoopRegion, loop_regions};
+use crate::state::{ClauseFn, LoopFn};
 use cranelift_codegen::ir::{AbiParam, Function, Signature, UserFuncName, types};
 use cranelift_codegen::isa::OwnedTargetIsa;
 use cranelift_codegen::settings::{self, Configurable};
 use cranelift_codegen::write::{FuncWriter, PlainWriter};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 use cranelift_jit::{JITBuilder, JITModule};
-use cranelift_module::{Linkage, Module, default_libcall_names};
+use cranelift_module::{FuncId, Linkage, Module, default_libcall_names};
 use std::collections::hash_map::DefaultHasher;
 use std::fmt::Write as _;
 use std::hash::{Hash, Hasher};
@@ -94,6 +95,8 @@ pub enum ClauseCode {
 pub struct Compiled {
     module: Option<JITModule>,
     clauses: Vec<ClauseCode>,
+    /// Compiled loop regions ([`crate::regions`]).
+    loops: Vec<(LoopRegion, LoopFn)>,
     /// Time spent building and compiling.
     pub compile_time: Duration,
     /// DPP instructions the clauses cover.
@@ -134,6 +137,26 @@ impl Compiled {
     /// The code of clause `i`.
     pub fn clause(&self, i: u32) -> &ClauseCode {
         &self.clauses[i as usize]
+    }
+
+    /// The compiled loop region whose body starts at `pc`, if any: its index
+    /// and description.
+    pub fn loop_at(&self, pc: u16) -> Option<(usize, &LoopRegion)> {
+        self.loops
+            .iter()
+            .enumerate()
+            .find(|(_, (r, _))| r.start == pc)
+            .map(|(k, (r, _))| (k, r))
+    }
+
+    /// The code of loop region `k` (see [`Compiled::loop_at`]).
+    pub fn loop_fn(&self, k: usize) -> LoopFn {
+        self.loops[k].1
+    }
+
+    /// Loop region `k`.
+    pub fn loop_region(&self, k: usize) -> &LoopRegion {
+        &self.loops[k].0
     }
 
     /// Number of clauses.
@@ -269,9 +292,62 @@ pub fn compile(program: &Program, opts: JitOptions) -> Result<Compiled, JitError
         }
         ids.push(outcome);
     }
+    // Loop regions whose clauses all compiled get a driver each; one that
+    // cannot be compiled is simply left to the shim.
+    let mut loop_ids = Vec::new();
+    for region in loop_regions(program) {
+        let fns: Option<Vec<FuncId>> = region
+            .clauses
+            .iter()
+            .map(|&ci| ids[ci as usize].as_ref().ok().copied())
+            .collect();
+        let Some(fns) = fns else { continue };
+        let mut sig = clause_signature(&module);
+        sig.params
+            .push(AbiParam::new(module.target_config().pointer_type()));
+        let name = format!("loop{}", region.start);
+        let mut func =
+            Function::with_name_signature(UserFuncName::user(1, loop_ids.len() as u32), sig);
+        {
+            let mut b = FunctionBuilder::new(&mut func, &mut fctx);
+            let refs: Vec<_> = fns
+                .iter()
+                .map(|&id| module.declare_func_in_func(id, b.func))
+                .collect();
+            lower_loop(&mut b, program, &region, &refs);
+            b.finalize(module.target_config());
+        }
+        ctx.clear();
+        ctx.func = func;
+        let defined = module
+            .declare_function(&name, Linkage::Local, &ctx.func.signature)
+            .ok()
+            .filter(|&id| {
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    module.define_function(id, &mut ctx).is_ok()
+                }))
+                .unwrap_or(false)
+            });
+        if let Some(code) = ctx.compiled_code() {
+            code_bytes += code.code_buffer().len();
+        }
+        if let Some(id) = defined {
+            loop_ids.push((region, id));
+        }
+    }
     module
         .finalize_definitions()
         .map_err(|e| JitError::Module(e.to_string()))?;
+    let loops = loop_ids
+        .into_iter()
+        .map(|(region, id)| {
+            let p = module.get_finalized_function(id);
+            // SAFETY: built with `clause_signature` plus a pointer: the
+            // `LoopFn` ABI on this host.
+            let f = unsafe { std::mem::transmute::<*const u8, LoopFn>(p) };
+            (region, f)
+        })
+        .collect();
     let clauses = ids
         .into_iter()
         .map(|r| match r {
@@ -287,6 +363,7 @@ pub fn compile(program: &Program, opts: JitOptions) -> Result<Compiled, JitError
     Ok(Compiled {
         module: Some(module),
         clauses,
+        loops,
         compile_time: start.elapsed(),
         instructions: program.clauses.iter().map(|c| u32::from(c.len)).sum(),
         code_bytes,

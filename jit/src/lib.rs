@@ -13,4 +13,5 @@ pub mod ir;
 mod lower;
 pub mod peak;
 pub mod quad;
+pub mod regions;
 pub mod state;

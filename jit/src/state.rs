@@ -214,6 +214,75 @@ pub type HostFn = unsafe extern "C" fn(*mut Io, u32, u32, u32, u32) -> u32;
 /// A compiled clause: `(lanes, uniforms, io) -> status` (0 = done).
 pub type ClauseFn = unsafe extern "C" fn(*mut Lanes, *const Uniforms, *mut Io) -> u32;
 
+/// The runtime shim's state of the innermost loop, handed to a compiled loop
+/// region ([`crate::regions`]) and taken back when it returns.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[repr(C)]
+pub struct LoopState {
+    /// Iterations left in the frame.
+    pub count: u32,
+    /// Lanes that entered the loop.
+    pub entry: Mask,
+    /// Lanes that broke out.
+    pub broken: Mask,
+    /// Lanes that continued (wait for the ENDLOOP).
+    pub continued: Mask,
+    /// aL of the frame (LOOP) — also kept in `Lanes::al`.
+    pub al: i32,
+    /// aL step per iteration (LOOP; 0 for REP).
+    pub step: i32,
+    /// Helper lanes of the group (not counted in pixel-instructions).
+    pub helper: Mask,
+    /// Padding.
+    pub pad: u32,
+    /// Instructions the group executed so far (the runaway budget's count).
+    pub executed: u64,
+    /// The runaway budget.
+    pub budget: u64,
+    /// Pixel-instructions counted so far.
+    pub pixel_instructions: u64,
+}
+
+/// How a compiled loop region returned: `kind << 16 | j`, `j` the position
+/// of a clause in the region.
+pub mod loop_exit {
+    /// Stopped before clause `j` (it would exceed the budget).
+    pub const BEFORE: u32 = 1;
+    /// Clause `j` ran; its flow-control instruction is left to the shim.
+    pub const AT_TERM: u32 = 2;
+    /// Clause `j` returned a non-zero status.
+    pub const FAILED: u32 = 3;
+}
+
+/// A compiled loop region: `(lanes, uniforms, io, state) -> exit`.
+pub type LoopFn = unsafe extern "C" fn(*mut Lanes, *const Uniforms, *mut Io, *mut LoopState) -> u32;
+
+/// Byte offsets of [`LoopState`] compiled code relies on.
+pub mod loop_offsets {
+    use super::LoopState;
+    use std::mem::offset_of;
+    /// `LoopState::count`.
+    pub const COUNT: usize = offset_of!(LoopState, count);
+    /// `LoopState::entry`.
+    pub const ENTRY: usize = offset_of!(LoopState, entry);
+    /// `LoopState::broken`.
+    pub const BROKEN: usize = offset_of!(LoopState, broken);
+    /// `LoopState::continued`.
+    pub const CONTINUED: usize = offset_of!(LoopState, continued);
+    /// `LoopState::al`.
+    pub const AL: usize = offset_of!(LoopState, al);
+    /// `LoopState::step`.
+    pub const STEP: usize = offset_of!(LoopState, step);
+    /// `LoopState::helper`.
+    pub const HELPER: usize = offset_of!(LoopState, helper);
+    /// `LoopState::executed`.
+    pub const EXECUTED: usize = offset_of!(LoopState, executed);
+    /// `LoopState::budget`.
+    pub const BUDGET: usize = offset_of!(LoopState, budget);
+    /// `LoopState::pixel_instructions`.
+    pub const PIXEL_INSTRUCTIONS: usize = offset_of!(LoopState, pixel_instructions);
+}
+
 /// Byte offsets of [`Io`] and [`Uniforms`] compiled code relies on.
 pub mod io_offsets {
     use super::{Io, Uniforms};
@@ -230,6 +299,8 @@ pub mod io_offsets {
     pub const ONE: usize = offset_of!(Io, one);
     /// `Uniforms::consts`.
     pub const CONSTS: usize = offset_of!(Uniforms, consts);
+    /// `Uniforms::bools`.
+    pub const BOOLS: usize = offset_of!(Uniforms, bools);
 }
 
 const _: () = {

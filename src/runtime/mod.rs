@@ -21,7 +21,7 @@ pub mod texture;
 
 use ctm_jit::host::DazGuard;
 use ctm_jit::ir::{Counter, Fc, FcOp, FetchKind, Program, StackOp, Term};
-use ctm_jit::state::{GROUP_LANES, GROUP_QUADS, Lanes, Mask, Uniforms};
+use ctm_jit::state::{GROUP_LANES, GROUP_QUADS, Lanes, LoopState, Mask, Uniforms};
 use hazard::Hazards;
 use std::fmt;
 
@@ -332,6 +332,9 @@ pub struct Ctx<'a> {
 pub struct EngineStats {
     /// Clause executions in native code.
     pub native_runs: u64,
+    /// Calls of compiled loop regions (each runs clauses natively until
+    /// the loop leaves or needs the shim).
+    pub loop_runs: u64,
     /// Clause executions interpreted because the clause fell back.
     pub fallback_runs: u64,
     /// Clause executions interpreted because hazards were being checked.
@@ -354,6 +357,7 @@ impl EngineStats {
     /// Adds `other` into `self`.
     pub fn merge(&mut self, other: &EngineStats) {
         self.native_runs += other.native_runs;
+        self.loop_runs += other.loop_runs;
         self.fallback_runs += other.fallback_runs;
         self.checked_runs += other.checked_runs;
         self.fallback_clauses = self.fallback_clauses.max(other.fallback_clauses);
@@ -393,6 +397,27 @@ pub trait Engine {
         EngineStats::default()
     }
 
+    /// A loop region ([`ctm_jit::regions`]) whose body starts at `pc` and
+    /// that this engine runs in one call ([`Engine::run_loop`]).
+    fn loop_at(&self, pc: u16) -> Option<LoopEntry> {
+        let _ = pc;
+        None
+    }
+
+    /// Runs loop region `entry` from the state of the group's innermost
+    /// loop frame in `state`, updating it; returns where the shim goes on.
+    fn run_loop(
+        &mut self,
+        program: &Program,
+        entry: LoopEntry,
+        lanes: &mut Lanes,
+        ctx: &mut Ctx<'_>,
+        state: &mut LoopState,
+    ) -> Result<LoopExit, RunError> {
+        let _ = (program, lanes, ctx, state);
+        unreachable!("run_loop is only called for loops an engine offers (loop {entry:?})")
+    }
+
     /// Whether clauses run with MXCSR.DAZ set (compiled code reads
     /// denormals as zeros). The runner sets it once around a group's
     /// clauses, not per clause; the engine itself restores the default mode
@@ -424,6 +449,42 @@ impl<E: Engine + ?Sized> Engine for &mut E {
     fn wants_daz(&self) -> bool {
         (**self).wants_daz()
     }
+
+    fn loop_at(&self, pc: u16) -> Option<LoopEntry> {
+        (**self).loop_at(pc)
+    }
+
+    fn run_loop(
+        &mut self,
+        program: &Program,
+        entry: LoopEntry,
+        lanes: &mut Lanes,
+        ctx: &mut Ctx<'_>,
+        state: &mut LoopState,
+    ) -> Result<LoopExit, RunError> {
+        (**self).run_loop(program, entry, lanes, ctx, state)
+    }
+}
+
+/// A loop region an engine runs natively: its index in the engine's code,
+/// the kind of frame it belongs to and its ENDLOOP/ENDREP's integer constant.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LoopEntry {
+    /// Index in the engine's compiled code.
+    pub index: usize,
+    /// A LOOP body (else REP).
+    pub is_loop: bool,
+    /// The integer constant of the ENDLOOP/ENDREP.
+    pub int_addr: u8,
+}
+
+/// Where the shim goes on after a loop region returned.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LoopExit {
+    /// Run clause `.0` (by index) from its start.
+    Before(u32),
+    /// Clause `.0` ran; execute its terminator.
+    AtTerm(u32),
 }
 
 /// The first lane set in `m` (or lane 0).
@@ -594,6 +655,60 @@ impl<E: Engine> Runner<'_, E> {
         Ok(stats)
     }
 
+    /// Runs the loop region `entry` natively if the group's innermost frame
+    /// is its loop (and the loop has iterations); `None` if not.
+    #[expect(clippy::too_many_arguments, reason = "the group's flow state")]
+    fn native_loop(
+        &mut self,
+        entry: LoopEntry,
+        lanes: &mut Lanes,
+        flow: &mut Flow,
+        executed: &mut u64,
+        stats: &mut RunStats,
+        tex: &mut dyn TextureUnit,
+        pixels: &[(u32, u32); GROUP_LANES],
+        helper: Mask,
+    ) -> Result<Option<LoopExit>, RunError> {
+        let k = self.uniforms.ints[usize::from(entry.int_addr) % self.uniforms.ints.len()];
+        let Some(top) = flow.loops.last_mut() else {
+            return Ok(None);
+        };
+        if top.is_loop != entry.is_loop || k.count == 0 {
+            return Ok(None);
+        }
+        let mut state = LoopState {
+            count: top.count,
+            entry: top.entry,
+            broken: top.broken,
+            continued: top.continued,
+            al: lanes.al,
+            step: if entry.is_loop { i32::from(k.step) } else { 0 },
+            helper,
+            pad: 0,
+            executed: *executed,
+            budget: self.options.budget,
+            pixel_instructions: stats.pixel_instructions,
+        };
+        let mut ctx = Ctx {
+            uniforms: self.uniforms,
+            tex,
+            hazards: None,
+            pixels,
+        };
+        let exit = self
+            .engine
+            .run_loop(self.program, entry, lanes, &mut ctx, &mut state)?;
+        (top.count, top.broken, top.continued) = (state.count, state.broken, state.continued);
+        if entry.is_loop
+            && let Some(al) = flow.al.last_mut()
+        {
+            *al = state.al;
+        }
+        *executed = state.executed;
+        stats.pixel_instructions = state.pixel_instructions;
+        Ok(Some(exit))
+    }
+
     #[expect(clippy::too_many_arguments, reason = "one group's whole context")]
     fn run_group(
         &mut self,
@@ -647,42 +762,79 @@ impl<E: Engine> Runner<'_, E> {
         // The flow-control shim between clauses is integer code, so the
         // float mode can stay set for the whole group (not the sink below).
         let daz = self.engine.wants_daz().then(|| DazGuard::new(true));
+        // A clause whose body a loop region already ran: only its
+        // terminator is left.
+        let mut ran: Option<u32> = None;
+        // Off right after a loop region stopped before a clause (the budget
+        // runs out there): the shim runs that clause itself.
+        let mut enter_loops = true;
         while lanes.running != 0 {
-            if pc >= program.len {
+            if ran.is_none() && pc >= program.len {
                 finished |= lanes.running;
                 lanes.running = 0;
                 break;
             }
-            let Some(ci) = program.clause_at(pc) else {
-                return Err(RunError::Undefined {
-                    pc,
-                    reason: "no clause starts here (a return address that is not after a CALL?)"
-                        .into(),
-                    pixel: pixel_of(lanes.running),
-                });
+            let ci = match ran.take() {
+                Some(ci) => ci,
+                None => {
+                    let Some(ci) = program.clause_at(pc) else {
+                        return Err(RunError::Undefined {
+                            pc,
+                            reason:
+                                "no clause starts here (a return address that is not after a CALL?)"
+                                    .into(),
+                            pixel: pixel_of(lanes.running),
+                        });
+                    };
+                    lanes.al = flow.al.last().copied().unwrap_or(0);
+                    if std::mem::replace(&mut enter_loops, true)
+                        && hazards.is_none()
+                        && let Some(entry) = self.engine.loop_at(pc)
+                        && let Some(exit) = self.native_loop(
+                            entry,
+                            lanes,
+                            &mut flow,
+                            &mut executed,
+                            stats,
+                            tex,
+                            &pixels,
+                            helper,
+                        )?
+                    {
+                        match exit {
+                            LoopExit::Before(ci) => {
+                                pc = program.clauses[ci as usize].start;
+                                enter_loops = false;
+                            }
+                            LoopExit::AtTerm(ci) => ran = Some(ci),
+                        }
+                        continue;
+                    }
+                    let clause = &program.clauses[ci as usize];
+                    let n =
+                        u64::from(clause.len) + u64::from(matches!(clause.term, Term::Fc { .. }));
+                    executed += n;
+                    stats.pixel_instructions +=
+                        n * u64::from((lanes.running & !helper).count_ones());
+                    if executed > budget {
+                        return Err(RunError::Runaway {
+                            pc,
+                            executed,
+                            budget,
+                            pixel: pixel_of(lanes.active | lanes.running),
+                        });
+                    }
+                    let mut ctx = Ctx {
+                        uniforms: self.uniforms,
+                        tex: &mut *tex,
+                        hazards: hazards.as_deref_mut(),
+                        pixels: &pixels,
+                    };
+                    self.engine.run_clause(program, ci, lanes, &mut ctx)?;
+                    ci
+                }
             };
             let clause = &program.clauses[ci as usize];
-            let n = u64::from(clause.len) + u64::from(matches!(clause.term, Term::Fc { .. }));
-            executed += n;
-            stats.pixel_instructions += n * u64::from((lanes.running & !helper).count_ones());
-            if executed > budget {
-                return Err(RunError::Runaway {
-                    pc,
-                    executed,
-                    budget,
-                    pixel: pixel_of(lanes.active | lanes.running),
-                });
-            }
-            lanes.al = flow.al.last().copied().unwrap_or(0);
-            {
-                let mut ctx = Ctx {
-                    uniforms: self.uniforms,
-                    tex: &mut *tex,
-                    hazards: hazards.as_deref_mut(),
-                    pixels: &pixels,
-                };
-                self.engine.run_clause(program, ci, lanes, &mut ctx)?;
-            }
             match &clause.term {
                 Term::Next(t) => pc = *t,
                 Term::End => {

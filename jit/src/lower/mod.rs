@@ -23,6 +23,7 @@
 //! and with the same lanes as the interpreter, so memory effects and faults
 //! are identical.
 
+mod driver;
 mod fast;
 mod masks;
 mod math;
@@ -36,6 +37,7 @@ use cranelift_codegen::ir::{
     Value, types,
 };
 use cranelift_frontend::FunctionBuilder;
+pub(crate) use driver::lower_loop;
 use masks::Masks;
 use std::collections::HashMap;
 
