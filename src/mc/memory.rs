@@ -155,6 +155,16 @@ impl Memory {
         Ok(())
     }
 
+    /// Reads `buf.len()` bytes at `addr` that the caller knows to be mapped
+    /// (a surface checked before a run): no arena lookup. Anything outside
+    /// the 32-bit address space reads as zero.
+    pub fn read_mapped(&self, addr: u64, buf: &mut [u8]) {
+        match u32::try_from(addr) {
+            Ok(a) if u64::from(a) + buf.len() as u64 <= 1 << 32 => self.read_unchecked(a, buf),
+            _ => buf.fill(0),
+        }
+    }
+
     /// Writes `data` at `addr`.
     pub fn write(&mut self, addr: u64, data: &[u8]) -> Result<(), Unmapped> {
         self.check(addr, data.len() as u64)?;

@@ -226,11 +226,7 @@ impl Mc {
     /// Reads through cache `id` (memory must have been checked mapped).
     pub fn read(&self, id: CacheId, addr: u64, buf: &mut [u8]) {
         match self.mode {
-            CacheMode::Coherent => {
-                if self.mem.read(addr, buf).is_err() {
-                    buf.fill(0);
-                }
-            }
+            CacheMode::Coherent => self.mem.read_mapped(addr, buf),
             CacheMode::Strict => self.cache(id).read(&self.mem, addr, buf),
         }
     }

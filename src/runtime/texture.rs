@@ -39,8 +39,15 @@ pub fn texel(coord: u32, size: u32, unscaled: bool) -> Option<u32> {
 pub fn texel_floor(coord: u32, size: u32, unscaled: bool) -> Option<i64> {
     let c = ctm_jit::fp::daz(coord);
     let c = if unscaled { c } else { c * size as f32 };
-    let f = c.floor();
-    (f.abs() < 2147483648.0).then_some(f as i64)
+    // floor(c) without a libm call (the host build may lack SSE4.1's
+    // rounding instruction): NaN and |c| ≥ 2^31 have no texel, else
+    // truncate and step down below zero. Above 2^24 every f32 is an
+    // integer, so the comparison is exact where it matters.
+    if c.is_nan() || c.abs() >= 2147483648.0 {
+        return None;
+    }
+    let t = c as i64;
+    Some(if (t as f32) > c { t - 1 } else { t })
 }
 
 /// One input: `width × height` texels of four raw 32-bit channels, row-major.
