@@ -151,3 +151,52 @@ impl TextureUnit for Images {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::texel_floor;
+
+    /// The definition `texel_floor` implements without a libm call.
+    fn reference(coord: u32, size: u32, unscaled: bool) -> Option<i64> {
+        let c = ctm_jit::fp::daz(coord);
+        let c = if unscaled { c } else { c * size as f32 };
+        let f = c.floor();
+        (f.abs() < 2147483648.0).then_some(f as i64)
+    }
+
+    #[test]
+    fn texel_floor_is_floor_for_every_kind_of_value() {
+        let edges = [
+            0.0f32,
+            -0.0,
+            0.5,
+            -0.5,
+            1.0,
+            -1.0,
+            0.999_999_94,
+            -0.999_999_94,
+            2147483520.0,
+            -2147483520.0,
+            2147483648.0,
+            -2147483648.0,
+            16777217.0,
+            -16777215.5,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            f32::NAN,
+            f32::MIN_POSITIVE,
+            -f32::MIN_POSITIVE,
+        ];
+        let sweep = (0..=u32::MAX).step_by(65_521).map(f32::from_bits);
+        for c in edges.into_iter().chain(sweep) {
+            for (size, unscaled) in [(1, true), (64, false), (8191, false)] {
+                let bits = c.to_bits();
+                assert_eq!(
+                    texel_floor(bits, size, unscaled),
+                    reference(bits, size, unscaled),
+                    "{c:e} size {size}"
+                );
+            }
+        }
+    }
+}
