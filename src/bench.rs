@@ -51,6 +51,11 @@ pub struct BenchReport {
     pub jit_threads_pixinst_per_s: f64,
     /// Threads of that measurement.
     pub threads: usize,
+    /// JIT rates at 1, 2, 4, … threads and at `threads` (pixel-instructions
+    /// per second).
+    pub scaling: Vec<(usize, f64)>,
+    /// Pixels of the domain.
+    pub pixels: u64,
     /// Compile time per DPP instruction (µs), cold.
     pub compile_us_per_inst: f64,
     /// DPP instructions compiled.
@@ -69,6 +74,14 @@ impl BenchReport {
     /// JIT over interpreter, one thread each.
     pub fn jit_over_interp(&self) -> f64 {
         self.jit_pixinst_per_s / self.interp_pixinst_per_s.max(1e-9)
+    }
+
+    /// Nanoseconds per pixel of a whole JIT run on one thread (set-up, run
+    /// and read-back included): the per-pixel fixed cost on tiny kernels.
+    pub fn ns_per_pixel(&self) -> f64 {
+        1e9 * self.pixel_instructions as f64
+            / self.jit_pixinst_per_s.max(1e-9)
+            / self.pixels.max(1) as f64
     }
 
     /// N threads over one thread (JIT).
@@ -92,7 +105,8 @@ impl BenchReport {
                 "\"jit_pixinst_per_s\": {:.0}, \"jit_over_interp\": {:.2}, ",
                 "\"compile_us_per_inst\": {:.2}, \"instructions\": {}, \"fallback_clauses\": {}, ",
                 "\"threads\": {}, \"jit_threads_pixinst_per_s\": {:.0}, \"thread_speedup\": {:.2}, ",
-                "\"flops_per_pixinst\": {:.2}, \"fma_peak_gflops\": {:.2}, \"fraction_of_fma_peak\": {:.3}}}"
+                "\"flops_per_pixinst\": {:.2}, \"fma_peak_gflops\": {:.2}, \"fraction_of_fma_peak\": {:.3}, ",
+                "\"ns_per_pixel\": {:.2}, \"scaling\": [{}]}}"
             ),
             self.pixel_instructions,
             self.interp_pixinst_per_s,
@@ -106,7 +120,13 @@ impl BenchReport {
             self.thread_speedup(),
             self.flops_per_pixinst,
             self.fma_peak_gflops,
-            self.fraction_of_fma_peak()
+            self.fraction_of_fma_peak(),
+            self.ns_per_pixel(),
+            self.scaling
+                .iter()
+                .map(|(t, r)| format!("{{\"threads\": {t}, \"jit_pixinst_per_s\": {r:.0}}}"))
+                .collect::<Vec<_>>()
+                .join(", ")
         )
     }
 }
@@ -129,15 +149,19 @@ impl std::fmt::Display for BenchReport {
             self.jit_pixinst_per_s / 1e6,
             self.jit_over_interp()
         )?;
-        if self.threads > 1 {
+        for &(t, rate) in self.scaling.iter().filter(|s| s.0 > 1) {
             writeln!(
                 f,
-                "JIT ({} threads)              {:>10.1} M/s   {:.2}× one thread",
-                self.threads,
-                self.jit_threads_pixinst_per_s / 1e6,
-                self.thread_speedup()
+                "JIT ({t:>2} threads)             {:>10.1} M/s   {:.2}× one thread",
+                rate / 1e6,
+                rate / self.jit_pixinst_per_s.max(1e-9)
             )?;
         }
+        writeln!(
+            f,
+            "JIT per pixel (1 thread)     {:>10.1} ns (a whole run: set-up, run, read-back)",
+            self.ns_per_pixel()
+        )?;
         writeln!(
             f,
             "compile                      {:>10.2} µs per instruction ({} instructions, {} fallback clauses)",
@@ -258,13 +282,22 @@ pub fn measure(kernel: &Kernel, job: &Job, opts: BenchOptions) -> Result<BenchRe
         ..BenchReport::default()
     };
     report.jit_threads_pixinst_per_s = report.jit_pixinst_per_s;
+    report.pixels = u64::from(job.width) * u64::from(job.height);
+    report.scaling.push((1, report.jit_pixinst_per_s));
+    let mut counts: Vec<usize> = std::iter::successors(Some(2usize), |t| t.checked_mul(2))
+        .take_while(|&t| t < opts.threads)
+        .collect();
     if opts.threads > 1 {
-        job.settings.threads = opts.threads;
+        counts.push(opts.threads);
+    }
+    for t in counts {
+        job.settings.threads = t;
         let (tn, r) = timed(kernel, &job, opts.repeat)?;
         if r.outputs != want.outputs {
             return Err(BenchError::Mismatch("outputs with threads"));
         }
-        report.threads = opts.threads;
+        report.scaling.push((t, n / tn.max(1e-9)));
+        report.threads = t;
         report.jit_threads_pixinst_per_s = n / tn.max(1e-9);
     }
     if opts.peak_iterations > 0 {
