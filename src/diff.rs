@@ -378,6 +378,15 @@ impl Case {
             &decode_program(&words),
             frontend::Options::loaded(self.uncached),
         );
+        // The frontend's output must meet the IR's rules the engines rely
+        // on (canonical at every observation point among them).
+        if let Err(e) = program.verify() {
+            panic!(
+                "the IR of a generated program does not verify: {e}
+{}",
+                self.asm
+            );
+        }
         let mut tex = self.textures.clone();
         let mut pixels = BTreeMap::new();
         let mut sink = |i, j, out: &PixelOut| {

@@ -590,8 +590,9 @@ impl Op {
     }
 
     /// True for operations whose result may carry an unspecified NaN payload
-    /// (IEEE arithmetic); such values must pass through `Omod` or `Canon`
-    /// before they reach a register or an output.
+    /// or an unflushed denormal (IEEE arithmetic); such values must pass
+    /// through `Omod` or `Canon` before they are observed (see
+    /// [`Program::verify`]).
     fn raw_arith(&self) -> bool {
         match self {
             Op::Unary { op, .. } => !matches!(
@@ -609,7 +610,15 @@ impl Program {
     /// Checks the structural rules every engine relies on: values defined
     /// once before use and within the clause's count, channel/index ranges,
     /// terminator targets inside the program, the entry table consistent, and
-    /// no raw arithmetic result stored without a NaN-standardising step.
+    /// **canonical at every observation point**: no raw arithmetic result
+    /// (nor a sign modifier or lane shuffle of one) reaches, without an
+    /// `Omod`/`Canon` in between, a place where its bits are observed — a
+    /// register or output store, the conditional value, an uncached write's
+    /// operands, or an operand of a raw-bit select (MIN/MAX/CND/CMP pass
+    /// operand bits through). Engines may therefore standardise NaNs and
+    /// flush denormals at those points only. (Fetch coordinates are not such
+    /// a point: the texture unit reads them as the ALU does, denormals as
+    /// zeros and every NaN alike — projected lookups divide right before.)
     pub fn verify(&self) -> Result<(), VerifyError> {
         for (ci, clause) in self.clauses.iter().enumerate() {
             let fail = |pc: u16, message: String| VerifyError {
@@ -632,19 +641,26 @@ impl Program {
                         return Err(fail(node.pc, format!("use of undefined value v{}", u.0)));
                     }
                 }
-                let stores_raw = match &node.op {
+                let observed: Vec<V> = match &node.op {
                     Op::SetTemp {
                         v, fetched: false, ..
                     }
                     | Op::SetOut { v, .. }
-                    | Op::SetDepth { v, .. }
-                    | Op::UmrtWrite { value: v, .. } => raw[v.0 as usize],
-                    _ => false,
+                    | Op::SetDepth { v, .. } => vec![*v],
+                    Op::UmrtWrite { value, x, y, .. } => vec![*value, *x, *y],
+                    Op::Binary {
+                        op: Binary::Min | Binary::Max,
+                        a,
+                        b,
+                        ..
+                    }
+                    | Op::Select { a, b, .. } => vec![*a, *b],
+                    _ => vec![],
                 };
-                if stores_raw {
+                if observed.iter().any(|v| raw[v.0 as usize]) {
                     return Err(fail(
                         node.pc,
-                        "raw arithmetic result stored without Omod/Canon".into(),
+                        "raw arithmetic result observed without Omod/Canon".into(),
                     ));
                 }
                 let chan_ok = match &node.op {
@@ -680,13 +696,6 @@ impl Program {
                             ..
                         }
                         | Op::QuadLane { a, .. } => raw[a.0 as usize],
-                        Op::Binary {
-                            op: Binary::Min | Binary::Max,
-                            a,
-                            b,
-                            ..
-                        }
-                        | Op::Select { a, b, .. } => raw[a.0 as usize] || raw[b.0 as usize],
                         _ => false,
                     };
                 for d in node.op.defs() {
