@@ -42,9 +42,16 @@ fn best(n: usize, mut f: impl FnMut()) -> f64 {
         .fold(f64::INFINITY, f64::min)
 }
 
-/// MAD chain in Rust: eight registers, 8 + 56 separately rounded MADs, four
-/// channels, per pixel.
-fn native_madchain(w: u32, h: u32, c0: [f32; 4], c1: [f32; 4], c2: [f32; 4]) -> f32 {
+/// MAD chain in Rust: eight registers, 8 + 56 MADs (`mad(a, b, c)`), four
+/// channels, per pixel — the operations of `benches/kernels/madchain.s`, in
+/// its order.
+#[inline(always)]
+fn madchain(
+    w: u32,
+    h: u32,
+    [c0, c1, c2]: [[f32; 4]; 3],
+    mad: impl Fn(f32, f32, f32) -> f32,
+) -> f32 {
     let mut acc = 0.0;
     for j in 0..h {
         for i in 0..w {
@@ -52,13 +59,13 @@ fn native_madchain(w: u32, h: u32, c0: [f32; 4], c1: [f32; 4], c2: [f32; 4]) -> 
             let mut r = [[0f32; 4]; 8];
             for reg in r.iter_mut() {
                 for c in 0..4 {
-                    reg[c] = r0[c] * c2[c] + c1[c];
+                    reg[c] = mad(r0[c], c2[c], c1[c]);
                 }
             }
             for _ in 0..7 {
                 for reg in r.iter_mut() {
                     for c in 0..4 {
-                        reg[c] = reg[c] * c0[c] + c1[c];
+                        reg[c] = mad(reg[c], c0[c], c1[c]);
                     }
                 }
             }
@@ -113,32 +120,6 @@ fn canon(x: f32) -> f32 {
 #[inline(always)]
 fn mad(a: f32, b: f32, c: f32) -> f32 {
     canon(a * b + c)
-}
-
-/// MAD chain with the DPP's rules: the operations of
-/// `benches/kernels/madchain.s`, in its order.
-fn exact_madchain(w: u32, h: u32, c0: [f32; 4], c1: [f32; 4], c2: [f32; 4]) -> f32 {
-    let mut acc = 0.0;
-    for j in 0..h {
-        for i in 0..w {
-            let r0 = [i as f32, j as f32, 0.0, 1.0];
-            let mut r = [[0f32; 4]; 8];
-            for reg in r.iter_mut() {
-                for c in 0..4 {
-                    reg[c] = mad(r0[c], c2[c], c1[c]);
-                }
-            }
-            for _ in 0..7 {
-                for reg in r.iter_mut() {
-                    for c in 0..4 {
-                        reg[c] = mad(reg[c], c0[c], c1[c]);
-                    }
-                }
-            }
-            acc += r.iter().flatten().sum::<f32>();
-        }
-    }
-    acc
 }
 
 /// Mandelbrot with the DPP's rules, instruction for instruction as
@@ -227,10 +208,10 @@ fn main() {
         .constant(2, c2)
         .output(0, Format::Float32_4);
     let native = best(3, || {
-        black_box(native_madchain(512, 512, c0, c1, c2));
+        black_box(madchain(512, 512, [c0, c1, c2], |a, b, c| a * b + c));
     });
     let exact = best(3, || {
-        black_box(exact_madchain(512, 512, c0, c1, c2));
+        black_box(madchain(512, 512, [c0, c1, c2], mad));
     });
     add(
         "MAD chain (ALU-bound)",

@@ -109,6 +109,34 @@ impl JitEngine {
     }
 }
 
+impl JitEngine {
+    /// Calls compiled code (`call(lanes, uniforms, io)`) with the runtime
+    /// callbacks' host block set up for `clause`; returns what it returned
+    /// and the error a callback raised, if any. Compiled code reads
+    /// denormals as zeros (see `ctm_jit::lower`): the runner sets MXCSR.DAZ
+    /// around a group's clauses (`wants_daz`).
+    fn with_host<R>(
+        &mut self,
+        ctx: &mut Ctx<'_>,
+        clause: &Clause,
+        lanes: &mut Lanes,
+        call: impl FnOnce(*mut Lanes, *const Uniforms, *mut Io) -> R,
+    ) -> (R, Option<RunError>) {
+        debug_assert!(ctm_jit::host::daz_is_set(), "the runner sets DAZ");
+        let uniforms: *const Uniforms = ctx.uniforms;
+        let mut host = Host {
+            ctx,
+            clause,
+            lanes: lanes.lane_count(),
+            error: None,
+        };
+        self.io.host = (&raw mut host).cast::<c_void>();
+        let r = call(lanes, uniforms, &mut *self.io);
+        self.io.host = std::ptr::null_mut();
+        (r, host.error)
+    }
+}
+
 impl Engine for JitEngine {
     fn prepare(&mut self, program: &Program) -> Result<(), RunError> {
         self.code_for(program)
@@ -145,28 +173,20 @@ impl Engine for JitEngine {
             }
         };
         self.stats.native_runs += 1;
-        let uniforms: *const Uniforms = ctx.uniforms;
-        let mut host = Host {
+        let (status, error) = self.with_host(
             ctx,
-            clause: &program.clauses[clause as usize],
-            lanes: lanes.lane_count(),
-            error: None,
-        };
-        self.io.host = (&raw mut host).cast::<c_void>();
-        let status = {
-            // Compiled code reads denormals as zeros (see `ctm_jit::lower`):
-            // the runner sets MXCSR.DAZ around a group's clauses
-            // (`wants_daz`).
-            debug_assert!(ctm_jit::host::daz_is_set(), "the runner sets DAZ");
-            // SAFETY: `f` was compiled for this program's clause with the
-            // `ClauseFn` ABI and reads/writes only `lanes`, `uniforms` and
-            // `io` within their layouts (offsets asserted in
-            // `ctm_jit::state`); `self.current` keeps the machine code alive;
-            // `io.host` points to `host`, which outlives the call.
-            unsafe { f(lanes, uniforms, &mut *self.io) }
-        };
-        self.io.host = std::ptr::null_mut();
-        match (status, host.error) {
+            &program.clauses[clause as usize],
+            lanes,
+            |lanes, uniforms, io| {
+                // SAFETY: `f` was compiled for this program's clause with the
+                // `ClauseFn` ABI and reads/writes only `lanes`, `uniforms` and
+                // `io` within their layouts (offsets asserted in
+                // `ctm_jit::state`); `self.current` keeps the machine code alive;
+                // `io.host` points to the host block, which outlives the call.
+                unsafe { f(lanes, uniforms, io) }
+            },
+        );
+        match (status, error) {
             (0, _) => Ok(()),
             (_, Some(e)) => Err(e),
             (s, None) => Err(RunError::Engine {
@@ -210,23 +230,20 @@ impl Engine for JitEngine {
             code.loop_region(entry.index).clauses[0],
         );
         self.stats.loop_runs += 1;
-        let uniforms: *const Uniforms = ctx.uniforms;
         // Region clauses make no runtime calls (no fetches, no uncached
         // writes); the host block is set as for any compiled code.
-        let mut host = Host {
+        let (exit, error) = self.with_host(
             ctx,
-            clause: &program.clauses[first as usize],
-            lanes: lanes.lane_count(),
-            error: None,
-        };
-        self.io.host = (&raw mut host).cast::<c_void>();
-        debug_assert!(ctm_jit::host::daz_is_set(), "the runner sets DAZ");
-        // SAFETY: `f` was compiled for a loop region of this program with
-        // the `LoopFn` ABI; it calls the region's compiled clauses (same
-        // contract as `run_clause`) and reads/writes `state` within its
-        // layout; `self.current` keeps the code alive.
-        let exit = unsafe { f(lanes, uniforms, &mut *self.io, state) };
-        self.io.host = std::ptr::null_mut();
+            &program.clauses[first as usize],
+            lanes,
+            |lanes, uniforms, io| {
+                // SAFETY: `f` was compiled for a loop region of this program
+                // with the `LoopFn` ABI; it calls the region's compiled clauses
+                // (same contract as in `run_clause`) and reads/writes `state`
+                // within its layout; `self.current` keeps the code alive.
+                unsafe { f(lanes, uniforms, io, state) }
+            },
+        );
         let (kind, j) = (exit >> 16, (exit & 0xFFFF) as usize);
         let clause = |j: usize| {
             let Some((_, code, _)) = &self.current else {
@@ -237,7 +254,7 @@ impl Engine for JitEngine {
         match kind {
             loop_exit::BEFORE => Ok(LoopExit::Before(clause(j))),
             loop_exit::AT_TERM => Ok(LoopExit::AtTerm(clause(j))),
-            _ => Err(host.error.unwrap_or_else(|| RunError::Engine {
+            _ => Err(error.unwrap_or_else(|| RunError::Engine {
                 engine: "jit",
                 message: format!("loop region {} stopped with code {exit:#x}", entry.index),
             })),
