@@ -99,7 +99,21 @@ impl Format {
     /// let c = Format::Uint8_4.read(&[0, 255, 51, 255]);
     /// assert_eq!(c.map(f32::from_bits), [0.2, 1.0, 0.0, 1.0]);
     /// ```
+    #[inline]
     pub fn read(self, e: &[u8]) -> [u32; 4] {
+        // The common float32_4 element: four words as they are.
+        if self == Format::Float32_4
+            && let Some(w) = e.first_chunk::<16>()
+        {
+            return std::array::from_fn(|c| {
+                u32::from_le_bytes([w[4 * c], w[4 * c + 1], w[4 * c + 2], w[4 * c + 3]])
+            });
+        }
+        self.read_channels(e)
+    }
+
+    /// [`Format::read`] channel by channel.
+    fn read_channels(self, e: &[u8]) -> [u32; 4] {
         let f32le = |k: usize| u32::from_le_bytes([e[k], e[k + 1], e[k + 2], e[k + 3]]);
         let unorm8 = |b: u8| (f32::from(b) / 255.0).to_bits();
         let (zero, one) = (0, 1.0f32.to_bits());
@@ -126,13 +140,22 @@ impl Format {
     /// Format::Uint16_1.write(&mut e, [f32::NAN.to_bits(), 0, 0, 0], 0b1);
     /// assert_eq!(u16::from_le_bytes(e), 0);
     /// ```
+    #[inline]
     pub fn write(self, e: &mut [u8], value: [u32; 4], mask: u8) {
-        if self == Format::Float32_4 && mask & 0xF == 0xF {
-            for (b, v) in e[..16].chunks_exact_mut(4).zip(value) {
-                b.copy_from_slice(&v.to_le_bytes());
+        // The common whole float32_4 element: four words as they are.
+        if self == Format::Float32_4 && mask & 0xF == 0xF && e.len() >= 16 {
+            let mut w = [0u8; 16];
+            for (c, v) in value.iter().enumerate() {
+                w[4 * c..4 * c + 4].copy_from_slice(&v.to_le_bytes());
             }
+            e[..16].copy_from_slice(&w);
             return;
         }
+        self.write_channels(e, value, mask);
+    }
+
+    /// [`Format::write`] channel by channel.
+    fn write_channels(self, e: &mut [u8], value: [u32; 4], mask: u8) {
         let on = |c: usize| mask & (1 << c) != 0;
         match self {
             Format::Uint16_1 => {

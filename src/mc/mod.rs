@@ -272,6 +272,7 @@ impl Mc {
 
     /// Reads the bytes of element (x, y) of `s` through cache `id`,
     /// bounds-checked: outside the surface it is all zero (and counted).
+    #[inline]
     pub fn read_bytes(&self, id: CacheId, s: &Surface, x: i64, y: i64) -> [u8; 16] {
         let mut e = [0u8; 16];
         match s.address_at(x, y) {
@@ -282,6 +283,7 @@ impl Mc {
     }
 
     /// Reads element (x, y) of `s`, bounds-checked, as shader channels.
+    #[inline]
     pub fn read_element(&self, id: CacheId, s: &Surface, x: i64, y: i64) -> [u32; 4] {
         let e = self.read_bytes(id, s, x, y);
         s.fmt.format.read(&e[..s.fmt.format.bytes()])
