@@ -372,10 +372,20 @@ impl Kernel {
         let report = dev.wait(id)?.runs.first().cloned().unwrap_or_default();
         let mut outputs = Vec::new();
         for (n, base, fmt) in outs {
-            outputs.push((n, fetch(&dev, base, fmt, job.width, job.height)?));
+            outputs.push((
+                n,
+                fetch(&dev, base, fmt, job.width, job.height, job.settings.threads)?,
+            ));
         }
         let cond = match cond {
-            Some((base, fmt)) => Some(fetch(&dev, base, fmt, job.width, job.height)?),
+            Some((base, fmt)) => Some(fetch(
+                &dev,
+                base,
+                fmt,
+                job.width,
+                job.height,
+                job.settings.threads,
+            )?),
             None => None,
         };
         Ok(JobResult {
@@ -438,12 +448,40 @@ fn fetch(
     fmt: SurfaceFormat,
     width: u32,
     height: u32,
+    threads: usize,
 ) -> Result<HostSurface, KernelError> {
     let mut s = HostSurface::zeroed(fmt.format, width, height);
     let bpe = fmt.format.bytes();
     let row = fmt.pitch as usize * bpe;
-    for (y, chunk) in s.data.chunks_mut(width as usize * bpe).enumerate() {
-        dev.read(base + (y * row) as u32, chunk)?;
+    let line = width as usize * bpe;
+    // Large surfaces are copied by several threads, a band of rows each
+    // (the copy and the fresh pages' faults then scale with the run).
+    let threads = if s.data.len() >= 1 << 20 {
+        threads.max(1)
+    } else {
+        1
+    };
+    let band = (height as usize).div_ceil(threads).max(1);
+    let copy = |first: usize, part: &mut [u8]| -> Result<(), KernelError> {
+        for (y, chunk) in part.chunks_mut(line).enumerate() {
+            dev.read(base + ((first + y) * row) as u32, chunk)?;
+        }
+        Ok(())
+    };
+    if threads == 1 || line == 0 {
+        copy(0, &mut s.data)?;
+    } else {
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = s
+                .data
+                .chunks_mut(line * band)
+                .enumerate()
+                .map(|(k, part)| scope.spawn(move || copy(k * band, part)))
+                .collect();
+            handles
+                .into_iter()
+                .try_for_each(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+        })?;
     }
     Ok(s)
 }
