@@ -164,3 +164,23 @@ fn an_output_over_its_own_input_is_updated_in_place() {
         assert!(out == want, "{engine:?}, {threads} threads");
     }
 }
+
+#[test]
+fn large_outputs_read_back_in_bands_are_whole() {
+    // 320 × 241 float32_4 = 1.2 MiB: read back by several threads in bands
+    // of rows (241 rows do not split evenly).
+    let job = Job::new(320, 241)
+        .output(0, Format::Float32_4)
+        .constant(0, [0.5, 0.25, 1.0, 2.0])
+        .constant(1, [1.0, 2.0, 3.0, 4.0]);
+    let one = run(&job, EngineKind::Interp, 1, CacheMode::Coherent);
+    let three = run(&job, EngineKind::Interp, 3, CacheMode::Coherent);
+    assert_eq!(one.outputs, three.outputs);
+    let a = one.output(0).unwrap().to_f32();
+    // Last pixel (319, 240) that is not killed: r1 = r0 · c0 + c1.
+    let at = (240 * 320 + 319) * 4;
+    assert_eq!(
+        &a[at..at + 4],
+        &[319.0 * 0.5 + 1.0, 240.0 * 0.25 + 2.0, 3.0, 2.0 + 4.0]
+    );
+}
