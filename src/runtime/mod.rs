@@ -621,9 +621,8 @@ impl<E: Engine> Runner<'_, E> {
         let mut group = [(0u32, 0u32); GROUP_QUADS];
         let mut n = 0;
         let quads = rows.flat_map(|qy| (qx0..=qx1).map(move |qx| (qx, qy)));
-        for (qx, qy) in quads.chain(std::iter::once((u32::MAX, u32::MAX))) {
-            let end = qx == u32::MAX;
-            if !end {
+        for quad in quads.map(Some).chain(std::iter::once(None)) {
+            if let Some((qx, qy)) = quad {
                 let runs = (0..4).any(|l| {
                     let (i, j) = ctm_jit::quad::pixel_of_lane(qx, qy, l);
                     live(i, j)
@@ -634,7 +633,7 @@ impl<E: Engine> Runner<'_, E> {
                 group[n] = (qx, qy);
                 n += 1;
             }
-            if n == GROUP_QUADS || (end && n > 0) {
+            if n == GROUP_QUADS || (quad.is_none() && n > 0) {
                 self.run_group(
                     &group[..n],
                     &live,
