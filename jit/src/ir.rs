@@ -606,6 +606,50 @@ impl Op {
     }
 }
 
+impl Clause {
+    /// Removes operations without effects whose results nothing uses
+    /// (e.g. the operands of an alpha unit that writes nothing). Fetches
+    /// stay: a texture read can fault and is counted even if unused.
+    pub fn prune(&mut self) {
+        let mut used = vec![false; self.values as usize];
+        let mut keep = vec![true; self.nodes.len()];
+        for (k, node) in self.nodes.iter().enumerate().rev() {
+            let pure = !matches!(
+                node.op,
+                Op::SetTemp { .. }
+                    | Op::SetOut { .. }
+                    | Op::SetDepth { .. }
+                    | Op::SetPred { .. }
+                    | Op::SetAluResult { .. }
+                    | Op::Fetch { .. }
+                    | Op::Kill { .. }
+                    | Op::UmrtWrite { .. }
+                    | Op::SemWait
+                    | Op::SemAcquire { .. }
+            );
+            let defs = node.op.defs();
+            if pure
+                && !defs
+                    .iter()
+                    .any(|d| used.get(d.0 as usize).copied().unwrap_or(true))
+            {
+                keep[k] = false;
+                continue;
+            }
+            for u in node.op.uses() {
+                if let Some(x) = used.get_mut(u.0 as usize) {
+                    *x = true;
+                }
+            }
+        }
+        let mut k = 0;
+        self.nodes.retain(|_| {
+            k += 1;
+            keep[k - 1]
+        });
+    }
+}
+
 impl Program {
     /// Checks the structural rules every engine relies on: values defined
     /// once before use and within the clause's count, channel/index ranges,

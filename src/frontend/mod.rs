@@ -113,7 +113,8 @@ pub fn build(slots: &[Result<Inst, DecodeError>], opts: Options) -> Program {
             continue;
         }
         prog.entry[usize::from(start)] = Some(prog.clauses.len() as u32);
-        let clause = build_clause(slots, start, &leader, opts);
+        let mut clause = build_clause(slots, start, &leader, opts);
+        clause.prune();
         prog.clauses.push(clause);
     }
     prog
@@ -323,6 +324,18 @@ impl Builder {
     }
 
     fn unary(&mut self, op: Unary, a: V) -> V {
+        // A sign modifier of an inline constant is another inline constant.
+        if let Some(&(bits, _)) = self.imms.iter().find(|(_, v)| *v == a) {
+            let folded = match op {
+                Unary::Neg => Some(fp::neg(bits)),
+                Unary::Abs => Some(fp::abs(bits)),
+                Unary::Nab => Some(fp::nab(bits)),
+                _ => None,
+            };
+            if let Some(bits) = folded {
+                return self.imm(bits);
+            }
+        }
         self.def(|dst| Op::Unary { dst, op, a })
     }
 

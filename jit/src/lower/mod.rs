@@ -207,15 +207,19 @@ pub(crate) fn lower_clause(
         Op::Kill { checks } => checks.iter().any(|c| c.1.inactive),
         _ => false,
     });
+    let batch = (1i64 << (4 * w)) - 1;
     let running = l.load_bits(offsets::RUNNING);
+    let active = l.load_bits(offsets::ACTIVE);
+    // The batch's running-and-active bits (also the full-batch test).
+    let both = l.b.ins().band(running, active);
+    let both = l.b.ins().ushr(both, l.lane0);
+    let both = l.b.ins().band_imm_s(both, batch);
     let live = if writes_inactive {
-        running
+        let r = l.b.ins().ushr(running, l.lane0);
+        l.b.ins().band_imm_s(r, batch)
     } else {
-        let active = l.load_bits(offsets::ACTIVE);
-        l.b.ins().band(running, active)
+        both
     };
-    let live = l.b.ins().ushr(live, l.lane0);
-    let live = l.b.ins().band_imm_s(live, (1i64 << (4 * w)) - 1);
     let work = l.b.create_block();
     l.b.ins().brif(live, work, &[], head, &[next.into()]);
 
@@ -224,14 +228,7 @@ pub(crate) fn lower_clause(
     // memoised inside one body must not leak into the other.
     let (vals, consts) = (l.vals.clone(), l.consts.clone());
     if fast::eligible(clause) {
-        let running = l.load_bits(offsets::RUNNING);
-        let active = l.load_bits(offsets::ACTIVE);
-        let both = l.b.ins().band(running, active);
-        let both = l.b.ins().ushr(both, l.lane0);
-        let both = l.b.ins().band_imm_s(both, (1i64 << (4 * w)) - 1);
-        let full =
-            l.b.ins()
-                .icmp_imm_s(IntCC::Equal, both, (1i64 << (4 * w)) - 1);
+        let full = l.b.ins().icmp_imm_s(IntCC::Equal, both, batch);
         let (fast_body, general) = (l.b.create_block(), l.b.create_block());
         l.b.ins().brif(full, fast_body, &[], general, &[]);
         l.b.switch_to_block(fast_body);
