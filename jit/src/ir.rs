@@ -610,6 +610,34 @@ impl Clause {
     /// Removes operations without effects whose results nothing uses
     /// (e.g. the operands of an alpha unit that writes nothing). Fetches
     /// stay: a texture read can fault and is counted even if unused.
+    ///
+    /// ```
+    /// use ctm_jit::ir::{Clause, FetchKind, Gate, Index, Node, Op, Term, Unary, V};
+    /// let r0 = Index { base: 0, rel: false };
+    /// let node = |op| Node { pc: 0, op };
+    /// let mut c = Clause {
+    ///     start: 0,
+    ///     len: 1,
+    ///     nodes: vec![
+    ///         node(Op::Temp { dst: V(0), index: r0, chan: 0 }),
+    ///         node(Op::Unary { dst: V(1), op: Unary::Canon, a: V(0) }), // unused
+    ///         node(Op::Fetch {
+    ///             dst: [V(2), V(3), V(4), V(5)],
+    ///             kind: FetchKind::Lookup,
+    ///             input: 0,
+    ///             unscaled: true,
+    ///             coords: [V(0); 4],
+    ///             inactive: false,
+    ///         }), // unused, but a fetch
+    ///     ],
+    ///     values: 6,
+    ///     term: Term::End,
+    /// };
+    /// c.prune();
+    /// assert_eq!(c.nodes.len(), 2);
+    /// assert!(matches!(c.nodes[0].op, Op::Temp { .. }));
+    /// assert!(matches!(c.nodes[1].op, Op::Fetch { .. }));
+    /// ```
     pub fn prune(&mut self) {
         let mut used = vec![false; self.values as usize];
         let mut keep = vec![true; self.nodes.len()];
