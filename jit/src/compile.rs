@@ -178,6 +178,8 @@ impl Compiled {
     }
 }
 
+/// The target ISA for `opts`, built once per optimisation level and shared
+/// by every compilation (host detection and backend set-up are not free).
 fn make_isa(opts: JitOptions) -> Result<OwnedTargetIsa, JitError> {
     check_features()?;
     if !matches!(opts.quads_per_iter, 1 | 2 | 4) {
@@ -186,12 +188,20 @@ fn make_isa(opts: JitOptions) -> Result<OwnedTargetIsa, JitError> {
             opts.quads_per_iter
         )));
     }
+    static ISAS: [OnceLock<Result<OwnedTargetIsa, JitError>>; 2] =
+        [OnceLock::new(), OnceLock::new()];
+    ISAS[opts.opt_level as usize]
+        .get_or_init(|| build_isa(opts.opt_level))
+        .clone()
+}
+
+fn build_isa(opt_level: OptLevel) -> Result<OwnedTargetIsa, JitError> {
     let mut flags = settings::builder();
     let set = |f: &mut settings::Builder, k: &str, v: &str| {
         f.set(k, v)
             .map_err(|e| JitError::Setup(format!("{k}={v}: {e}")))
     };
-    set(&mut flags, "opt_level", opts.opt_level.setting())?;
+    set(&mut flags, "opt_level", opt_level.setting())?;
     set(&mut flags, "is_pic", "false")?;
     set(
         &mut flags,

@@ -21,13 +21,14 @@
 //! form (the modifier flips bits of a NaN, so canonicalising afterwards
 //! would give a different pattern).
 //!
-//! Clauses that kill, fetch, write uncached memory, use predicated writes
-//! or address temporaries relative to aL take only the general body
-//! ([`eligible`]).
+//! Fetches and uncached writes call the runtime for every lane of the
+//! batch (such clauses take whole groups), with canonical operands.
+//! Clauses that kill, use predicated writes or address temporaries
+//! relative to aL take only the general body ([`eligible`]).
 
 use super::{GROUP_QUADS, Lowering, REG_BYTES};
 use crate::ir::{Binary, Clause, Op, Select, Unary, V};
-use crate::state::offsets;
+use crate::state::{io_offsets, offsets};
 use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Value, types};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -48,11 +49,12 @@ pub(super) fn eligible(clause: &Clause) -> bool {
     clause.nodes.iter().all(|n| match &n.op {
         Op::Temp { index, .. } => !index.rel,
         Op::SetTemp { index, gate, .. } => !index.rel && gate.pred.is_none(),
-        Op::Kill { .. } | Op::Fetch { .. } | Op::UmrtWrite { .. } => false,
+        Op::Kill { .. } => false,
         Op::SetOut { gate, .. }
         | Op::SetDepth { gate, .. }
         | Op::SetPred { gate, .. }
-        | Op::SetAluResult { gate, .. } => gate.pred.is_none(),
+        | Op::SetAluResult { gate, .. }
+        | Op::UmrtWrite { gate, .. } => gate.pred.is_none(),
         _ => true,
     })
 }
@@ -206,10 +208,35 @@ impl Lowering<'_, '_> {
                 Op::SetAluResult { test, v, .. } => {
                     alu = Some(self.truth(*v, *test));
                 }
-                Op::SemWait | Op::SemAcquire { .. } => {}
-                Op::Kill { .. } | Op::Fetch { .. } | Op::UmrtWrite { .. } => {
-                    unreachable!("not eligible for the full-batch body")
+                Op::Fetch { dst, coords, .. } => {
+                    // Every lane of the (whole-group) batch fetches.
+                    for (c, v) in coords.iter().enumerate() {
+                        let q = self.canonical(*v);
+                        self.store_arg(c, q);
+                    }
+                    let all = self.b.ins().iconst(types::I32, (1i64 << (4 * self.w)) - 1);
+                    self.host_call(io_offsets::FETCH, i as u32, all);
+                    let p = self.io_base;
+                    for (c, d) in dst.iter().enumerate() {
+                        let off = io_offsets::RESULT as i32 + c as i32 * super::CHAN_BYTES;
+                        let q = self.each(|l, k| l.load_vec(p, off, k));
+                        // Fetched channels are raw memory patterns.
+                        self.set_lazy(*d, q, Lazy::No);
+                    }
                 }
+                Op::UmrtWrite { value, x, y, .. } => {
+                    for (c, v) in [value, x, y].into_iter().enumerate() {
+                        let q = self.canonical(*v);
+                        self.store_arg(c, q);
+                    }
+                    let all = self.b.ins().iconst(types::I32, (1i64 << (4 * self.w)) - 1);
+                    let helper = self.load_bits(offsets::HELPER);
+                    let helper = self.b.ins().ushr(helper, self.lane0);
+                    let bits = self.b.ins().band_not(all, helper);
+                    self.host_call(io_offsets::UMRT, i as u32, bits);
+                }
+                Op::SemWait | Op::SemAcquire { .. } => {}
+                Op::Kill { .. } => unreachable!("not eligible for the full-batch body"),
             }
             self.mark_end(mark, node.pc);
         }
