@@ -153,6 +153,8 @@ fn run_stats_and_bench_json() {
         "\"thread_speedup\": ",
         "\"fraction_of_fma_peak\": ",
         "\"fallback_clauses\": 0",
+        "\"ns_per_pixel\": ",
+        "\"scaling\": [{\"threads\": 1, \"jit_pixinst_per_s\": ",
     ] {
         assert!(line.contains(key), "{key} missing: {line}");
     }
@@ -168,4 +170,11 @@ fn run_stats_and_bench_json() {
     };
     assert!(value("\"jit_pixinst_per_s\"") > 0.0);
     assert!(value("\"interp_pixinst_per_s\"") > 0.0);
+    assert!(value("\"ns_per_pixel\"") > 0.0);
+    // The run stats count the compiled loop region (Mandelbrot's loop).
+    let (_, _, stats) = ctm(&run);
+    assert!(
+        !stats.contains("(plus 0 compiled loop-region calls)"),
+        "Mandelbrot's loop runs as a compiled region: {stats}"
+    );
 }
