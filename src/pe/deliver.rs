@@ -1,6 +1,7 @@
-//! Delivering a run's results (`spec/system.md` §6): the CO test at the
-//! DPP (value: the program's depth output, else v), then each output's
-//! channels under the output mask, converted to the surface's format.
+//! Delivering a run's results (README, "Choices where the record is
+//! silent"): the CO test at the DPP (value: the program's depth output, else
+//! v), then each output's channels under the output mask, converted to the
+//! surface's format.
 //!
 //! Results go from a finished group's lane state straight to memory; no
 //! per-pixel allocation. Two ways:

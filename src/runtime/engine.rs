@@ -1,0 +1,178 @@
+//! The engine interface: what executes a clause (or a compiled loop
+//! region) for the runtime shim, and what it reports.
+
+use super::{RunError, TextureUnit, hazard::Hazards};
+use ctm_jit::ir::Program;
+use ctm_jit::state::{GROUP_LANES, Lanes, LoopState, Uniforms};
+
+/// Everything a clause may touch besides the lanes.
+pub struct Ctx<'a> {
+    /// The constant files.
+    pub uniforms: &'a Uniforms,
+    /// Inputs and uncached memory.
+    pub tex: &'a mut dyn TextureUnit,
+    /// The hazard checker, when enabled.
+    pub hazards: Option<&'a mut Hazards>,
+    /// (i, j) of every lane of the group.
+    pub pixels: &'a [(u32, u32); GROUP_LANES],
+}
+
+/// What an engine did, summed over the runs it served.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct EngineStats {
+    /// Clause executions in native code.
+    pub native_runs: u64,
+    /// Calls of compiled loop regions (each runs clauses natively until
+    /// the loop leaves or needs the shim).
+    pub loop_runs: u64,
+    /// Clause executions interpreted because the clause fell back.
+    pub fallback_runs: u64,
+    /// Clause executions interpreted because hazards were being checked.
+    pub checked_runs: u64,
+    /// Clauses of the program(s) left to the interpreter.
+    pub fallback_clauses: u64,
+    /// Programs compiled (cache misses).
+    pub compiled: u64,
+    /// Programs found compiled in the code cache.
+    pub cache_hits: u64,
+    /// Time spent compiling.
+    pub compile_time: std::time::Duration,
+    /// DPP instructions compiled.
+    pub compiled_instructions: u64,
+    /// Why clauses fell back (one line per distinct reason).
+    pub fallback_reasons: Vec<String>,
+}
+
+impl EngineStats {
+    /// Adds `other` into `self`.
+    pub fn merge(&mut self, other: &EngineStats) {
+        self.native_runs += other.native_runs;
+        self.loop_runs += other.loop_runs;
+        self.fallback_runs += other.fallback_runs;
+        self.checked_runs += other.checked_runs;
+        self.fallback_clauses = self.fallback_clauses.max(other.fallback_clauses);
+        self.compiled += other.compiled;
+        self.cache_hits += other.cache_hits;
+        self.compile_time += other.compile_time;
+        self.compiled_instructions += other.compiled_instructions;
+        for r in &other.fallback_reasons {
+            if !self.fallback_reasons.contains(r) {
+                self.fallback_reasons.push(r.clone());
+            }
+        }
+    }
+}
+
+/// Executes the operations of one clause on a group (the interpreter, or
+/// compiled code).
+pub trait Engine {
+    /// Called before a program's first clause of each run (compilers
+    /// compile or look up their code here).
+    fn prepare(&mut self, program: &Program) -> Result<(), RunError> {
+        let _ = program;
+        Ok(())
+    }
+
+    /// Runs clause `clause` of `program`.
+    fn run_clause(
+        &mut self,
+        program: &Program,
+        clause: u32,
+        lanes: &mut Lanes,
+        ctx: &mut Ctx<'_>,
+    ) -> Result<(), RunError>;
+
+    /// What the engine did so far.
+    fn stats(&self) -> EngineStats {
+        EngineStats::default()
+    }
+
+    /// A loop region ([`ctm_jit::regions`]) whose body starts at `pc` and
+    /// that this engine runs in one call ([`Engine::run_loop`]).
+    fn loop_at(&self, pc: u16) -> Option<LoopEntry> {
+        let _ = pc;
+        None
+    }
+
+    /// Runs loop region `entry` from the state of the group's innermost
+    /// loop frame in `state`, updating it; returns where the shim goes on.
+    fn run_loop(
+        &mut self,
+        program: &Program,
+        entry: LoopEntry,
+        lanes: &mut Lanes,
+        ctx: &mut Ctx<'_>,
+        state: &mut LoopState,
+    ) -> Result<LoopExit, RunError> {
+        let _ = (program, lanes, ctx, state);
+        unreachable!("run_loop is only called for loops an engine offers (loop {entry:?})")
+    }
+
+    /// Whether clauses run with MXCSR.DAZ set (compiled code reads
+    /// denormals as zeros). The runner sets it once around a group's
+    /// clauses, not per clause; the engine itself restores the default mode
+    /// wherever Rust code of its own runs in between (callbacks, fallbacks).
+    fn wants_daz(&self) -> bool {
+        false
+    }
+}
+
+impl<E: Engine + ?Sized> Engine for &mut E {
+    fn prepare(&mut self, program: &Program) -> Result<(), RunError> {
+        (**self).prepare(program)
+    }
+
+    fn run_clause(
+        &mut self,
+        program: &Program,
+        clause: u32,
+        lanes: &mut Lanes,
+        ctx: &mut Ctx<'_>,
+    ) -> Result<(), RunError> {
+        (**self).run_clause(program, clause, lanes, ctx)
+    }
+
+    fn stats(&self) -> EngineStats {
+        (**self).stats()
+    }
+
+    fn wants_daz(&self) -> bool {
+        (**self).wants_daz()
+    }
+
+    fn loop_at(&self, pc: u16) -> Option<LoopEntry> {
+        (**self).loop_at(pc)
+    }
+
+    fn run_loop(
+        &mut self,
+        program: &Program,
+        entry: LoopEntry,
+        lanes: &mut Lanes,
+        ctx: &mut Ctx<'_>,
+        state: &mut LoopState,
+    ) -> Result<LoopExit, RunError> {
+        (**self).run_loop(program, entry, lanes, ctx, state)
+    }
+}
+
+/// A loop region an engine runs natively: its index in the engine's code,
+/// the kind of frame it belongs to and its ENDLOOP/ENDREP's integer constant.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LoopEntry {
+    /// Index in the engine's compiled code.
+    pub index: usize,
+    /// A LOOP body (else REP).
+    pub is_loop: bool,
+    /// The integer constant of the ENDLOOP/ENDREP.
+    pub int_addr: u8,
+}
+
+/// Where the shim goes on after a loop region returned.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LoopExit {
+    /// Run clause `.0` (by index) from its start.
+    Before(u32),
+    /// Clause `.0` ran; execute its terminator.
+    AtTerm(u32),
+}

@@ -1,0 +1,275 @@
+//! Flow control of one group (the DPP flow-control rules): branch counters, loop
+//! frames with aL, the address stack, and the execution of one
+//! flow-control instruction on the group's lane masks. The interpreter and
+//! the JIT both go through here; compiled loop regions perform only the
+//! transitions that keep a loop going and hand every other one back.
+
+use super::{MAX_DEPTH, RunError, Stack, first_lane};
+use ctm_jit::ir::{Counter, Fc, FcOp, StackOp};
+use ctm_jit::state::{GROUP_LANES, Lanes, Mask, Uniforms};
+
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Frame {
+    pub(super) count: u32,
+    pub(super) entry: Mask,
+    pub(super) broken: Mask,
+    pub(super) continued: Mask,
+    pub(super) is_loop: bool,
+}
+
+/// Flow-control state of one group.
+pub(super) struct Flow {
+    pub(super) bc: [i32; GROUP_LANES],
+    pub(super) loops: Vec<Frame>,
+    pub(super) al: Vec<i32>,
+    pub(super) ret: Vec<u16>,
+}
+
+impl Flow {
+    /// Lanes a loop frame holds (broken or continued): they take no part in
+    /// votes, B_ELSE or branch-counter operations (§6.7).
+    pub(super) fn held(&self) -> Mask {
+        self.loops.iter().fold(0, |m, f| m | f.broken | f.continued)
+    }
+}
+
+/// Lanes of `m`, one by one.
+pub(super) fn each(m: Mask) -> impl Iterator<Item = usize> {
+    let mut rest = m;
+    std::iter::from_fn(move || {
+        (rest != 0).then(|| {
+            let l = rest.trailing_zeros() as usize;
+            rest &= rest - 1;
+            l
+        })
+    })
+}
+
+/// Executes one flow-control instruction for the group (the DPP flow-control rules)
+/// and returns the next pc.
+pub(super) fn exec_fc(
+    fc: &Fc,
+    pc: u16,
+    lanes: &mut Lanes,
+    flow: &mut Flow,
+    uniforms: &Uniforms,
+    len: u16,
+    pixels: &[(u32, u32); GROUP_LANES],
+) -> Result<u16, RunError> {
+    let running = lanes.running;
+    let pixel = |m: Mask| pixels[first_lane(m)];
+    let k = uniforms.ints[usize::from(fc.int_addr) % uniforms.ints.len()];
+    let is_end = matches!(fc.op, FcOp::EndLoop | FcOp::EndRep);
+    if is_end && k.count == 0 {
+        // Zero-count landing (§6.6): the LOOP pushed nothing.
+        return Ok(pc + 1);
+    }
+    let needs_frame = matches!(
+        fc.op,
+        FcOp::EndLoop | FcOp::EndRep | FcOp::BreakLoop | FcOp::BreakRep | FcOp::Continue
+    );
+    if needs_frame {
+        let Some(top) = flow.loops.last() else {
+            return Err(RunError::Underflow {
+                pc,
+                stack: Stack::Loop,
+                pixel: pixel(running),
+            });
+        };
+        let want_loop = match fc.op {
+            FcOp::EndLoop | FcOp::BreakLoop => Some(true),
+            FcOp::EndRep | FcOp::BreakRep => Some(false),
+            _ => None,
+        };
+        if let Some(w) = want_loop
+            && w != top.is_loop
+        {
+            return Err(RunError::FrameMismatch {
+                pc,
+                op: op_name(fc.op),
+                frame: if top.is_loop { "LOOP" } else { "REP" },
+                pixel: pixel(running),
+            });
+        }
+    }
+    if is_end {
+        let top = flow.loops.last_mut().expect("checked above");
+        lanes.active |= top.continued & running;
+        top.continued = 0;
+    }
+    let held = flow.held();
+    if fc.b_else {
+        let free = running & !held;
+        let old_active = lanes.active & free;
+        let wake = each(free & !lanes.active)
+            .filter(|&l| flow.bc[l] == 0)
+            .fold(0, |m, l| m | 1 << l);
+        for l in each(old_active) {
+            flow.bc[l] = 0;
+        }
+        lanes.active = (lanes.active & !free) | wake;
+    }
+    let b = (uniforms.bools >> (fc.bool_addr & 31)) & 1;
+    let active = lanes.active & running;
+    // The jump function (§6.3) on bit masks: bit alu·4 + p·2 + b of `func`
+    // says whether a lane with ALU result `alu` and predicate `p` wants to
+    // jump; `b` is uniform.
+    let alu = lanes.alu_result;
+    let p = match fc.pred.0 {
+        Some(c) => lanes.pred[usize::from(c & 3)],
+        None => !0,
+    } ^ if fc.pred.1 { !0 } else { 0 };
+    let mut want: Mask = 0;
+    for (a, am) in [(0, !alu), (1, alu)] {
+        for (q, pm) in [(0, !p), (1, p)] {
+            if (fc.func >> (a * 4 + q * 2 + b)) & 1 != 0 {
+                want |= am & pm;
+            }
+        }
+    }
+    want &= active;
+    let mut jump = if fc.any { want != 0 } else { want == active };
+    match fc.op {
+        FcOp::Jump => {}
+        FcOp::Loop | FcOp::Rep => {
+            if k.count == 0 {
+                jump = true;
+            } else if !jump {
+                if flow.loops.len() >= MAX_DEPTH {
+                    return Err(RunError::Overflow {
+                        pc,
+                        stack: Stack::Loop,
+                        pixel: pixel(active),
+                    });
+                }
+                flow.loops.push(Frame {
+                    count: u32::from(k.count),
+                    entry: active,
+                    broken: 0,
+                    continued: 0,
+                    is_loop: fc.op == FcOp::Loop,
+                });
+                if fc.op == FcOp::Loop {
+                    flow.al.push(i32::from(k.init));
+                }
+            }
+        }
+        FcOp::EndLoop | FcOp::EndRep => {
+            let top = flow.loops.last_mut().expect("checked above");
+            top.count -= 1;
+            if top.count == 0 {
+                jump = false;
+            }
+            if jump {
+                if let Some(al) = flow.al.last_mut().filter(|_| fc.op == FcOp::EndLoop) {
+                    *al += i32::from(k.step);
+                }
+            } else {
+                lanes.active |= top.broken & running;
+                pop_frame(flow);
+            }
+        }
+        FcOp::BreakLoop | FcOp::BreakRep => {
+            let top = flow.loops.last_mut().expect("checked above");
+            top.broken |= want;
+            lanes.active &= !want;
+            jump = top.entry & running & !top.broken == 0;
+            if jump {
+                lanes.active |= top.broken & running;
+                pop_frame(flow);
+            }
+        }
+        FcOp::Continue => {
+            let top = flow.loops.last_mut().expect("checked above");
+            top.continued |= want;
+            lanes.active &= !want;
+            jump = top.entry & running & !(top.broken | top.continued) == 0;
+        }
+    }
+    // Branch counters of the lanes no loop holds (§6.4).
+    let free = running & !flow.held();
+    match if jump { fc.jump } else { fc.stay } {
+        Counter::None => {}
+        Counter::Incr => {
+            let active = lanes.active & free;
+            for l in each(free & !active) {
+                flow.bc[l] += 1;
+                if flow.bc[l] >= MAX_DEPTH as i32 {
+                    return Err(RunError::Overflow {
+                        pc,
+                        stack: Stack::Branch,
+                        pixel: pixels[l],
+                    });
+                }
+            }
+            let leave = active & if jump { !want } else { want };
+            for l in each(leave) {
+                flow.bc[l] = 0;
+            }
+            lanes.active &= !leave;
+        }
+        Counter::Decr => {
+            for l in each(free & !lanes.active) {
+                flow.bc[l] -= i32::from(fc.pop);
+                if flow.bc[l] < 0 {
+                    lanes.active |= 1 << l;
+                }
+            }
+        }
+    }
+    if !jump {
+        return Ok(pc + 1);
+    }
+    if fc.stack == StackOp::Push {
+        if flow.ret.len() >= MAX_DEPTH {
+            return Err(RunError::Overflow {
+                pc,
+                stack: Stack::Address,
+                pixel: pixel(active),
+            });
+        }
+        flow.ret.push(pc + 1);
+    }
+    let mut target = if fc.stack == StackOp::Pop {
+        flow.ret.pop().ok_or(RunError::Underflow {
+            pc,
+            stack: Stack::Address,
+            pixel: pixel(running),
+        })?
+    } else {
+        fc.target
+    };
+    if fc.skip_target && matches!(fc.op, FcOp::Loop | FcOp::Rep) {
+        target += 1;
+    }
+    if target > len {
+        return Err(RunError::JumpOutOfRange {
+            pc,
+            target,
+            len,
+            pixel: pixel(running),
+        });
+    }
+    Ok(target)
+}
+
+fn pop_frame(flow: &mut Flow) {
+    if let Some(f) = flow.loops.pop()
+        && f.is_loop
+    {
+        flow.al.pop();
+    }
+}
+
+fn op_name(op: FcOp) -> &'static str {
+    match op {
+        FcOp::Jump => "JUMP",
+        FcOp::Loop => "LOOP",
+        FcOp::EndLoop => "ENDLOOP",
+        FcOp::Rep => "REP",
+        FcOp::EndRep => "ENDREP",
+        FcOp::BreakLoop => "BREAKLOOP",
+        FcOp::BreakRep => "BREAKREP",
+        FcOp::Continue => "CONTINUE",
+    }
+}
