@@ -23,7 +23,7 @@ use crate::runtime::{Ctx, Engine, EngineStats, FetchRequest, LoopEntry, LoopExit
 use ctm_jit::compile::{ClauseCode, Compiled, JitOptions, cached};
 use ctm_jit::host::DazGuard;
 use ctm_jit::ir::{Clause, Op, Program};
-use ctm_jit::state::{GROUP_LANES, Io, Lanes, LoopState, Uniforms, loop_exit};
+use ctm_jit::state::{GROUP_LANES, Io, Lanes, LoopState, TexTable, Uniforms, loop_exit};
 use std::ffi::c_void;
 use std::sync::Arc;
 
@@ -70,6 +70,8 @@ impl JitEngine {
                 fetch: host_fetch,
                 umrt: host_umrt,
                 one: [1.0; 4],
+                tex: TexTable::NONE.0.as_ptr(),
+                oob: [0; 4],
             }),
             stats: EngineStats::default(),
         }
@@ -124,6 +126,9 @@ impl JitEngine {
     ) -> (R, Option<RunError>) {
         debug_assert!(ctm_jit::host::daz_is_set(), "the runner sets DAZ");
         let uniforms: *const Uniforms = ctx.uniforms;
+        // Compiled code reads the unit's direct inputs, which stay valid
+        // while `ctx.tex` is borrowed (the `TextureUnit::direct` contract).
+        self.io.tex = ctx.tex.direct().0.as_ptr();
         let mut host = Host {
             ctx,
             clause,
@@ -133,6 +138,12 @@ impl JitEngine {
         self.io.host = (&raw mut host).cast::<c_void>();
         let r = call(lanes, uniforms, &mut *self.io);
         self.io.host = std::ptr::null_mut();
+        self.io.tex = TexTable::NONE.0.as_ptr();
+        if self.io.oob != [0; 4] {
+            let n: i64 = self.io.oob.iter().map(|&c| -i64::from(c)).sum();
+            host.ctx.tex.count_out_of_bounds(n as u64);
+            self.io.oob = [0; 4];
+        }
         (r, host.error)
     }
 }

@@ -202,6 +202,105 @@ pub struct Io {
     /// 1.0 in every lane: compiled code flushes a denormal `x` as `x · 1`
     /// under DAZ, and loads the factor so no optimiser can fold it away.
     pub one: [f32; 4],
+    /// The inputs compiled code may read itself: 16 descriptors
+    /// ([`TexTable`]), never null ([`TexTable::NONE`] when there are none).
+    pub tex: *const TexDesc,
+    /// Lookups that fell outside their surface in compiled code, as
+    /// negative lane counts (the host adds them up and clears them).
+    pub oob: [i32; 4],
+}
+
+/// How compiled code reads one input directly, without calling the
+/// runtime: a linear surface of 32-bit float channels in memory that
+/// nothing writes during the run (coherent caches). Built by the memory
+/// controller for each stretch of a run; `pages` null means "call the
+/// runtime" (other formats, the 2×2 gather, strict caches, no input).
+///
+/// Lane `l` reads element (x, y) at byte `a = base_low + ((y · pitch + x) <<
+/// shift)` from `pages[a >> 16] + (a & 0xFFFF)`, channel `c` at offset
+/// `chan_off[c]`, and returns `(word & chan_mask[c]) | fill[c]` — the
+/// channels a one- or two-channel format lacks read as (0, 0, 1). Lanes
+/// outside pitch × height read at `zero` (a zero element) and count as
+/// out-of-bounds reads.
+#[derive(Clone, Copy, Debug)]
+#[repr(C)]
+pub struct TexDesc {
+    /// Page pointers: entry `k` holds the bytes from `(base & !0xFFFF) + k ·
+    /// 64 KiB`; the entry at `zero >> 16` points at zeros. Null: not direct.
+    pub pages: *const *const u8,
+    /// `base & 0xFFFF`.
+    pub base_low: u32,
+    /// Elements per row.
+    pub pitch: u32,
+    /// log2 of the element's bytes.
+    pub shift: u32,
+    /// `zero_entry << 16`: where lanes that read nothing read.
+    pub zero: u32,
+    /// Pitch and height as f32 (bounds and scaled coordinates).
+    pub size: [f32; 2],
+    /// Byte offset of each channel within the element.
+    pub chan_off: [u32; 4],
+    /// Bits kept of each channel's word.
+    pub chan_mask: [u32; 4],
+    /// Bits set in each channel afterwards.
+    pub fill: [u32; 4],
+}
+
+impl TexDesc {
+    /// A descriptor that sends lookups to the runtime.
+    pub const NONE: TexDesc = TexDesc {
+        pages: std::ptr::null(),
+        base_low: 0,
+        pitch: 0,
+        shift: 0,
+        zero: 0,
+        size: [0.0; 2],
+        chan_off: [0; 4],
+        chan_mask: [0; 4],
+        fill: [0; 4],
+    };
+}
+
+/// One [`TexDesc`] per input, as compiled code indexes them.
+#[derive(Clone, Copy, Debug)]
+#[repr(C)]
+pub struct TexTable(pub [TexDesc; 16]);
+
+// SAFETY: the page pointers are only read through, by compiled code, while
+// the memory they point into is borrowed by the run that built the table.
+unsafe impl Sync for TexTable {}
+// SAFETY: as above.
+unsafe impl Send for TexTable {}
+
+impl TexTable {
+    /// No input is read directly.
+    pub const NONE: TexTable = TexTable([TexDesc::NONE; 16]);
+}
+
+/// Byte offsets of [`TexDesc`] compiled code relies on.
+pub mod tex_offsets {
+    use super::TexDesc;
+    use std::mem::{offset_of, size_of};
+    /// Bytes of one descriptor.
+    pub const SIZE: usize = size_of::<TexDesc>();
+    /// `TexDesc::pages`.
+    pub const PAGES: usize = offset_of!(TexDesc, pages);
+    /// `TexDesc::base_low`.
+    pub const BASE_LOW: usize = offset_of!(TexDesc, base_low);
+    /// `TexDesc::pitch`.
+    pub const PITCH: usize = offset_of!(TexDesc, pitch);
+    /// `TexDesc::shift`.
+    pub const SHIFT: usize = offset_of!(TexDesc, shift);
+    /// `TexDesc::zero`.
+    pub const ZERO: usize = offset_of!(TexDesc, zero);
+    /// `TexDesc::size`.
+    pub const SIZE_F: usize = offset_of!(TexDesc, size);
+    /// `TexDesc::chan_off`.
+    pub const CHAN_OFF: usize = offset_of!(TexDesc, chan_off);
+    /// `TexDesc::chan_mask`.
+    pub const CHAN_MASK: usize = offset_of!(TexDesc, chan_mask);
+    /// `TexDesc::fill`.
+    pub const FILL: usize = offset_of!(TexDesc, fill);
 }
 
 // SAFETY: `host` is set only for the duration of one clause call on the
@@ -297,6 +396,10 @@ pub mod io_offsets {
     pub const UMRT: usize = offset_of!(Io, umrt);
     /// `Io::one`.
     pub const ONE: usize = offset_of!(Io, one);
+    /// `Io::tex`.
+    pub const TEX: usize = offset_of!(Io, tex);
+    /// `Io::oob`.
+    pub const OOB: usize = offset_of!(Io, oob);
     /// `Uniforms::consts`.
     pub const CONSTS: usize = offset_of!(Uniforms, consts);
     /// `Uniforms::bools`.
@@ -310,6 +413,11 @@ const _: () = {
     assert!(io_offsets::FETCH == io_offsets::RESULT + 4 * GROUP_LANES * 4 + 8);
     assert!(io_offsets::UMRT == io_offsets::FETCH + 8);
     assert!(io_offsets::ONE == io_offsets::UMRT + 8);
+    assert!(io_offsets::TEX == io_offsets::ONE + 16);
+    assert!(io_offsets::OOB == io_offsets::TEX + 8);
+    assert!(tex_offsets::PAGES == 0 && tex_offsets::BASE_LOW == 8);
+    assert!(tex_offsets::SIZE_F == 24 && tex_offsets::CHAN_OFF == 32);
+    assert!(tex_offsets::FILL == 64 && tex_offsets::SIZE == 80);
     assert!(io_offsets::CONSTS == 0);
     assert!(offset_of!(Lanes, running) == offsets::ACTIVE + 4);
     assert!(offset_of!(Lanes, killed) == offsets::ACTIVE + 8);

@@ -176,6 +176,14 @@ impl Memory {
         Ok(())
     }
 
+    /// The first byte of page `k` (address `k << 16`), if it is allocated.
+    /// Its 64 KiB may be read through the pointer while `self` is borrowed
+    /// and nothing writes them.
+    pub fn page_ptr(&self, k: usize) -> Option<*const u8> {
+        let p = self.pages.get(k)?.as_ref()?;
+        Some(UnsafeCell::raw_get(p.as_ptr()).cast_const())
+    }
+
     /// Allocates the pages of `[addr, addr + len)` (inside one arena), so
     /// that [`Memory::write_shared`] can write there.
     pub fn allocate(&mut self, addr: u64, len: u64) {

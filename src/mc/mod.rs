@@ -22,16 +22,18 @@
 //!   rows land when that row's results are delivered (in row order), so the
 //!   result does not depend on the number of threads (`[E]`).
 
+mod direct;
 mod format;
 mod memory;
 
+pub use direct::DirectInputs;
 pub use format::{Format, Layout, Linear, ReservedFormat, Surface, SurfaceFormat, Tiled};
 pub use memory::{Arena, ArenaKind, BASE_ALIGN, Memory, Unmapped};
 
 use crate::runtime::texture::texel_floor;
 use crate::runtime::{FetchRequest, TexFault, TextureUnit};
 use ctm_jit::ir::FetchKind;
-use ctm_jit::state::Mask;
+use ctm_jit::state::{Mask, TexTable};
 use std::collections::HashMap;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -404,6 +406,7 @@ pub struct RunView<'a> {
     inputs: &'a [Option<Surface>; 16],
     out0: Option<Surface>,
     overlay: HashMap<u64, [u8; 16]>,
+    direct: &'a TexTable,
     /// Uncached writes made, in order.
     pub writes: Vec<UncachedWrite>,
 }
@@ -417,8 +420,15 @@ impl<'a> RunView<'a> {
             inputs,
             out0,
             overlay: HashMap::new(),
+            direct: &TexTable::NONE,
             writes: Vec::new(),
         }
+    }
+
+    /// Lets compiled code read the inputs of `direct` itself.
+    pub fn with_direct(mut self, direct: &'a DirectInputs<'a>) -> Self {
+        self.direct = direct.table();
+        self
     }
 
     fn uncached(&self) -> Result<Surface, TexFault> {
@@ -501,6 +511,17 @@ impl TextureUnit for RunView<'_> {
             }
         }
         Ok(())
+    }
+
+    fn direct(&self) -> &TexTable {
+        self.direct
+    }
+
+    fn count_out_of_bounds(&mut self, n: u64) {
+        self.mc
+            .diagnostics
+            .out_of_bounds_reads
+            .fetch_add(n, Ordering::Relaxed);
     }
 
     fn uncached_write(&mut self, x: u32, y: u32, value: u32) -> Result<(), TexFault> {

@@ -21,7 +21,7 @@ use super::deliver::{Px, RowSink, Targets, deliver_ordered, direct_allowed};
 use super::{PROCESSORS, Pe, PeError, ProgramDesc};
 use crate::co::CondLoc;
 use crate::engine::EngineKind;
-use crate::mc::{CacheId, DiagnosticCounts, Mc, RunView, Surface, UncachedWrite};
+use crate::mc::{CacheId, DiagnosticCounts, DirectInputs, Mc, RunView, Surface, UncachedWrite};
 use crate::runtime::hazard::Hazard;
 use crate::runtime::{Engine, EngineStats, RunError, RunOptions, RunStats, Runner};
 use crate::{abi::ProgramInfo, frontend, isa};
@@ -380,8 +380,11 @@ impl Pe {
         for rows in rows.chunks(chunk) {
             let results = {
                 let mc: &Mc = mc;
+                // Built again for every chunk: deliveries between chunks may
+                // allocate pages of an input.
+                let direct_inputs = DirectInputs::new(mc, &self.inputs);
                 run_rows(rows, &mut workers, &|w: &mut Worker, row: u32| {
-                    let mut view = RunView::new(mc, &self.inputs, out0);
+                    let mut view = RunView::new(mc, &self.inputs, out0).with_direct(&direct_inputs);
                     let mut sink = RowSink {
                         targets,
                         mc,

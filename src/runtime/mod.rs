@@ -28,7 +28,7 @@ use flow::{Flow, each, exec_fc};
 
 use ctm_jit::host::DazGuard;
 use ctm_jit::ir::{FetchKind, Program, Term};
-use ctm_jit::state::{GROUP_LANES, GROUP_QUADS, Lanes, LoopState, Mask, Uniforms};
+use ctm_jit::state::{GROUP_LANES, GROUP_QUADS, Lanes, LoopState, Mask, TexTable, Uniforms};
 use hazard::Hazards;
 
 /// Maximum depth of each flow-control stack (full mode, `DESIGN.md`).
@@ -68,6 +68,22 @@ pub trait TextureUnit {
 
     /// One uncached (UMRT) write of `value` at (x, y), given as f32 patterns.
     fn uncached_write(&mut self, x: u32, y: u32, value: u32) -> Result<(), TexFault>;
+
+    /// The inputs compiled code may read from memory itself while this
+    /// unit serves a run, bypassing [`TextureUnit::fetch`] for lookups
+    /// (see [`TexDesc`](ctm_jit::state::TexDesc)): the pages must stay
+    /// valid and unwritten for as long as the unit is borrowed. Default:
+    /// none.
+    fn direct(&self) -> &TexTable {
+        &TexTable::NONE
+    }
+
+    /// Counts `n` lookups outside their surface that compiled code made
+    /// through [`TextureUnit::direct`] (a unit that offers direct inputs
+    /// counts them as [`TextureUnit::fetch`] would).
+    fn count_out_of_bounds(&mut self, n: u64) {
+        let _ = n;
+    }
 }
 
 /// A texture unit with nothing bound: every fetch is a fault.

@@ -208,18 +208,25 @@ impl Lowering<'_, '_> {
                 Op::SetAluResult { test, v, .. } => {
                     alu = Some(self.truth(*v, *test));
                 }
-                Op::Fetch { dst, coords, .. } => {
-                    // Every lane of the (whole-group) batch fetches.
-                    for (c, v) in coords.iter().enumerate() {
-                        let q = self.canonical(*v);
-                        self.store_arg(c, q);
-                    }
-                    let all = self.b.ins().iconst(types::I32, (1i64 << (4 * self.w)) - 1);
-                    self.host_call(io_offsets::FETCH, i as u32, all);
-                    let p = self.io_base;
-                    for (c, d) in dst.iter().enumerate() {
-                        let off = io_offsets::RESULT as i32 + c as i32 * super::CHAN_BYTES;
-                        let q = self.each(|l, k| l.load_vec(p, off, k));
+                Op::Fetch {
+                    dst,
+                    coords,
+                    kind,
+                    input,
+                    unscaled,
+                    ..
+                } => {
+                    // Every lane of the (whole-group) batch fetches, with
+                    // canonical coordinates.
+                    let coords = coords.map(|v| self.canonical(v));
+                    let op = super::fetch::Lookup {
+                        node: i as u32,
+                        kind: *kind,
+                        input: *input,
+                        unscaled: *unscaled,
+                    };
+                    let got = self.fetch(op, coords, None);
+                    for (d, q) in dst.iter().zip(got) {
                         // Fetched channels are raw memory patterns.
                         self.set_lazy(*d, q, Lazy::No);
                     }

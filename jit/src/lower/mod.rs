@@ -25,6 +25,7 @@
 
 mod driver;
 mod fast;
+mod fetch;
 mod masks;
 mod math;
 
@@ -563,24 +564,24 @@ impl Lowering<'_, '_> {
                 dst,
                 coords,
                 inactive,
-                ..
+                kind,
+                input,
+                unscaled,
             } => {
                 let gate = Gate {
                     pred: None,
                     inactive: *inactive,
                 };
                 let m = self.enabled(gate);
-                for (c, v) in coords.iter().enumerate() {
-                    let q = self.get(*v).q;
-                    self.store_arg(c, q);
-                }
-                let bits = self.batch_bits(&m);
-                self.host_call(io_offsets::FETCH, index, bits);
-                let p = self.io_base;
-                for (c, d) in dst.iter().enumerate() {
-                    let off = io_offsets::RESULT as i32 + c as i32 * CHAN_BYTES;
-                    let q = self.each(|l, k| l.load_vec(p, off, k));
-                    // Fetched channels are raw memory patterns.
+                let coords = coords.map(|v| self.get(v).q);
+                let op = fetch::Lookup {
+                    node: index,
+                    kind: *kind,
+                    input: *input,
+                    unscaled: *unscaled,
+                };
+                let got = self.fetch(op, coords, Some(&m));
+                for (d, q) in dst.iter().zip(got) {
                     self.set(*d, q);
                 }
             }

@@ -1,0 +1,274 @@
+//! Texture lookups in compiled code (`docs/isa.md`, texture instructions;
+//! `docs/system.md`, memory layout and out-of-range reads).
+//!
+//! A fetch first looks at the input's [`TexDesc`](crate::state::TexDesc)
+//! (through `Io::tex`). Where the runtime handed over none (other formats,
+//! the 2×2 gather, strict caches, uncached reads), the clause stores the
+//! coordinates into `Io::args` and calls the runtime once for the group, as
+//! before. Otherwise it reads memory itself:
+//!
+//! 1. in SIMD, per quad: texel coordinates `floor(s)` (`floor(s · pitch)`
+//!    when scaled) and `floor(t)` (`floor(t · height)`), inside
+//!    `0 ≤ x < pitch`, `0 ≤ y < height` (NaN and infinities are outside),
+//!    the element's byte address relative to the surface's first page, or
+//!    the zero element for lanes that are outside or do not fetch;
+//! 2. a small loop over the group's lanes loads each lane's page pointer and
+//!    its channels into `Io::result`;
+//! 3. in SIMD again: the channels a format lacks become (0, 0, 1), lanes
+//!    that do not fetch become zeros, and lanes outside the surface are
+//!    counted in `Io::oob`.
+//!
+//! That is the memory controller's lookup (`texel_floor`, the bounds check,
+//! the element read) step for step; compiled code runs under MXCSR.DAZ,
+//! which reads a denormal coordinate as the zero `texel_floor` flushes it
+//! to. The differential tests of the texture path compare both engines'
+//! outputs and out-of-bounds counts on every float format.
+
+use super::{CHAN_BYTES, GROUP_QUADS, Lowering};
+use crate::ir::FetchKind;
+use crate::state::{io_offsets, tex_offsets};
+use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
+use cranelift_codegen::ir::immediates::Offset32 as Offset;
+use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Value, types};
+
+/// What a fetch reads: the op's fields the lowering needs.
+#[derive(Clone, Copy)]
+pub(super) struct Lookup {
+    /// Node index in the clause (for the runtime call).
+    pub node: u32,
+    pub kind: FetchKind,
+    pub input: u8,
+    pub unscaled: bool,
+}
+
+impl Lowering<'_, '_> {
+    /// The four channels (R, G, B, A) of a fetch for the batch: lanes whose
+    /// mask in `enable` is set (every lane when `None`) fetch at `coords`
+    /// (S, T, R, Q); the others receive zeros.
+    pub(super) fn fetch(
+        &mut self,
+        op: Lookup,
+        coords: [[Value; GROUP_QUADS]; 4],
+        enable: Option<&[Value]>,
+    ) -> [[Value; GROUP_QUADS]; 4] {
+        if op.kind == FetchKind::Uncached {
+            return self.fetch_by_host(op, coords, enable);
+        }
+        let flags = MemFlagsData::trusted().with_readonly();
+        let tex = self
+            .b
+            .ins()
+            .load(self.ptr, flags, self.io, io_offsets::TEX as i32);
+        let desc = self
+            .b
+            .ins()
+            .iadd_imm_s(tex, (usize::from(op.input & 15) * tex_offsets::SIZE) as i64);
+        let pages = self
+            .b
+            .ins()
+            .load(self.ptr, flags, desc, tex_offsets::PAGES as i32);
+        let (direct, host, merge) = (
+            self.b.create_block(),
+            self.b.create_block(),
+            self.b.create_block(),
+        );
+        let mut results = Vec::new();
+        for _ in 0..4 * self.w {
+            results.push(self.b.append_block_param(merge, types::F32X4));
+        }
+        self.b.ins().brif(pages, direct, &[], host, &[]);
+
+        // Values memoised in one path must not leak into the other.
+        let consts = self.consts.clone();
+        self.b.switch_to_block(host);
+        let got = self.fetch_by_host(op, coords, enable);
+        let args: Vec<_> = got
+            .iter()
+            .flat_map(|c| c[..self.w].iter().map(|&v| v.into()))
+            .collect();
+        self.b.ins().jump(merge, &args);
+
+        self.consts = consts.clone();
+        self.b.switch_to_block(direct);
+        let got = self.fetch_direct(op, coords, enable, desc, pages);
+        let args: Vec<_> = got
+            .iter()
+            .flat_map(|c| c[..self.w].iter().map(|&v| v.into()))
+            .collect();
+        self.b.ins().jump(merge, &args);
+
+        self.consts = consts;
+        self.b.switch_to_block(merge);
+        let mut out = [[results[0]; GROUP_QUADS]; 4];
+        for (c, o) in out.iter_mut().enumerate() {
+            for (k, v) in o.iter_mut().enumerate().take(self.w) {
+                *v = results[c * self.w + k];
+            }
+        }
+        out
+    }
+
+    /// A fetch through the runtime callback.
+    fn fetch_by_host(
+        &mut self,
+        op: Lookup,
+        coords: [[Value; GROUP_QUADS]; 4],
+        enable: Option<&[Value]>,
+    ) -> [[Value; GROUP_QUADS]; 4] {
+        for (c, q) in coords.into_iter().enumerate() {
+            self.store_arg(c, q);
+        }
+        let bits = match enable {
+            Some(m) => self.batch_bits(m),
+            None => self.b.ins().iconst(types::I32, (1i64 << (4 * self.w)) - 1),
+        };
+        self.host_call(io_offsets::FETCH, op.node, bits);
+        let p = self.io_base;
+        std::array::from_fn(|c| {
+            let off = io_offsets::RESULT as i32 + c as i32 * CHAN_BYTES;
+            // Fetched channels are raw memory patterns.
+            self.each(|l, k| l.load_vec(p, off, k))
+        })
+    }
+
+    /// A fetch that reads memory itself (see the module docs).
+    fn fetch_direct(
+        &mut self,
+        op: Lookup,
+        coords: [[Value; GROUP_QUADS]; 4],
+        enable: Option<&[Value]>,
+        desc: Value,
+        pages: Value,
+    ) -> [[Value; GROUP_QUADS]; 4] {
+        let flags = MemFlagsData::trusted().with_readonly();
+        let word = |l: &mut Self, ty, off: usize| l.b.ins().load(ty, flags, desc, off as i32);
+        let size_x = word(self, types::F32, tex_offsets::SIZE_F);
+        let size_y = word(self, types::F32, tex_offsets::SIZE_F + 4);
+        let pitch = word(self, types::I32, tex_offsets::PITCH);
+        let base_low = word(self, types::I32, tex_offsets::BASE_LOW);
+        let shift = word(self, types::I32, tex_offsets::SHIFT);
+        let zero_at = word(self, types::I32, tex_offsets::ZERO);
+        let (size_x, size_y) = (
+            self.b.ins().splat(types::F32X4, size_x),
+            self.b.ins().splat(types::F32X4, size_y),
+        );
+        let (pitch, base_low, zero_at) = (
+            self.b.ins().splat(types::I32X4, pitch),
+            self.b.ins().splat(types::I32X4, base_low),
+            self.b.ins().splat(types::I32X4, zero_at),
+        );
+        let fzero = self.b.ins().f32const(0.0);
+        let fzero = self.b.ins().splat(types::F32X4, fzero);
+        let mut outside: Option<Value> = None;
+        for k in 0..self.w {
+            let axis = |l: &mut Self, c: Value, size: Value| {
+                let c = if op.unscaled {
+                    c
+                } else {
+                    l.b.ins().fmul(c, size)
+                };
+                let f = l.b.ins().floor(c);
+                let ge = l.b.ins().fcmp(FloatCC::GreaterThanOrEqual, f, fzero);
+                let lt = l.b.ins().fcmp(FloatCC::LessThan, f, size);
+                let inside = l.b.ins().band(ge, lt);
+                (l.b.ins().fcvt_to_sint_sat(types::I32X4, f), inside)
+            };
+            let (x, in_x) = axis(self, coords[0][k], size_x);
+            let (y, in_y) = axis(self, coords[1][k], size_y);
+            let inside = self.b.ins().band(in_x, in_y);
+            let (reads, out) = match enable {
+                Some(m) => (
+                    self.b.ins().band(inside, m[k]),
+                    self.b.ins().band_not(m[k], inside),
+                ),
+                None => (inside, self.b.ins().bnot(inside)),
+            };
+            outside = Some(match outside {
+                None => out,
+                Some(acc) => self.b.ins().iadd(acc, out),
+            });
+            let at = self.b.ins().imul(y, pitch);
+            let at = self.b.ins().iadd(at, x);
+            let at = self.b.ins().ishl(at, shift);
+            let at = self.b.ins().iadd(at, base_low);
+            let at = self.b.ins().bitselect(reads, at, zero_at);
+            let off = io_offsets::ARGS as i32;
+            self.store_vec(at, self.io_base, off, k);
+        }
+        // Lanes outside the surface (of those that fetch), as -1 per lane.
+        if let Some(outside) = outside {
+            let at = io_offsets::OOB as i32;
+            let acc = self
+                .b
+                .ins()
+                .load(types::I32X4, MemFlagsData::trusted(), self.io, at);
+            let acc = self.b.ins().iadd(acc, outside);
+            self.b
+                .ins()
+                .store(MemFlagsData::trusted(), acc, self.io, at);
+        }
+        self.gather_lanes(desc, pages);
+        let p = self.io_base;
+        std::array::from_fn(|c| {
+            let mask = word(self, types::I32, tex_offsets::CHAN_MASK + 4 * c);
+            let fill = word(self, types::I32, tex_offsets::FILL + 4 * c);
+            let mask = self.b.ins().splat(types::I32X4, mask);
+            let fill = self.b.ins().splat(types::I32X4, fill);
+            let off = io_offsets::RESULT as i32 + c as i32 * CHAN_BYTES;
+            self.each(|l, k| {
+                let at = Offset::new(off + k as i32 * super::QUAD_BYTES);
+                let v = l.b.ins().load(types::I32X4, MemFlagsData::trusted(), p, at);
+                let v = l.b.ins().band(v, mask);
+                let v = l.b.ins().bor(v, fill);
+                let v = match enable {
+                    Some(m) => l.b.ins().band(v, m[k]),
+                    None => v,
+                };
+                l.as_float(v)
+            })
+        })
+    }
+
+    /// The loop over the batch's lanes: lane `l` reads its element at the
+    /// address in `args[0][l]` into `result[c][l]`.
+    fn gather_lanes(&mut self, desc: Value, pages: Value) {
+        let flags = MemFlagsData::trusted().with_readonly();
+        let chan_off: Vec<Value> = (0..4)
+            .map(|c| {
+                let off = (tex_offsets::CHAN_OFF + 4 * c) as i32;
+                let o = self.b.ins().load(types::I32, flags, desc, off);
+                self.b.ins().uextend(self.ptr, o)
+            })
+            .collect();
+        let first = self.io_base;
+        let last = self.b.ins().iadd_imm_s(first, 4 * 4 * self.w as i64);
+        let (head, done) = (self.b.create_block(), self.b.create_block());
+        self.b.append_block_param(head, self.ptr);
+        self.b.ins().jump(head, &[first.into()]);
+        self.b.switch_to_block(head);
+        let lane = self.b.block_params(head)[0];
+        let mem = MemFlagsData::trusted();
+        let at = self
+            .b
+            .ins()
+            .load(types::I32, mem, lane, io_offsets::ARGS as i32);
+        let page = self.b.ins().ushr_imm_s(at, 16);
+        let page = self.b.ins().uextend(self.ptr, page);
+        let page = self.b.ins().ishl_imm_s(page, 3);
+        let page = self.b.ins().iadd(pages, page);
+        let page = self.b.ins().load(self.ptr, flags, page, 0);
+        let within = self.b.ins().band_imm_s(at, 0xFFFF);
+        let within = self.b.ins().uextend(self.ptr, within);
+        let element = self.b.ins().iadd(page, within);
+        for (c, &o) in chan_off.iter().enumerate() {
+            let p = self.b.ins().iadd(element, o);
+            let v = self.b.ins().load(types::I32, flags, p, 0);
+            let off = io_offsets::RESULT as i32 + c as i32 * CHAN_BYTES;
+            self.b.ins().store(mem, v, lane, off);
+        }
+        let next = self.b.ins().iadd_imm_s(lane, 4);
+        let more = self.b.ins().icmp(IntCC::UnsignedLessThan, next, last);
+        self.b.ins().brif(more, head, &[next.into()], done, &[]);
+        self.b.switch_to_block(done);
+    }
+}

@@ -1,0 +1,119 @@
+//! Inputs that compiled code reads from memory itself (`docs/system.md`,
+//! memory controller): the page tables and descriptors of
+//! [`ctm_jit::state::TexDesc`], built for a stretch of a run during which
+//! nothing writes memory.
+//!
+//! An input qualifies when the caches are coherent (a lookup is then a plain
+//! memory read) and it is a linear surface of 32-bit float channels without
+//! the 2×2 gather; every other input keeps going through
+//! [`TextureUnit::fetch`](crate::runtime::TextureUnit::fetch). Pages not
+//! allocated yet read as zeros, like [`Memory`]'s own reads; the table is
+//! built again after every delivery that may allocate them.
+
+use super::{CacheMode, Format, Mc, Surface};
+use ctm_jit::state::{TexDesc, TexTable};
+use std::marker::PhantomData;
+
+/// 64 KiB of zeros: the page of every entry without memory behind it.
+static ZEROS: [u8; 1 << 16] = [0; 1 << 16];
+
+/// The direct inputs of a stretch of a run; borrows the memory it points
+/// into, so nothing can write it meanwhile.
+pub struct DirectInputs<'a> {
+    table: TexTable,
+    /// The page tables `table` points into (never resized).
+    _pages: Vec<Box<[*const u8]>>,
+    _mc: PhantomData<&'a Mc>,
+}
+
+impl std::fmt::Debug for DirectInputs<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let direct = self.table.0.iter().filter(|d| !d.pages.is_null()).count();
+        f.debug_struct("DirectInputs")
+            .field("direct", &direct)
+            .finish_non_exhaustive()
+    }
+}
+
+// SAFETY: the raw pointers point into pages borrowed from `Mc` for `'a`
+// (or at `ZEROS`), and are only read through.
+unsafe impl Sync for DirectInputs<'_> {}
+// SAFETY: as above.
+unsafe impl Send for DirectInputs<'_> {}
+
+impl<'a> DirectInputs<'a> {
+    /// The descriptors of `inputs` over `mc`'s memory.
+    pub fn new(mc: &'a Mc, inputs: &[Option<Surface>; 16]) -> DirectInputs<'a> {
+        let mut table = TexTable::NONE;
+        let mut pages = Vec::new();
+        if mc.mode == CacheMode::Coherent {
+            for (desc, s) in table.0.iter_mut().zip(inputs) {
+                if let Some(s) = s
+                    && let Some((d, p)) = describe(mc, s)
+                {
+                    *desc = d;
+                    pages.push(p);
+                }
+            }
+        }
+        DirectInputs {
+            table,
+            _pages: pages,
+            _mc: PhantomData,
+        }
+    }
+
+    /// The descriptors, one per input.
+    pub fn table(&self) -> &TexTable {
+        &self.table
+    }
+}
+
+/// The descriptor of `s` and the page table it points to, if `s` qualifies.
+fn describe(mc: &Mc, s: &Surface) -> Option<(TexDesc, Box<[*const u8]>)> {
+    let format = s.fmt.format;
+    if s.fmt.gather
+        || s.fmt.tiled
+        || !matches!(
+            format,
+            Format::Float32_1 | Format::Float32_2 | Format::Float32_4
+        )
+    {
+        return None;
+    }
+    let (base, span) = (u64::from(s.base), s.span());
+    if span == 0 || base + span > 1 << 32 {
+        return None;
+    }
+    let (first, last) = (base >> 16, (base + span - 1) >> 16);
+    let mut pages: Vec<*const u8> = (first..=last)
+        .map(|k| mc.mem.page_ptr(k as usize).unwrap_or(ZEROS.as_ptr()))
+        .collect();
+    let zero_entry = pages.len() as u32;
+    pages.push(ZEROS.as_ptr());
+    let pages = pages.into_boxed_slice();
+    // The format's own conversion says which channels it has and what the
+    // others read as: a channel whose bits follow the element's is kept,
+    // the others are the constant that an all-zero element gives.
+    let bytes = format.bytes();
+    let zero = format.read(&[0; 16][..bytes]);
+    let ones = format.read(&[0xFF; 16][..bytes]);
+    let desc = TexDesc {
+        pages: pages.as_ptr(),
+        base_low: s.base & 0xFFFF,
+        pitch: s.fmt.pitch,
+        shift: bytes.trailing_zeros(),
+        zero: zero_entry << 16,
+        size: [s.fmt.pitch as f32, s.height as f32],
+        chan_off: std::array::from_fn(|c| {
+            if c < format.channels() {
+                4 * c as u32
+            } else {
+                0
+            }
+        }),
+        chan_mask: std::array::from_fn(|c| zero[c] ^ ones[c]),
+        fill: zero,
+    };
+    Some((desc, pages))
+}

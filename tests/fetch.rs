@@ -1,0 +1,150 @@
+//! Texture lookups on both engines through the memory controller: the JIT
+//! reads float inputs from memory itself (compiled address arithmetic, page
+//! tables) and sends every other format to the runtime; both must give the
+//! interpreter's channels and out-of-bounds counts bit for bit, for every
+//! kind of coordinate (NaN payloads, infinities, denormals, ±0, edges,
+//! huge values), scaled and unscaled, in full groups and under divergent
+//! flow control, on partial groups at the domain's edges.
+
+use ctm::engine::EngineKind;
+use ctm::kernel::{HostSurface, Job, JobResult, Kernel};
+use ctm::mc::Format;
+
+/// Looks input 0 up at the coordinates input 1 holds for the pixel: once
+/// for every lane (rtA), once only where the coordinates' alpha is
+/// negative (rtB, divergent), and once more with the lookup's destination
+/// swizzle reordered (rtC).
+fn program(unscaled: bool) -> Kernel {
+    let u = if unscaled { "unscaled" } else { "" };
+    Kernel::assemble(&format!(
+        "    tex ld r1.rgba, in1.rgba, r0.rgba unscaled acquire wait
+    tex ld r2.rgba, in0.rgba, r1.rgba {u}
+    tex ld r4.rgba, in0.abgr, r1.rgba {u} acquire wait
+    alu _ = max.off(s0, s0) | _ = max.off(s0, s0) src0=r1 res=a<0 wait
+    IF alu_result == 0 -> skip jump=incr
+    tex ld r3.rgba, in0.rgba, r1.rgba {u} acquire wait
+    ENDIF
+skip:
+    out rtA.rgb = max.off(s0, s0) | rtA.a = max.off(s0, s0) src0=r2
+    out rtB.rgb = max.off(s0, s0) | rtB.a = max.off(s0, s0) src0=r3
+    out rtC.rgb = max.off(s0, s0) | rtC.a = max.off(s0, s0) src0=r4 wait last"
+    ))
+    .unwrap()
+}
+
+/// A deterministic pseudo-random word.
+fn hash(k: u32) -> u32 {
+    let mut x = k.wrapping_mul(0x9E37_79B9) ^ 0x5bd1_e995;
+    x ^= x >> 15;
+    x = x.wrapping_mul(0x2c1b_3c6d);
+    x ^= x >> 12;
+    x
+}
+
+/// Coordinates for surface size `size`: special patterns, the edges, and
+/// ordinary values around the surface.
+fn coordinate(k: u32, size: u32, unscaled: bool) -> u32 {
+    let specials: [u32; 14] = [
+        0x7FC0_0000, // NaN
+        0xFFC0_1234, // NaN with payload and sign
+        0x7F80_0001, // signalling NaN
+        0x7F80_0000, // +inf
+        0xFF80_0000, // -inf
+        0x0000_0001, // denormals
+        0x8000_0001,
+        0x807F_FFFF,
+        0x0080_0000, // smallest normals
+        0x8080_0000,
+        0x8000_0000, // -0
+        0x4F00_0000, // 2^31
+        0xCF00_0000, // -2^31
+        0x7149_F2CA, // 1e30
+    ];
+    let h = hash(k);
+    let s = size as f32;
+    let v = match h % 8 {
+        0 => return specials[(h >> 8) as usize % specials.len()],
+        1 => [0.0, -0.5, s - 0.5, s, s + 0.25, 0.999_999_94, -1.0][(h >> 8) as usize % 7],
+        _ => (h >> 8) as f32 / (1 << 24) as f32 * (s + 4.0) - 2.0,
+    };
+    if unscaled { v } else { v / s }.to_bits()
+}
+
+/// Runs `job` on both engines; everything must agree.
+fn both(kernel: &Kernel, job: &Job) -> JobResult {
+    let mut interp = job.clone();
+    interp.settings.engine = EngineKind::Interp;
+    let want = kernel.run(&interp).unwrap();
+    if ctm_jit::host::check_features().is_err() {
+        return want;
+    }
+    let mut jit = job.clone();
+    jit.settings.engine = EngineKind::Jit;
+    let got = kernel.run(&jit).unwrap();
+    let e = &got.report.engine;
+    assert!(e.native_runs > 0 && e.fallback_runs == 0, "{e:?}");
+    for n in 0..3 {
+        assert_eq!(got.output(n), want.output(n), "output {n} differs");
+    }
+    let strip = |r: &ctm::pe::RunReport| ctm::pe::RunReport {
+        engine: Default::default(),
+        ..r.clone()
+    };
+    assert_eq!(strip(&got.report), strip(&want.report));
+    got
+}
+
+fn check(format: Format, unscaled: bool, threads: usize) {
+    let (tw, th) = (13, 7);
+    let (w, h) = (19, 13);
+    let texels: Vec<u8> = (0..tw * th * format.bytes() as u32)
+        .map(|k| hash(k + 7777) as u8)
+        .collect();
+    let texture = HostSurface {
+        format,
+        width: tw,
+        height: th,
+        data: texels,
+    };
+    // Pitch rounds the width up to a multiple of 4: the bound for x.
+    let pitch = tw.next_multiple_of(4);
+    let coords: Vec<f32> = (0..w * h)
+        .flat_map(|p| {
+            let s = coordinate(4 * p, pitch, unscaled);
+            let t = coordinate(4 * p + 1, th, unscaled);
+            let a = if hash(p) & 1 == 0 { -1.0f32 } else { 1.0 };
+            [f32::from_bits(s), f32::from_bits(t), 0.0, a]
+        })
+        .collect();
+    let mut job = Job::new(w, h)
+        .input(0, texture)
+        .input(1, HostSurface::from_f32(Format::Float32_4, w, h, &coords))
+        .output(0, Format::Float32_4)
+        .output(1, Format::Float32_4)
+        .output(2, Format::Float32_4);
+    job.settings.threads = threads;
+    let got = both(&program(unscaled), &job);
+    let d = got.report.diagnostics;
+    assert!(
+        d.out_of_bounds_reads > 0,
+        "the coordinates must leave the surface somewhere: {d:?}"
+    );
+}
+
+#[test]
+fn float_inputs_are_read_alike_by_both_engines() {
+    for format in [Format::Float32_1, Format::Float32_2, Format::Float32_4] {
+        for unscaled in [true, false] {
+            check(format, unscaled, 1);
+        }
+    }
+}
+
+#[test]
+fn other_formats_and_threads_are_read_alike() {
+    for format in [Format::Uint8_4, Format::Uint16_1] {
+        check(format, true, 1);
+        check(format, false, 2);
+    }
+    check(Format::Float32_4, true, 3);
+}
