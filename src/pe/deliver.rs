@@ -21,7 +21,7 @@ use super::Pe;
 use crate::co::{Co, CondLoc};
 use crate::mc::{CacheId, CacheMode, Mc, Surface};
 use crate::runtime::{GroupOut, Sink};
-use ctm_jit::state::Lanes;
+use ctm_jit::state::{Lanes, Mask};
 
 /// One finished pixel's results.
 #[derive(Clone, Copy, Debug)]
@@ -136,6 +136,14 @@ impl RowSink<'_> {
             return false;
         }
         let quads = g.lanes.lane_count() / 4;
+        // Every lane present, done and inside the domain, the quads side by
+        // side in one quad row: the group is a strip of 2 × 2·quads pixels
+        // from (i0, j0).
+        let present: Mask = (1 << (4 * quads)) - 1;
+        let (i0, j0) = g.pixels[0];
+        let strip = (g.done == present
+            && (0..quads).all(|q| g.pixels[4 * q] == (i0 + 2 * q as u32, j0)))
+        .then_some((i0, j0));
         for (k, s) in t.outputs.iter().enumerate() {
             // Per channel: the lanes that write it (under the output mask).
             let chans = [0, 1, 2, 3].map(|c| {
@@ -161,6 +169,21 @@ impl RowSink<'_> {
             // Lanes that write every channel of the format.
             let full = (0..format.channels()).fold(any, |m, c| m & chans[c]);
             let out = &g.lanes.out[k];
+            if let Some((i0, j0)) = strip
+                && full == present
+            {
+                // Every pixel of the strip: two rows of 2·quads elements.
+                for parity in 0..2 {
+                    let mut buf = [0u8; 16 * ctm_jit::state::GROUP_LANES / 2];
+                    for e in 0..2 * quads {
+                        let lane = 4 * (e / 2) + 2 * parity + e % 2;
+                        let value = [out[0][lane], out[1][lane], out[2][lane], out[3][lane]];
+                        format.write(&mut buf[e * n..(e + 1) * n], value, 0xF);
+                    }
+                    self.write_span(s, i0, j0 + parity as u32, &buf[..2 * quads * n], 2 * quads);
+                }
+                continue;
+            }
             for parity in 0..2 {
                 let mut buf = [0u8; 16 * ctm_jit::state::GROUP_LANES / 2];
                 // (i, j) of the first element of the run being gathered, and
