@@ -177,6 +177,25 @@ impl Engine for JitEngine {
         // replaces it.
         let f = match code.clause(clause) {
             ClauseCode::Native(f) => *f,
+            ClauseCode::Full(full) if full.fits(lanes) => full.code,
+            ClauseCode::Full(_) => match code.general(clause, program) {
+                (Ok(f), took) => {
+                    if let Some(t) = took {
+                        self.stats.general_compiled += 1;
+                        self.stats.compile_time += t;
+                    }
+                    f
+                }
+                (Err(why), _) => {
+                    let line = format!("clause {clause} (general body): {why}");
+                    if !self.stats.fallback_reasons.contains(&line) {
+                        self.stats.fallback_reasons.push(line);
+                    }
+                    self.stats.fallback_runs += 1;
+                    let _default = DazGuard::new(false);
+                    return self.interp.run_clause(program, clause, lanes, ctx);
+                }
+            },
             ClauseCode::Fallback(_) => {
                 self.stats.fallback_runs += 1;
                 let _default = DazGuard::new(false);

@@ -178,3 +178,58 @@ fn run_stats_and_bench_json() {
         "Mandelbrot's loop runs as a compiled region: {stats}"
     );
 }
+
+#[test]
+fn general_bodies_compile_only_when_a_group_needs_them() {
+    if !jit_available() {
+        return;
+    }
+    // abs2 with its own registers (no other test compiles this program):
+    // out = x >= 0 ? 2x : -x on the red channel of input 0.
+    let k = Kernel::assemble(
+        "    tex ld r11.rgba, in0.rgba, r0.rgba unscaled acquire wait
+    alu _ = max.off(s0, s0) | _ = max.off(s0, s0) src0=r11 res=r<0 wait
+    IF alu_result != 0 -> negative jump=incr
+    alu r12.rgb = max.x2(s0, s0) | r12.a = max.x2(s0, s0) src0=r11
+    ELSE -> done
+negative:
+    alu r12.rgb = max(-s0, -s0) | r12.a = max(-s0, -s0) src0=r11
+    ENDIF
+done:
+    out rtA.rgb = max.off(s0, s0) | rtA.a = max.off(s0, s0) src0=r12 wait last",
+    )
+    .unwrap();
+    let (w, h) = (16, 8);
+    let run = |sign: &dyn Fn(u32) -> f32| {
+        let x: Vec<f32> = (0..w * h * 4)
+            .map(|k| sign(k / 4) * (k as f32 + 0.5))
+            .collect();
+        let job = Job::new(w, h)
+            .input(
+                0,
+                ctm::kernel::HostSurface::from_f32(Format::Float32_4, w, h, &x),
+            )
+            .output(0, Format::Float32_4);
+        let mut interp = job.clone();
+        interp.settings.engine = EngineKind::Interp;
+        let mut jit = job;
+        jit.settings.engine = EngineKind::Jit;
+        jit.settings.threads = 1;
+        let (want, got) = (k.run(&interp).unwrap(), k.run(&jit).unwrap());
+        assert_eq!(got.outputs, want.outputs);
+        got.report.engine
+    };
+    // Every pixel takes the same side: every group is full, nothing more
+    // is compiled.
+    let uniform = run(&|_| 1.0);
+    assert_eq!(uniform.compiled, 1, "{uniform:?}");
+    assert_eq!(uniform.general_compiled, 0, "{uniform:?}");
+    // Alternate pixels diverge: the clauses inside IF/ELSE need their
+    // general bodies, compiled once, by the run that first needs them.
+    let divergent = run(&|p| if p % 3 == 0 { -1.0 } else { 1.0 });
+    assert_eq!(divergent.compiled, 0, "{divergent:?}");
+    assert!(divergent.general_compiled >= 2, "{divergent:?}");
+    assert_eq!(divergent.fallback_runs, 0, "{divergent:?}");
+    let again = run(&|p| if p % 3 == 0 { -1.0 } else { 1.0 });
+    assert_eq!(again.general_compiled, 0, "{again:?}");
+}

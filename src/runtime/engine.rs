@@ -35,6 +35,9 @@ pub struct EngineStats {
     pub compiled: u64,
     /// Programs found compiled in the code cache.
     pub cache_hits: u64,
+    /// General bodies compiled on first use (clauses first compiled with
+    /// their full-batch body alone).
+    pub general_compiled: u64,
     /// Time spent compiling.
     pub compile_time: std::time::Duration,
     /// DPP instructions compiled.
@@ -53,6 +56,7 @@ impl EngineStats {
         self.fallback_clauses = self.fallback_clauses.max(other.fallback_clauses);
         self.compiled += other.compiled;
         self.cache_hits += other.cache_hits;
+        self.general_compiled += other.general_compiled;
         self.compile_time += other.compile_time;
         self.compiled_instructions += other.compiled_instructions;
         for r in &other.fallback_reasons {

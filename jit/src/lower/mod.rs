@@ -39,6 +39,7 @@ use cranelift_codegen::ir::{
 };
 use cranelift_frontend::FunctionBuilder;
 pub(crate) use driver::lower_loop;
+
 use masks::Masks;
 use std::collections::HashMap;
 
@@ -93,21 +94,64 @@ pub(crate) fn needs_whole_group(clause: &Clause) -> bool {
         .any(|n| matches!(n.op, Op::Fetch { .. } | Op::UmrtWrite { .. }))
 }
 
+/// The batch width, in quads, of `clause` when `w` is asked for.
+pub(crate) fn batch_quads(clause: &Clause, w: usize) -> usize {
+    if needs_whole_group(clause) {
+        GROUP_QUADS
+    } else {
+        w
+    }
+}
+
+/// Whether an operation of `clause` writes inactive lanes too: a batch is
+/// then live when one of its lanes is running (else running and active).
+pub(crate) fn writes_inactive(clause: &Clause) -> bool {
+    clause.nodes.iter().any(|n| match &n.op {
+        Op::SetTemp { gate, .. }
+        | Op::SetOut { gate, .. }
+        | Op::SetDepth { gate, .. }
+        | Op::SetPred { gate, .. }
+        | Op::SetAluResult { gate, .. }
+        | Op::UmrtWrite { gate, .. } => gate.inactive,
+        Op::Fetch { inactive, .. } => *inactive,
+        Op::Kill { checks } => checks.iter().any(|c| c.1.inactive),
+        _ => false,
+    })
+}
+
+/// Whether `clause` has a full-batch body ([`fast`]).
+pub(crate) fn has_full_body(clause: &Clause) -> bool {
+    fast::eligible(clause)
+}
+
+/// Which bodies a clause's function has.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Body {
+    /// Per batch: the full-batch body when every lane of the batch is
+    /// running and active (and the clause has one), else the general body.
+    Both,
+    /// Only the full-batch body: the caller guarantees that every live
+    /// batch is full (`crate::compile::FullBatches::fits`).
+    Full,
+    /// Only the general body.
+    General,
+}
+
 /// Builds the body of `clause` into `b`, whose function has the
-/// [`crate::state::ClauseFn`] signature. `w` is the batch width in quads.
+/// [`crate::state::ClauseFn`] signature. `w` is the batch width in quads
+/// asked for ([`batch_quads`] gives the one used).
 pub(crate) fn lower_clause(
     b: &mut FunctionBuilder<'_>,
     clause: &Clause,
     w: usize,
+    bodies: Body,
     ptr: Type,
     call_conv: cranelift_codegen::isa::CallConv,
 ) -> PcMarks {
-    let w = if needs_whole_group(clause) {
-        GROUP_QUADS
-    } else {
-        w
-    };
+    let w = batch_quads(clause, w);
     debug_assert!(matches!(w, 1 | 2 | 4));
+    let fast = fast::eligible(clause) && bodies != Body::General;
+    debug_assert!(fast || bodies != Body::Full, "no full-batch body to build");
     let entry = b.create_block();
     b.append_block_params_for_function_params(entry);
     b.switch_to_block(entry);
@@ -197,17 +241,7 @@ pub(crate) fn lower_clause(
     l.base = l.b.ins().iadd(lanes, off);
     l.io_base = l.b.ins().iadd(io, off);
     // Skip the batch when none of its lanes can write.
-    let writes_inactive = clause.nodes.iter().any(|n| match &n.op {
-        Op::SetTemp { gate, .. }
-        | Op::SetOut { gate, .. }
-        | Op::SetDepth { gate, .. }
-        | Op::SetPred { gate, .. }
-        | Op::SetAluResult { gate, .. }
-        | Op::UmrtWrite { gate, .. } => gate.inactive,
-        Op::Fetch { inactive, .. } => *inactive,
-        Op::Kill { checks } => checks.iter().any(|c| c.1.inactive),
-        _ => false,
-    });
+    let writes_inactive = writes_inactive(clause);
     let batch = (1i64 << (4 * w)) - 1;
     let running = l.load_bits(offsets::RUNNING);
     let active = l.load_bits(offsets::ACTIVE);
@@ -225,27 +259,32 @@ pub(crate) fn lower_clause(
     l.b.ins().brif(live, work, &[], head, &[next.into()]);
 
     l.b.switch_to_block(work);
-    // Values defined so far (the uniforms) serve both bodies; anything
-    // memoised inside one body must not leak into the other.
-    let (vals, consts) = (l.vals.clone(), l.consts.clone());
-    if fast::eligible(clause) {
-        let full = l.b.ins().icmp_imm_s(IntCC::Equal, both, batch);
-        let (fast_body, general) = (l.b.create_block(), l.b.create_block());
-        l.b.ins().brif(full, fast_body, &[], general, &[]);
-        l.b.switch_to_block(fast_body);
+    if bodies == Body::Full {
         l.full_batch(clause);
         l.b.ins().jump(head, &[next.into()]);
-        l.b.switch_to_block(general);
-        (l.vals, l.consts) = (vals, consts);
+    } else {
+        // Values defined so far (the uniforms) serve both bodies; anything
+        // memoised inside one body must not leak into the other.
+        let (vals, consts) = (l.vals.clone(), l.consts.clone());
+        if fast {
+            let full = l.b.ins().icmp_imm_s(IntCC::Equal, both, batch);
+            let (fast_body, general) = (l.b.create_block(), l.b.create_block());
+            l.b.ins().brif(full, fast_body, &[], general, &[]);
+            l.b.switch_to_block(fast_body);
+            l.full_batch(clause);
+            l.b.ins().jump(head, &[next.into()]);
+            l.b.switch_to_block(general);
+            (l.vals, l.consts) = (vals, consts);
+        }
+        l.masks = Some(l.load_masks(clause));
+        for (i, node) in clause.nodes.iter().enumerate() {
+            let mark = l.mark_start();
+            l.node(i as u32, &node.op);
+            l.mark_end(mark, node.pc);
+        }
+        l.store_masks();
+        l.b.ins().jump(head, &[next.into()]);
     }
-    l.masks = Some(l.load_masks(clause));
-    for (i, node) in clause.nodes.iter().enumerate() {
-        let mark = l.mark_start();
-        l.node(i as u32, &node.op);
-        l.mark_end(mark, node.pc);
-    }
-    l.store_masks();
-    l.b.ins().jump(head, &[next.into()]);
 
     l.b.switch_to_block(exit);
     let ok = l.b.ins().iconst(types::I32, 0);

@@ -2,27 +2,33 @@
 //! one function per clause ([`crate::lower`]), and a process-wide code cache
 //! keyed by the program's content (`DESIGN.md`, decisions).
 //!
+//! A clause with a full-batch body (`crate::lower`) that no loop region
+//! calls is compiled with that body alone ([`ClauseCode::Full`]): the
+//! runtime calls it for groups whose live batches are all full, which is
+//! nearly every group of most kernels. Its general body is compiled the
+//! first time a group needs it ([`Compiled::general`]), so most programs
+//! never pay for it.
+//!
 //! A clause Cranelift cannot compile is not an error: it is recorded as a
 //! fallback with its reason and the runtime interprets it (counted and
-//! reported). Compiled code never changes after [`compile`] returns; the
-//! module's memory is freed when the last [`Compiled`] handle is dropped.
+//! reported). Compiled code never changes once published; the modules'
+//! memory is freed when the last [`Compiled`] handle is dropped.
 
 use crate::host::{MissingFeatures, check_features};
 use crate::ir::Program;
-use crate::lower::{PcMarks, lower_clause, lower_loop};
+use crate::lower::{
+    Body, PcMarks, batch_quads, has_full_body, lower_clause, lower_loop, writes_inactive,
+};
 use crate::regions::{LoopRegion, loop_regions};
-use crate::state::{ClauseFn, LoopFn};
+use crate::state::{ClauseFn, Lanes, LoopFn};
+use cranelift_codegen::Context;
 use cranelift_codegen::ir::{AbiParam, Function, Signature, UserFuncName, types};
 use cranelift_codegen::isa::OwnedTargetIsa;
 use cranelift_codegen::settings::{self, Configurable};
-use cranelift_codegen::write::{FuncWriter, PlainWriter};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{FuncId, Linkage, Module, default_libcall_names};
-use std::collections::hash_map::DefaultHasher;
-use std::fmt::Write as _;
-use std::hash::{Hash, Hasher};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 /// Cranelift's optimisation level.
@@ -85,16 +91,82 @@ pub enum JitError {
 /// One clause's code.
 #[derive(Clone, Debug)]
 pub enum ClauseCode {
-    /// Compiled.
+    /// Compiled: runs any group.
     Native(ClauseFn),
+    /// Compiled for groups whose live batches are all full; other groups
+    /// take the general body ([`Compiled::general`]).
+    Full(FullBatches),
     /// Not compiled; the runtime interprets it. The reason says why.
     Fallback(String),
+}
+
+/// A clause compiled with its full-batch body alone.
+#[derive(Clone, Copy, Debug)]
+pub struct FullBatches {
+    /// The code.
+    pub code: ClauseFn,
+    /// Batch width in quads.
+    quads: u8,
+    /// Whether a batch is live when a lane runs (else: runs and is active).
+    writes_inactive: bool,
+}
+
+impl FullBatches {
+    /// Whether `lanes` suits the full-batch code: every batch that the
+    /// clause would not skip has all its lanes running and active.
+    ///
+    /// ```
+    /// use ctm_jit::compile::{ClauseCode, JitOptions, compile};
+    /// use ctm_jit::ir::{Clause, Gate, Index, Node, Op, Program, Term, V};
+    /// use ctm_jit::state::Lanes;
+    /// let node = |op| Node { pc: 0, op };
+    /// let clause = Clause {
+    ///     start: 0, len: 1, values: 1, term: Term::End,
+    ///     nodes: vec![
+    ///         node(Op::Temp { dst: V(0), index: Index { base: 1, rel: false }, chan: 0 }),
+    ///         node(Op::SetTemp { index: Index { base: 2, rel: false }, chan: 0, v: V(0), gate: Gate::ACTIVE, fetched: false }),
+    ///     ],
+    /// };
+    /// let program = Program { clauses: vec![clause], entry: vec![Some(0)], len: 1, early_exit: true };
+    /// if ctm_jit::host::check_features().is_ok() {
+    ///     let code = compile(&program, JitOptions::default()).unwrap();
+    ///     let ClauseCode::Full(full) = code.clause(0) else { panic!("a full-batch clause") };
+    ///     let mut lanes = Lanes::new_boxed();
+    ///     lanes.reset(4, 3);
+    ///     (lanes.running, lanes.active) = (0xFFFF, 0xFFFF);
+    ///     assert!(full.fits(&lanes));
+    ///     lanes.active = 0xFFF7; // one lane of quad 0 switched off
+    ///     assert!(!full.fits(&lanes));
+    ///     lanes.running = 0xFFF0; // quad 0 finished: skipped, not partial
+    ///     lanes.active = 0xFFF0;
+    ///     assert!(full.fits(&lanes));
+    /// }
+    /// ```
+    #[inline]
+    pub fn fits(&self, lanes: &Lanes) -> bool {
+        let n = 4 * u32::from(self.quads);
+        let batch = (1u32 << n) - 1;
+        let both = lanes.running & lanes.active;
+        let live = if self.writes_inactive {
+            lanes.running
+        } else {
+            both
+        };
+        (0..lanes.quads * 4)
+            .step_by(n as usize)
+            .all(|s| (live >> s) & batch == 0 || (both >> s) & batch == batch)
+    }
 }
 
 /// A compiled program.
 pub struct Compiled {
     module: Option<JITModule>,
     clauses: Vec<ClauseCode>,
+    /// General bodies of [`ClauseCode::Full`] clauses, compiled on first use.
+    general: Vec<OnceLock<Result<ClauseFn, String>>>,
+    /// The modules holding them.
+    general_modules: Mutex<Vec<JITModule>>,
+    opts: JitOptions,
     /// Compiled loop regions ([`crate::regions`]).
     loops: Vec<(LoopRegion, LoopFn)>,
     /// Time spent building and compiling.
@@ -120,6 +192,14 @@ impl Drop for Compiled {
             // they call them, so none is in use once the last handle drops.
             unsafe { m.free_memory() };
         }
+        let lazy = self
+            .general_modules
+            .get_mut()
+            .unwrap_or_else(|p| p.into_inner());
+        for m in lazy.drain(..) {
+            // SAFETY: as above, for the general bodies.
+            unsafe { m.free_memory() };
+        }
     }
 }
 
@@ -137,6 +217,32 @@ impl Compiled {
     /// The code of clause `i`.
     pub fn clause(&self, i: u32) -> &ClauseCode {
         &self.clauses[i as usize]
+    }
+
+    /// The general body of clause `i` (a [`ClauseCode::Full`] clause of
+    /// `program`, which must be the program this code was compiled from),
+    /// compiled on first use; with the time spent if this call compiled
+    /// it. An error says why it cannot be compiled (the runtime then
+    /// interprets the clause).
+    pub fn general(
+        &self,
+        i: u32,
+        program: &Program,
+    ) -> (Result<ClauseFn, String>, Option<Duration>) {
+        let mut took = None;
+        let code = self.general[i as usize].get_or_init(|| {
+            let start = Instant::now();
+            let r = compile_one(program, i as usize, self.opts, Body::General).map(|(m, f)| {
+                self.general_modules
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .push(m);
+                f
+            });
+            took = Some(start.elapsed());
+            r
+        });
+        (code.clone(), took)
     }
 
     /// The compiled loop region whose body starts at `pc`, if any: its index
@@ -234,6 +340,7 @@ fn build_function(
     program: &Program,
     ci: usize,
     opts: JitOptions,
+    body: Body,
     fctx: &mut FunctionBuilderContext,
 ) -> (Function, PcMarks) {
     let sig = clause_signature(module);
@@ -246,6 +353,7 @@ fn build_function(
             &mut b,
             &program.clauses[ci],
             usize::from(opts.quads_per_iter),
+            body,
             ptr,
             cc,
         );
@@ -253,6 +361,61 @@ fn build_function(
         marks
     };
     (func, marks)
+}
+
+/// The bodies clause `ci`'s eagerly compiled function has: both where a
+/// loop region calls it (the region's driver cannot switch functions), the
+/// full-batch body alone where the clause has one, else the general body.
+fn body_of(program: &Program, regions: &[LoopRegion], ci: usize) -> Body {
+    let clause = &program.clauses[ci];
+    if regions.iter().any(|r| r.clauses.contains(&(ci as u32))) {
+        Body::Both
+    } else if has_full_body(clause) {
+        Body::Full
+    } else {
+        Body::General
+    }
+}
+
+/// Declares and defines the function in `ctx` as `name`; a lowering gap in
+/// Cranelift (an error or a panic) becomes the reason.
+fn define(module: &mut JITModule, ctx: &mut Context, name: &str) -> Result<FuncId, String> {
+    let id = module
+        .declare_function(name, Linkage::Local, &ctx.func.signature)
+        .map_err(|e| e.to_string())?;
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        module
+            .define_function(id, ctx)
+            .map_err(|e| format!("{e:?}"))
+    }))
+    .map_err(|_| "the code generator panicked".to_string())??;
+    Ok(id)
+}
+
+/// The finalised clause function `id` of `module`.
+fn clause_fn(module: &JITModule, id: FuncId) -> ClauseFn {
+    let p = module.get_finalized_function(id);
+    // SAFETY: clause functions are built with `clause_signature`, which is
+    // `ClauseFn`'s ABI on this host.
+    unsafe { std::mem::transmute::<*const u8, ClauseFn>(p) }
+}
+
+/// Compiles clause `ci` with `body` alone, in a module of its own.
+fn compile_one(
+    program: &Program,
+    ci: usize,
+    opts: JitOptions,
+    body: Body,
+) -> Result<(JITModule, ClauseFn), String> {
+    let isa = make_isa(opts).map_err(|e| e.to_string())?;
+    let mut module = JITModule::new(JITBuilder::with_isa(isa, default_libcall_names()));
+    let mut fctx = FunctionBuilderContext::new();
+    let mut ctx = module.make_context();
+    (ctx.func, _) = build_function(&module, program, ci, opts, body, &mut fctx);
+    let id = define(&mut module, &mut ctx, &format!("clause{ci}"))?;
+    module.finalize_definitions().map_err(|e| e.to_string())?;
+    let f = clause_fn(&module, id);
+    Ok((module, f))
 }
 
 /// Compiles every clause of `program`.
@@ -279,24 +442,15 @@ pub fn compile(program: &Program, opts: JitOptions) -> Result<Compiled, JitError
     let mut ctx = module.make_context();
     let mut ids = Vec::with_capacity(program.clauses.len());
     let mut code_bytes = 0;
-    for ci in 0..program.clauses.len() {
-        let (func, _) = build_function(&module, program, ci, opts, &mut fctx);
+    let regions = loop_regions(program);
+    let bodies: Vec<Body> = (0..program.clauses.len())
+        .map(|ci| body_of(program, &regions, ci))
+        .collect();
+    for (ci, &body) in bodies.iter().enumerate() {
+        let (func, _) = build_function(&module, program, ci, opts, body, &mut fctx);
         ctx.clear();
         ctx.func = func;
-        let name = format!("clause{ci}");
-        let outcome = module
-            .declare_function(&name, Linkage::Local, &ctx.func.signature)
-            .map_err(|e| e.to_string())
-            .and_then(|id| {
-                // A lowering gap in Cranelift panics; keep it to this clause.
-                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    module
-                        .define_function(id, &mut ctx)
-                        .map_err(|e| format!("{e:?}"))
-                }))
-                .map_err(|_| "the code generator panicked".to_string())?
-                .map(|()| id)
-            });
+        let outcome = define(&mut module, &mut ctx, &format!("clause{ci}"));
         if let Some(code) = ctx.compiled_code() {
             code_bytes += code.code_buffer().len();
         }
@@ -305,7 +459,7 @@ pub fn compile(program: &Program, opts: JitOptions) -> Result<Compiled, JitError
     // Loop regions whose clauses all compiled get a driver each; one that
     // cannot be compiled is simply left to the shim.
     let mut loop_ids = Vec::new();
-    for region in loop_regions(program) {
+    for region in regions {
         let fns: Option<Vec<FuncId>> = region
             .clauses
             .iter()
@@ -360,12 +514,20 @@ pub fn compile(program: &Program, opts: JitOptions) -> Result<Compiled, JitError
         .collect();
     let clauses = ids
         .into_iter()
-        .map(|r| match r {
+        .zip(&bodies)
+        .enumerate()
+        .map(|(ci, (r, &body))| match r {
             Ok(id) => {
-                let p = module.get_finalized_function(id);
-                // SAFETY: the function was built with `clause_signature`,
-                // which is `ClauseFn`'s ABI on this host.
-                ClauseCode::Native(unsafe { std::mem::transmute::<*const u8, ClauseFn>(p) })
+                let code = clause_fn(&module, id);
+                let clause = &program.clauses[ci];
+                match body {
+                    Body::Full => ClauseCode::Full(FullBatches {
+                        code,
+                        quads: batch_quads(clause, usize::from(opts.quads_per_iter)) as u8,
+                        writes_inactive: writes_inactive(clause),
+                    }),
+                    Body::Both | Body::General => ClauseCode::Native(code),
+                }
             }
             Err(reason) => ClauseCode::Fallback(reason),
         })
@@ -373,6 +535,11 @@ pub fn compile(program: &Program, opts: JitOptions) -> Result<Compiled, JitError
     Ok(Compiled {
         module: Some(module),
         clauses,
+        general: (0..program.clauses.len())
+            .map(|_| OnceLock::new())
+            .collect(),
+        general_modules: Mutex::new(Vec::new()),
+        opts,
         loops,
         compile_time: start.elapsed(),
         instructions: program.clauses.iter().map(|c| u32::from(c.len)).sum(),
@@ -380,135 +547,8 @@ pub fn compile(program: &Program, opts: JitOptions) -> Result<Compiled, JitError
     })
 }
 
-/// Prints the CLIF of every clause, each DPP instruction's text (from
-/// `describe(pc)`) as a comment above the code lowered from it.
-pub fn clif(
-    program: &Program,
-    opts: JitOptions,
-    describe: &dyn Fn(u16) -> String,
-) -> Result<String, JitError> {
-    let isa = make_isa(opts)?;
-    let module = JITModule::new(JITBuilder::with_isa(isa, default_libcall_names()));
-    let mut fctx = FunctionBuilderContext::new();
-    let mut out = String::new();
-    for (ci, clause) in program.clauses.iter().enumerate() {
-        let (func, marks) = build_function(&module, program, ci, opts, &mut fctx);
-        let _ = writeln!(
-            out,
-            "; clause {ci}: instructions {}..{} ({} values), then {:?}",
-            clause.start,
-            clause.start + clause.len,
-            clause.values,
-            clause.term
-        );
-        let mut w = Annotated {
-            marks: marks.into_iter().collect(),
-            describe,
-        };
-        cranelift_codegen::write::decorate_function(&mut w, &mut out, &func)
-            .map_err(|e| JitError::Module(e.to_string()))?;
-        out.push('\n');
-    }
-    Ok(out)
-}
+mod cache;
+mod print;
 
-struct Annotated<'a> {
-    marks: std::collections::HashMap<cranelift_codegen::ir::Inst, u16>,
-    describe: &'a dyn Fn(u16) -> String,
-}
-
-impl FuncWriter for Annotated<'_> {
-    fn write_block_header(
-        &mut self,
-        w: &mut dyn std::fmt::Write,
-        func: &Function,
-        block: cranelift_codegen::ir::Block,
-        indent: usize,
-    ) -> std::fmt::Result {
-        PlainWriter.write_block_header(w, func, block, indent)
-    }
-
-    fn write_instruction(
-        &mut self,
-        w: &mut dyn std::fmt::Write,
-        func: &Function,
-        aliases: &cranelift_codegen::entity::SecondaryMap<
-            cranelift_codegen::ir::Value,
-            Vec<cranelift_codegen::ir::Value>,
-        >,
-        inst: cranelift_codegen::ir::Inst,
-        indent: usize,
-    ) -> std::fmt::Result {
-        if let Some(&pc) = self.marks.get(&inst) {
-            for line in (self.describe)(pc).lines() {
-                writeln!(w, "{:indent$}; @{pc} {line}", "")?;
-            }
-        }
-        PlainWriter.write_instruction(w, func, aliases, inst, indent)
-    }
-}
-
-// ----------------------------------------------------------------------------
-// Code cache
-
-/// Most programs kept compiled at once.
-const CACHE_ENTRIES: usize = 64;
-
-/// A compiled program, or the compilation that is producing it.
-type Slot = Arc<OnceLock<Result<Arc<Compiled>, JitError>>>;
-
-struct Entry {
-    hash: u64,
-    opts: JitOptions,
-    program: Arc<Program>,
-    slot: Slot,
-}
-
-static CACHE: Mutex<Vec<Entry>> = Mutex::new(Vec::new());
-
-/// The hash the code cache keys programs by.
-pub fn program_hash(program: &Program) -> u64 {
-    let mut h = DefaultHasher::new();
-    program.hash(&mut h);
-    h.finish()
-}
-
-/// The compiled code of `program` from the process-wide cache, compiling it
-/// on a miss. The flag says whether this call compiled it.
-///
-/// Entries are keyed by [`program_hash`] and the options and confirmed by
-/// comparing the whole program; the least recently used entry is dropped
-/// beyond 64 programs. Threads asking for the same program wait for one
-/// compilation; different programs compile in parallel.
-pub fn cached(program: &Program, opts: JitOptions) -> Result<(Arc<Compiled>, bool), JitError> {
-    let hash = program_hash(program);
-    let slot = {
-        let mut cache = CACHE.lock().unwrap_or_else(|p| p.into_inner());
-        let found = cache
-            .iter()
-            .position(|e| e.hash == hash && e.opts == opts && *e.program == *program);
-        let entry = match found {
-            Some(k) => cache.remove(k),
-            None => {
-                if cache.len() >= CACHE_ENTRIES {
-                    cache.remove(0);
-                }
-                Entry {
-                    hash,
-                    opts,
-                    program: Arc::new(program.clone()),
-                    slot: Slot::default(),
-                }
-            }
-        };
-        let slot = entry.slot.clone();
-        cache.push(entry);
-        slot
-    };
-    let mut fresh = false;
-    let code = slot.get_or_init(|| {
-        fresh = true;
-        compile(program, opts).map(Arc::new)
-    });
-    code.clone().map(|c| (c, fresh))
-}
+pub use cache::{cached, program_hash};
+pub use print::clif;

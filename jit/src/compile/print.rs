@@ -1,0 +1,80 @@
+//! CLIF listings of compiled clauses, annotated with the DPP instructions
+//! they were lowered from (`ctm clif`).
+
+use super::{JitError, JitOptions, build_function, make_isa};
+use crate::ir::Program;
+use crate::lower::Body;
+use cranelift_codegen::ir::Function;
+use cranelift_codegen::write::{FuncWriter, PlainWriter};
+use cranelift_frontend::FunctionBuilderContext;
+use cranelift_jit::{JITBuilder, JITModule};
+use cranelift_module::default_libcall_names;
+use std::fmt::Write as _;
+
+/// Prints the CLIF of every clause, each DPP instruction's text (from
+/// `describe(pc)`) as a comment above the code lowered from it.
+pub fn clif(
+    program: &Program,
+    opts: JitOptions,
+    describe: &dyn Fn(u16) -> String,
+) -> Result<String, JitError> {
+    let isa = make_isa(opts)?;
+    let module = JITModule::new(JITBuilder::with_isa(isa, default_libcall_names()));
+    let mut fctx = FunctionBuilderContext::new();
+    let mut out = String::new();
+    for (ci, clause) in program.clauses.iter().enumerate() {
+        let (func, marks) = build_function(&module, program, ci, opts, Body::Both, &mut fctx);
+        let _ = writeln!(
+            out,
+            "; clause {ci}: instructions {}..{} ({} values), then {:?}",
+            clause.start,
+            clause.start + clause.len,
+            clause.values,
+            clause.term
+        );
+        let mut w = Annotated {
+            marks: marks.into_iter().collect(),
+            describe,
+        };
+        cranelift_codegen::write::decorate_function(&mut w, &mut out, &func)
+            .map_err(|e| JitError::Module(e.to_string()))?;
+        out.push('\n');
+    }
+    Ok(out)
+}
+
+struct Annotated<'a> {
+    marks: std::collections::HashMap<cranelift_codegen::ir::Inst, u16>,
+    describe: &'a dyn Fn(u16) -> String,
+}
+
+impl FuncWriter for Annotated<'_> {
+    fn write_block_header(
+        &mut self,
+        w: &mut dyn std::fmt::Write,
+        func: &Function,
+        block: cranelift_codegen::ir::Block,
+        indent: usize,
+    ) -> std::fmt::Result {
+        PlainWriter.write_block_header(w, func, block, indent)
+    }
+
+    fn write_instruction(
+        &mut self,
+        w: &mut dyn std::fmt::Write,
+        func: &Function,
+        aliases: &cranelift_codegen::entity::SecondaryMap<
+            cranelift_codegen::ir::Value,
+            Vec<cranelift_codegen::ir::Value>,
+        >,
+        inst: cranelift_codegen::ir::Inst,
+        indent: usize,
+    ) -> std::fmt::Result {
+        if let Some(&pc) = self.marks.get(&inst) {
+            for line in (self.describe)(pc).lines() {
+                writeln!(w, "{:indent$}; @{pc} {line}", "")?;
+            }
+        }
+        PlainWriter.write_instruction(w, func, aliases, inst, indent)
+    }
+}
