@@ -158,7 +158,7 @@ fn run(command: Tool) -> Result<(), Box<dyn std::error::Error>> {
             let loaded = program::load(&input, raw)?;
             let opts = ctm::frontend::Options {
                 early_exit: !no_early_exit,
-                uncached: uncached || loaded.exe.info.uncached(),
+                ..ctm::frontend::Options::loaded(uncached || loaded.exe.info.uncached())
             };
             let ir = ctm::frontend::build(&isa::decode_program(&loaded.exe.code), opts);
             ir.verify()?;

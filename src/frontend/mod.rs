@@ -48,17 +48,23 @@ pub struct Options {
     pub early_exit: bool,
     /// The program writes uncached (UMRT) outputs (§5.4).
     pub uncached: bool,
+    /// Drop register writes nothing can observe
+    /// ([`Program::drop_dead_writes`]); off where the hazard checker must
+    /// see every write.
+    pub drop_dead_writes: bool,
 }
 
 impl Options {
     /// How the PE builds a loaded program: `LAST` ends processors early
     /// (§1.1 policy) and the uncached mode comes from the loader. Every
     /// path that runs an executable (the PE, measurements, the CLIF
-    /// printer, random programs) builds with these options.
+    /// printer, random programs) builds with these options; the PE turns
+    /// [`Options::drop_dead_writes`] off when it checks hazards.
     pub fn loaded(uncached: bool) -> Options {
         Options {
             early_exit: true,
             uncached,
+            drop_dead_writes: true,
         }
     }
 }
@@ -68,6 +74,7 @@ impl Default for Options {
         Options {
             early_exit: true,
             uncached: false,
+            drop_dead_writes: false,
         }
     }
 }
@@ -116,6 +123,9 @@ pub fn build(slots: &[Result<Inst, DecodeError>], opts: Options) -> Program {
         let mut clause = build_clause(slots, start, &leader, opts);
         clause.prune();
         prog.clauses.push(clause);
+    }
+    if opts.drop_dead_writes {
+        prog.drop_dead_writes();
     }
     prog
 }

@@ -121,7 +121,7 @@ pub struct Pe {
     pub programs: HashMap<u32, ProgramDesc>,
     /// How runs execute.
     pub settings: RunSettings,
-    compiled: HashMap<(Vec<u32>, bool), Arc<Program>>,
+    compiled: HashMap<(Vec<u32>, bool, bool), Arc<Program>>,
 }
 
 impl Pe {

@@ -156,14 +156,17 @@ impl Pe {
             .filter_map(|s| s.as_ref().ok().cloned())
             .collect();
         let info = ProgramInfo::from_code(&insts);
-        let key = (words, desc.uncached);
+        // The hazard checker must see every register write.
+        let checked = self.settings.options.check_hazards;
+        let key = (words, desc.uncached, checked);
         if let Some(p) = self.compiled.get(&key) {
             return Ok((p.clone(), info, desc));
         }
-        let program = Arc::new(frontend::build(
-            &slots,
-            frontend::Options::loaded(desc.uncached),
-        ));
+        let opts = frontend::Options {
+            drop_dead_writes: !checked,
+            ..frontend::Options::loaded(desc.uncached)
+        };
+        let program = Arc::new(frontend::build(&slots, opts));
         self.compiled.insert(key, program.clone());
         Ok((program, info, desc))
     }

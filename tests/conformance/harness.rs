@@ -185,18 +185,30 @@ fn run_on(kind: EngineKind, asm: &str, s: &Setup) -> Result<Outcome, RunError> {
     })
 }
 
-/// Runs on every engine; all must agree bit for bit. Returns the outcome.
+/// Runs on every engine, with the program as built and, where the hazard
+/// checker is off, once more without the register writes nothing observes
+/// (`drop_dead_writes`, as the PE builds programs); all must agree bit for
+/// bit. Returns the outcome.
 pub fn try_run(asm: &str, s: &Setup) -> Result<Outcome, RunError> {
     let mut first: Option<Result<Outcome, RunError>> = None;
-    for &e in ENGINES {
-        let got = run_on(e, asm, s);
-        match &first {
-            None => first = Some(got),
-            Some(want) => assert_eq!(
-                &got, want,
-                "engine {e:?} differs from {:?}\n{asm}",
-                ENGINES[0]
-            ),
+    let mut lean = s.clone();
+    lean.frontend.drop_dead_writes = true;
+    let setups = if s.options.check_hazards || s.frontend.drop_dead_writes {
+        vec![s]
+    } else {
+        vec![s, &lean]
+    };
+    for setup in setups {
+        for &e in ENGINES {
+            let got = run_on(e, asm, setup);
+            match &first {
+                None => first = Some(got),
+                Some(want) => assert_eq!(
+                    &got, want,
+                    "engine {e:?} (dropping dead writes: {}) differs from {:?}\n{asm}",
+                    setup.frontend.drop_dead_writes, ENGINES[0]
+                ),
+            }
         }
     }
     first.expect("at least one engine")

@@ -20,7 +20,11 @@
 //! running, is active (or the gate writes inactive lanes too) and the gate's
 //! predicate bit is on. All reads of an instruction precede its writes.
 
-use std::fmt;
+mod opt;
+mod print;
+mod verify;
+
+pub use verify::VerifyError;
 
 /// A per-clause value number.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -532,21 +536,6 @@ impl Program {
     }
 }
 
-// ----------------------------------------------------------------------------
-// Verifier
-
-/// A structural fault in IR (a frontend bug or hand-built IR).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("IR clause {clause} (pc {pc}): {message}")]
-pub struct VerifyError {
-    /// Clause index.
-    pub clause: usize,
-    /// Program counter of the offending node.
-    pub pc: u16,
-    /// What is wrong.
-    pub message: String,
-}
-
 impl Op {
     /// Values this operation defines.
     pub fn defs(&self) -> Vec<V> {
@@ -567,24 +556,30 @@ impl Op {
 
     /// Values this operation reads.
     pub fn uses(&self) -> Vec<V> {
+        self.clone().uses_mut().into_iter().map(|v| *v).collect()
+    }
+
+    /// The values this operation reads, to rewrite them (same order as
+    /// [`Op::uses`]).
+    pub fn uses_mut(&mut self) -> Vec<&mut V> {
         match self {
             Op::Const { .. } | Op::Imm { .. } | Op::Temp { .. } => vec![],
-            Op::Unary { a, .. } | Op::QuadLane { a, .. } => vec![*a],
-            Op::Binary { a, b, .. } => vec![*a, *b],
-            Op::Mad { a, b, c, .. } | Op::Select { c, a, b, .. } => vec![*a, *b, *c],
+            Op::Unary { a, .. } | Op::QuadLane { a, .. } => vec![a],
+            Op::Binary { a, b, .. } => vec![a, b],
+            Op::Mad { a, b, c, .. } | Op::Select { c, a, b, .. } => vec![a, b, c],
             Op::Dot { pairs, addend, .. } => pairs
-                .iter()
-                .flat_map(|&(a, b)| [a, b])
-                .chain(*addend)
+                .iter_mut()
+                .flat_map(|(a, b)| [a, b])
+                .chain(addend.as_mut())
                 .collect(),
             Op::SetTemp { v, .. }
             | Op::SetOut { v, .. }
             | Op::SetDepth { v, .. }
             | Op::SetPred { v, .. }
-            | Op::SetAluResult { v, .. } => vec![*v],
-            Op::Fetch { coords, .. } => coords.to_vec(),
-            Op::Kill { checks } => checks.iter().map(|c| c.0).collect(),
-            Op::UmrtWrite { value, x, y, .. } => vec![*value, *x, *y],
+            | Op::SetAluResult { v, .. } => vec![v],
+            Op::Fetch { coords, .. } => coords.iter_mut().collect(),
+            Op::Kill { checks } => checks.iter_mut().map(|c| &mut c.0).collect(),
+            Op::UmrtWrite { value, x, y, .. } => vec![value, x, y],
             Op::SemWait | Op::SemAcquire { .. } => vec![],
         }
     }
@@ -603,407 +598,5 @@ impl Op {
             Op::Mad { .. } | Op::Dot { .. } => true,
             _ => false,
         }
-    }
-}
-
-impl Clause {
-    /// Removes operations without effects whose results nothing uses
-    /// (e.g. the operands of an alpha unit that writes nothing). Fetches
-    /// stay: a texture read can fault and is counted even if unused.
-    ///
-    /// ```
-    /// use ctm_jit::ir::{Clause, FetchKind, Gate, Index, Node, Op, Term, Unary, V};
-    /// let r0 = Index { base: 0, rel: false };
-    /// let node = |op| Node { pc: 0, op };
-    /// let mut c = Clause {
-    ///     start: 0,
-    ///     len: 1,
-    ///     nodes: vec![
-    ///         node(Op::Temp { dst: V(0), index: r0, chan: 0 }),
-    ///         node(Op::Unary { dst: V(1), op: Unary::Canon, a: V(0) }), // unused
-    ///         node(Op::Fetch {
-    ///             dst: [V(2), V(3), V(4), V(5)],
-    ///             kind: FetchKind::Lookup,
-    ///             input: 0,
-    ///             unscaled: true,
-    ///             coords: [V(0); 4],
-    ///             inactive: false,
-    ///         }), // unused, but a fetch
-    ///     ],
-    ///     values: 6,
-    ///     term: Term::End,
-    /// };
-    /// c.prune();
-    /// assert_eq!(c.nodes.len(), 2);
-    /// assert!(matches!(c.nodes[0].op, Op::Temp { .. }));
-    /// assert!(matches!(c.nodes[1].op, Op::Fetch { .. }));
-    /// ```
-    pub fn prune(&mut self) {
-        let mut used = vec![false; self.values as usize];
-        let mut keep = vec![true; self.nodes.len()];
-        for (k, node) in self.nodes.iter().enumerate().rev() {
-            let pure = !matches!(
-                node.op,
-                Op::SetTemp { .. }
-                    | Op::SetOut { .. }
-                    | Op::SetDepth { .. }
-                    | Op::SetPred { .. }
-                    | Op::SetAluResult { .. }
-                    | Op::Fetch { .. }
-                    | Op::Kill { .. }
-                    | Op::UmrtWrite { .. }
-                    | Op::SemWait
-                    | Op::SemAcquire { .. }
-            );
-            let defs = node.op.defs();
-            if pure
-                && !defs
-                    .iter()
-                    .any(|d| used.get(d.0 as usize).copied().unwrap_or(true))
-            {
-                keep[k] = false;
-                continue;
-            }
-            for u in node.op.uses() {
-                if let Some(x) = used.get_mut(u.0 as usize) {
-                    *x = true;
-                }
-            }
-        }
-        let mut k = 0;
-        self.nodes.retain(|_| {
-            k += 1;
-            keep[k - 1]
-        });
-    }
-}
-
-impl Program {
-    /// Checks the structural rules every engine relies on: values defined
-    /// once before use and within the clause's count, channel/index ranges,
-    /// terminator targets inside the program, the entry table consistent, and
-    /// **canonical at every observation point**: no raw arithmetic result
-    /// (nor a sign modifier or lane shuffle of one) reaches, without an
-    /// `Omod`/`Canon` in between, a place where its bits are observed — a
-    /// register or output store, the conditional value, an uncached write's
-    /// operands, or an operand of a raw-bit select (MIN/MAX/CND/CMP pass
-    /// operand bits through). Engines may therefore standardise NaNs and
-    /// flush denormals at those points only. (Fetch coordinates are not such
-    /// a point: the texture unit reads them as the ALU does, denormals as
-    /// zeros and every NaN alike — projected lookups divide right before.)
-    pub fn verify(&self) -> Result<(), VerifyError> {
-        for (ci, clause) in self.clauses.iter().enumerate() {
-            let fail = |pc: u16, message: String| VerifyError {
-                clause: ci,
-                pc,
-                message,
-            };
-            if self.clause_at(clause.start) != Some(ci as u32) {
-                return Err(fail(
-                    clause.start,
-                    "clause missing from the entry table".into(),
-                ));
-            }
-            let n = clause.values as usize;
-            let mut defined = vec![false; n];
-            let mut raw = vec![false; n];
-            for node in &clause.nodes {
-                for u in node.op.uses() {
-                    if u.0 as usize >= n || !defined[u.0 as usize] {
-                        return Err(fail(node.pc, format!("use of undefined value v{}", u.0)));
-                    }
-                }
-                let observed: Vec<V> = match &node.op {
-                    Op::SetTemp {
-                        v, fetched: false, ..
-                    }
-                    | Op::SetOut { v, .. }
-                    | Op::SetDepth { v, .. } => vec![*v],
-                    Op::UmrtWrite { value, x, y, .. } => vec![*value, *x, *y],
-                    Op::Binary {
-                        op: Binary::Min | Binary::Max,
-                        a,
-                        b,
-                        ..
-                    }
-                    | Op::Select { a, b, .. } => vec![*a, *b],
-                    _ => vec![],
-                };
-                if observed.iter().any(|v| raw[v.0 as usize]) {
-                    return Err(fail(
-                        node.pc,
-                        "raw arithmetic result observed without Omod/Canon".into(),
-                    ));
-                }
-                let chan_ok = match &node.op {
-                    Op::Const { chan, .. }
-                    | Op::Temp { chan, .. }
-                    | Op::SetTemp { chan, .. }
-                    | Op::SetPred { chan, .. } => *chan < 4,
-                    Op::SetOut { target, chan, .. } => *chan < 4 && usize::from(*target) < TARGETS,
-                    Op::QuadLane { lane, .. } => *lane < 4,
-                    Op::Fetch { input, .. } => *input < 16,
-                    Op::Unary {
-                        op: Unary::Omod(k), ..
-                    } => (-3..=3).contains(k),
-                    _ => true,
-                };
-                let index_ok = match &node.op {
-                    Op::Temp { index, .. } | Op::SetTemp { index, .. } => {
-                        usize::from(index.base) < TEMPS
-                    }
-                    _ => true,
-                };
-                if !chan_ok || !index_ok {
-                    return Err(fail(
-                        node.pc,
-                        format!("operand out of range in {:?}", node.op),
-                    ));
-                }
-                let is_raw = node.op.raw_arith()
-                    || match &node.op {
-                        Op::Unary {
-                            op: Unary::Neg | Unary::Abs | Unary::Nab,
-                            a,
-                            ..
-                        }
-                        | Op::QuadLane { a, .. } => raw[a.0 as usize],
-                        _ => false,
-                    };
-                for d in node.op.defs() {
-                    let d = d.0 as usize;
-                    if d >= n || defined[d] {
-                        return Err(fail(
-                            node.pc,
-                            format!("value v{d} defined twice or out of range"),
-                        ));
-                    }
-                    defined[d] = true;
-                    raw[d] = is_raw;
-                }
-            }
-            let in_range = |t: u16| t < self.len;
-            match &clause.term {
-                Term::Next(t) if !in_range(*t) || self.clause_at(*t).is_none() => {
-                    return Err(fail(*t, "fall-through to a pc with no clause".into()));
-                }
-                Term::Fc { pc, .. } | Term::Last { pc } if !in_range(*pc) => {
-                    return Err(fail(*pc, "terminator outside the program".into()));
-                }
-                _ => {}
-            }
-        }
-        Ok(())
-    }
-}
-
-// ----------------------------------------------------------------------------
-// Printer
-
-impl fmt::Display for V {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "v{}", self.0)
-    }
-}
-
-impl fmt::Display for Index {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.rel {
-            write!(f, "[aL+{}]", self.base)
-        } else {
-            write!(f, "{}", self.base)
-        }
-    }
-}
-
-const CH: [char; 4] = ['r', 'g', 'b', 'a'];
-
-impl fmt::Display for Gate {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if let Some((c, inv)) = self.pred {
-            write!(
-                f,
-                " if {}p.{}",
-                if inv { "!" } else { "" },
-                CH[usize::from(c & 3)]
-            )?;
-        }
-        if self.inactive {
-            write!(f, " +inactive")?;
-        }
-        Ok(())
-    }
-}
-
-fn hex(bits: u32) -> String {
-    format!("{:#010x} ({:?})", bits, f32::from_bits(bits))
-}
-
-impl fmt::Display for Op {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let ch = |c: &u8| CH[usize::from(*c & 3)];
-        match self {
-            Op::Const { dst, index, chan } => write!(f, "{dst} = const c{index}.{}", ch(chan)),
-            Op::Imm { dst, bits } => write!(f, "{dst} = imm {}", hex(*bits)),
-            Op::Temp { dst, index, chan } => write!(f, "{dst} = temp r{index}.{}", ch(chan)),
-            Op::Unary { dst, op, a } => {
-                write!(f, "{dst} = {} {a}", format!("{op:?}").to_lowercase())
-            }
-            Op::Binary { dst, op, a, b } => {
-                write!(f, "{dst} = {} {a}, {b}", format!("{op:?}").to_lowercase())
-            }
-            Op::Mad { dst, a, b, c } => write!(f, "{dst} = mad {a}, {b}, {c}"),
-            Op::Dot { dst, pairs, addend } => {
-                write!(f, "{dst} = dot")?;
-                for (i, (a, b)) in pairs.iter().enumerate() {
-                    write!(f, "{} {a}*{b}", if i == 0 { "" } else { " +" })?;
-                }
-                if let Some(c) = addend {
-                    write!(f, " + {c}")?;
-                }
-                Ok(())
-            }
-            Op::Select { dst, op, c, a, b } => {
-                let t = match op {
-                    Select::Cnd => "> 0.5",
-                    Select::Cmp => ">= 0",
-                };
-                write!(f, "{dst} = {c} {t} ? {a} : {b}")
-            }
-            Op::QuadLane { dst, a, lane } => write!(f, "{dst} = quad_lane {a}, {lane}"),
-            Op::SetTemp {
-                index,
-                chan,
-                v,
-                gate,
-                fetched,
-            } => write!(
-                f,
-                "r{index}.{} = {v}{gate}{}",
-                ch(chan),
-                if *fetched { " (fetched)" } else { "" }
-            ),
-            Op::SetOut {
-                target,
-                chan,
-                v,
-                gate,
-            } => write!(f, "rt{}.{} = {v}{gate}", (b'A' + target) as char, ch(chan)),
-            Op::SetDepth { v, gate } => write!(f, "depth = {v}{gate}"),
-            Op::SetPred {
-                chan,
-                test,
-                v,
-                gate,
-            } => write!(f, "p.{} = {v} {test:?} 0{gate}", ch(chan)),
-            Op::SetAluResult { test, v, gate } => write!(f, "alu_result = {v} {test:?} 0{gate}"),
-            Op::Fetch {
-                dst,
-                kind,
-                input,
-                unscaled,
-                coords,
-                inactive,
-            } => write!(
-                f,
-                "{}, {}, {}, {} = fetch {kind:?} in{input} ({}, {}, {}, {}){}{}",
-                dst[0],
-                dst[1],
-                dst[2],
-                dst[3],
-                coords[0],
-                coords[1],
-                coords[2],
-                coords[3],
-                if *unscaled { " unscaled" } else { "" },
-                if *inactive { " +inactive" } else { "" }
-            ),
-            Op::Kill { checks } => {
-                write!(f, "kill if any <0:")?;
-                for (v, g) in checks {
-                    write!(f, " {v}{g}")?;
-                }
-                Ok(())
-            }
-            Op::UmrtWrite {
-                value,
-                x,
-                y,
-                index,
-                gate,
-            } => write!(f, "umrt[{x}, {y}] = {value} ({index:?}){gate}"),
-            Op::SemWait => write!(f, "sem_wait"),
-            Op::SemAcquire { wait } => {
-                write!(f, "sem_acquire{}", if *wait { "" } else { " (no wait!)" })
-            }
-        }
-    }
-}
-
-impl fmt::Display for Term {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Term::Next(t) => write!(f, "next @{t}"),
-            Term::Fc { pc, fc } => {
-                write!(
-                    f,
-                    "@{pc}: fc {:?} func={:#04x} {} stay={:?} jump={:?} pop={} stack={:?} -> @{}",
-                    fc.op,
-                    fc.func,
-                    if fc.any { "any" } else { "all" },
-                    fc.stay,
-                    fc.jump,
-                    fc.pop,
-                    fc.stack,
-                    fc.target
-                )?;
-                if fc.b_else {
-                    write!(f, " else")?;
-                }
-                match fc.pred {
-                    (Some(c), inv) => write!(
-                        f,
-                        " pred={}p.{}",
-                        if inv { "!" } else { "" },
-                        CH[usize::from(c & 3)]
-                    )?,
-                    (None, true) => write!(f, " pred=false")?,
-                    (None, false) => {}
-                }
-                if matches!(fc.op, FcOp::Loop | FcOp::EndLoop | FcOp::Rep | FcOp::EndRep) {
-                    write!(f, " i{}", fc.int_addr)?;
-                }
-                if fc.func & 0x55 != (fc.func & 0xAA) >> 1 {
-                    write!(f, " b{}", fc.bool_addr)?;
-                }
-                if fc.skip_target {
-                    write!(f, " skip-target")?;
-                }
-                Ok(())
-            }
-            Term::Last { pc } => write!(f, "@{pc}: last"),
-            Term::End => write!(f, "end"),
-            Term::Undefined { pc, reason } => write!(f, "@{pc}: undefined: {reason}"),
-        }
-    }
-}
-
-impl fmt::Display for Program {
-    /// The printed form `ctm ir` shows: one block per clause, each op with its pc.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for (i, c) in self.clauses.iter().enumerate() {
-            writeln!(
-                f,
-                "clause {i} @{}..@{} ({} values):",
-                c.start,
-                c.start + c.len,
-                c.values
-            )?;
-            for n in &c.nodes {
-                writeln!(f, "  @{:<3} {}", n.pc, n.op)?;
-            }
-            writeln!(f, "  => {}", c.term)?;
-        }
-        Ok(())
     }
 }
