@@ -18,8 +18,8 @@
 //!   [`Px`] records and the PE delivers rows in row order on one thread.
 
 use super::Pe;
-use crate::co::{Co, CondLoc};
-use crate::mc::{CacheId, CacheMode, Mc, Surface};
+use crate::co::{Co, CondLoc, CondTest};
+use crate::mc::{CacheId, CacheMode, Format, Mc, Surface};
 use crate::runtime::{GroupOut, Sink};
 use ctm_jit::state::{Lanes, Mask};
 
@@ -131,7 +131,7 @@ impl RowSink<'_> {
     /// Returns false (nothing written) where that shortcut does not apply.
     fn group_spans(&mut self, g: &GroupOut<'_>) -> bool {
         let t = &self.targets;
-        let co_passes = t.co.loc != CondLoc::Dpp || t.co.test == crate::co::CondTest::Always;
+        let co_passes = t.co.loc != CondLoc::Dpp || t.co.test == CondTest::Always;
         if !self.direct || !co_passes {
             return false;
         }
@@ -144,16 +144,21 @@ impl RowSink<'_> {
         let strip = (g.done == present
             && (0..quads).all(|q| g.pixels[4 * q] == (i0 + 2 * q as u32, j0)))
         .then_some((i0, j0));
+        // Per channel, the lanes the output mask lets write.
+        let on = [0, 1, 2, 3].map(|c| {
+            if t.out_mask & (1 << c) != 0 {
+                g.done
+            } else {
+                0
+            }
+        });
         for (k, s) in t.outputs.iter().enumerate() {
-            // Per channel: the lanes that write it (under the output mask).
-            let chans = [0, 1, 2, 3].map(|c| {
-                let on = if t.out_mask & (1 << c) != 0 {
-                    g.done
-                } else {
-                    0
-                };
-                g.lanes.out_written[k][c] & on
-            });
+            let written = &g.lanes.out_written[k];
+            if (written[0] | written[1] | written[2] | written[3]) & g.done == 0 {
+                continue;
+            }
+            // Per channel: the lanes that write it.
+            let chans = [0, 1, 2, 3].map(|c| written[c] & on[c]);
             let any = chans[0] | chans[1] | chans[2] | chans[3];
             if any == 0 {
                 continue;
@@ -236,6 +241,20 @@ impl RowSink<'_> {
 }
 
 impl Sink for RowSink<'_> {
+    /// Ordered delivery keeps bits for later; direct delivery converts only
+    /// where an output has a unorm format or the CO tests at the DPP.
+    fn bits_only(&self) -> bool {
+        !self.direct
+            || ((self.targets.co.loc != CondLoc::Dpp
+                || matches!(self.targets.co.test, CondTest::Always | CondTest::Never))
+                && self.targets.outputs.iter().flatten().all(|s| {
+                    matches!(
+                        s.fmt.format,
+                        Format::Float32_1 | Format::Float32_2 | Format::Float32_4
+                    )
+                }))
+    }
+
     fn group(&mut self, g: &GroupOut<'_>) {
         if self.group_spans(g) {
             return;

@@ -210,6 +210,13 @@ impl GroupOut<'_> {
 pub trait Sink {
     /// A group finished.
     fn group(&mut self, g: &GroupOut<'_>);
+
+    /// Whether [`Sink::group`] only moves bits (no floating-point
+    /// arithmetic or comparison), so that it may run while compiled code's
+    /// float mode (MXCSR.DAZ) is set. Default: no.
+    fn bits_only(&self) -> bool {
+        false
+    }
 }
 
 impl<F: FnMut(u32, u32, &PixelOut)> Sink for F {
@@ -323,29 +330,41 @@ impl<E: Engine> Runner<'_, E> {
         }
         let mut hazards = self.options.check_hazards.then(Hazards::default);
         let temps = self.program.temps_used();
-        let live = |i: u32, j: u32| domain.contains(i, j) && !skip.is_some_and(|s| s(i, j));
+        // The lanes of quad (qx, qy) that are pairs of the run (bit = lane).
+        let live = |qx: u32, qy: u32| -> Mask {
+            let (i, j) = (2 * qx, 2 * qy);
+            if skip.is_none() && domain.contains(i, j) && domain.contains(i + 1, j + 1) {
+                return 0xF;
+            }
+            (0..4).fold(0, |m, l| {
+                let (i, j) = ctm_jit::quad::pixel_of_lane(qx, qy, l);
+                let runs = domain.contains(i, j) && !skip.is_some_and(|s| s(i, j));
+                m | Mask::from(runs) << l
+            })
+        };
         let (qx0, qx1) = (domain.i0 / 2, domain.i1 / 2);
         let rows = rows.start.max(domain.j0 / 2)..rows.end.min(domain.j1 / 2 + 1);
-        // Groups take the next GROUP_QUADS quads that run, row after row.
-        let mut group = [(0u32, 0u32); GROUP_QUADS];
+        // Groups take the next GROUP_QUADS quads that run, row after row:
+        // (qx, qy, live lanes).
+        let mut group = [(0u32, 0u32, 0 as Mask); GROUP_QUADS];
         let mut n = 0;
+        // Compiled code reads denormals as zeros. The shim between clauses
+        // is integer code, so the mode stays set for all groups of the
+        // rows; delivery switches it off where it needs to (`run_group`).
+        let _daz = self.engine.wants_daz().then(|| DazGuard::new(true));
         let quads = rows.flat_map(|qy| (qx0..=qx1).map(move |qx| (qx, qy)));
         for quad in quads.map(Some).chain(std::iter::once(None)) {
             if let Some((qx, qy)) = quad {
-                let runs = (0..4).any(|l| {
-                    let (i, j) = ctm_jit::quad::pixel_of_lane(qx, qy, l);
-                    live(i, j)
-                });
-                if !runs {
+                let runs = live(qx, qy);
+                if runs == 0 {
                     continue;
                 }
-                group[n] = (qx, qy);
+                group[n] = (qx, qy, runs);
                 n += 1;
             }
             if n == GROUP_QUADS || (quad.is_none() && n > 0) {
                 self.run_group(
                     &group[..n],
-                    &live,
                     v,
                     lanes,
                     tex,
@@ -420,8 +439,7 @@ impl<E: Engine> Runner<'_, E> {
     #[expect(clippy::too_many_arguments, reason = "one group's whole context")]
     fn run_group(
         &mut self,
-        group: &[(u32, u32)],
-        live: &dyn Fn(u32, u32) -> bool,
+        group: &[(u32, u32, Mask)],
         v: u32,
         lanes: &mut Lanes,
         tex: &mut dyn TextureUnit,
@@ -433,15 +451,11 @@ impl<E: Engine> Runner<'_, E> {
         let program = self.program;
         let mut pixels = [(0u32, 0u32); GROUP_LANES];
         let mut helper: Mask = 0;
-        for (q, &(qx, qy)) in group.iter().enumerate() {
+        for (q, &(qx, qy, runs)) in group.iter().enumerate() {
             for l in 0..4 {
-                let lane = q * 4 + l;
-                let (i, j) = ctm_jit::quad::pixel_of_lane(qx, qy, l);
-                pixels[lane] = (i, j);
-                if !live(i, j) {
-                    helper |= 1 << lane;
-                }
+                pixels[q * 4 + l] = ctm_jit::quad::pixel_of_lane(qx, qy, l);
             }
+            helper |= (!runs & 0xF) << (q * 4);
         }
         lanes.reset(group.len() as u32, temps);
         let present: Mask = if group.len() * 4 >= 32 {
@@ -467,9 +481,6 @@ impl<E: Engine> Runner<'_, E> {
         let mut executed: u64 = 0;
         let budget = self.options.budget;
         let pixel_of = |m: Mask| pixels[first_lane(m)];
-        // The flow-control shim between clauses is integer code, so the
-        // float mode can stay set for the whole group (not the sink below).
-        let daz = self.engine.wants_daz().then(|| DazGuard::new(true));
         // A clause whose body a loop region already ran: only its
         // terminator is left.
         let mut ran: Option<u32> = None;
@@ -587,7 +598,6 @@ impl<E: Engine> Runner<'_, E> {
                 }
             }
         }
-        drop(daz);
         stats.group_instructions += executed;
         let present = if lanes.lane_count() >= 32 {
             !0
@@ -600,6 +610,10 @@ impl<E: Engine> Runner<'_, E> {
         stats.killed += u64::from(killed.count_ones());
         stats.pixels += u64::from(done.count_ones());
         if done != 0 {
+            // Delivery may convert floats: in the default mode unless the
+            // sink says it copies bits only.
+            let daz_on = self.engine.wants_daz();
+            let _default = (daz_on && !sink.bits_only()).then(|| DazGuard::new(false));
             sink.group(&GroupOut {
                 lanes,
                 pixels: &pixels,
