@@ -329,6 +329,54 @@ fn denormal_inputs_read_as_zero_in_arithmetic() {
 }
 
 #[test]
+fn mad_by_one_and_plus_negative_zero_keep_every_rule() {
+    // The JIT skips x·1 and x + (−0) under DAZ; the results must be the
+    // rule's: denormals read as zero, NaN standardised, signs of zero kept.
+    let inf = f32::INFINITY.to_bits();
+    let s = Setup::new(1, 1)
+        .cbits(0, [DENORM, NEG_DENORM, NAN_NEG, NEG_ZERO])
+        .cbits(2, [NEG_ZERO, 0, 1.0f32.to_bits(), NEG_ZERO]);
+    let got = r1(
+        "alu r1.rgb = mad(s0, s1.111, s2) | r1.a = mad(s0, s1.1, s2) src0=c0 src1=c0 src2=c2",
+        &s,
+    );
+    assert_bits(got, [0, 0, STD_NAN, NEG_ZERO], "x·1 + c");
+    let got = r1(
+        "alu r1.rgb = mad(s0.111, s1, s2) | r1.a = mad(s0.1, s1, s2) src0=c0 src1=c0 src2=c2",
+        &s,
+    );
+    assert_bits(got, [0, 0, STD_NAN, NEG_ZERO], "1·x + c");
+    let s = Setup::new(1, 1)
+        .cbits(
+            3,
+            [3.0f32.to_bits(), NEG_ZERO, DENORM, 2f32.powi(100).to_bits()],
+        )
+        .cbits(
+            4,
+            [
+                0,
+                5.0f32.to_bits(),
+                2f32.powi(100).to_bits(),
+                2f32.powi(100).to_bits(),
+            ],
+        );
+    let got = r1(
+        "alu r1.rgb = mad(s0, s1, -s2.000) | r1.a = mad(s0, s1, -s2.0) src0=c3 src1=c4 src2=c3",
+        &s,
+    );
+    assert_bits(got, [0, NEG_ZERO, 0, inf], "a·b + (−0)");
+    let got = r1(
+        "alu r1.rgb = mad(s0, s1.111, -s2.000) | r1.a = mad(s0, s1.1, -s2.0) src0=c3 src1=c3 src2=c3",
+        &s,
+    );
+    assert_bits(
+        got,
+        [3.0f32.to_bits(), NEG_ZERO, 0, 2f32.powi(100).to_bits()],
+        "x·1 + (−0)",
+    );
+}
+
+#[test]
 fn inline_constants_by_value() {
     let s = Setup::new(1, 1);
     let got = r1(

@@ -84,6 +84,8 @@ pub(crate) struct Lowering<'a, 'f> {
     marks: PcMarks,
     /// 1.0 in every lane, loaded from `Io::one` (see [`math`]).
     one: Value,
+    /// The bits of values defined by `Op::Imm`.
+    imm: Vec<Option<u32>>,
 }
 
 /// Whether a clause needs whole-group batches (see the module docs).
@@ -204,6 +206,7 @@ pub(crate) fn lower_clause(
         err,
         marks: Vec::new(),
         one,
+        imm: vec![None; clause.values as usize],
     };
     // Uniform values, once for all batches.
     for node in &clause.nodes {
@@ -216,6 +219,7 @@ pub(crate) fn lower_clause(
                 let v = l.splat_i(bits);
                 let v = l.as_float(v);
                 l.set(dst, [v; GROUP_QUADS]);
+                l.imm[dst.0 as usize] = Some(bits);
             }
             _ => {}
         }
@@ -484,10 +488,23 @@ impl Lowering<'_, '_> {
                 self.set(*dst, q);
             }
             Op::Mad { dst, a, b, c } => {
-                let (da, db, dc) = (self.daz(*a), self.daz(*b), self.daz(*c));
+                // Under DAZ, x · 1 is x and x + (−0) is x for every operand
+                // (a denormal reads as the zero it is flushed to, NaN stays
+                // NaN and is standardised where observed): skip them.
+                const ONE: u32 = 0x3F80_0000;
+                const NEG_ZERO: u32 = 0x8000_0000;
+                let is = |l: &Self, v: &crate::ir::V, bits| l.imm[v.0 as usize] == Some(bits);
+                let (a, b) = if is(self, a, ONE) { (b, a) } else { (a, b) };
+                let (times_one, plus_neg_zero) = (is(self, b, ONE), is(self, c, NEG_ZERO));
+                let (da, dc) = (self.daz(*a), self.daz(*c));
+                let product = (!times_one).then(|| self.daz(*b));
+                let add = !plus_neg_zero;
                 let q = self.each(|l, k| {
-                    let p = l.b.ins().fmul(da[k], db[k]);
-                    l.b.ins().fadd(p, dc[k])
+                    let p = match product {
+                        Some(db) => l.b.ins().fmul(da[k], db[k]),
+                        None => da[k],
+                    };
+                    if add { l.b.ins().fadd(p, dc[k]) } else { p }
                 });
                 self.set(*dst, q);
             }
