@@ -85,8 +85,8 @@ pub struct RunArgs {
     /// JIT: Cranelift optimisation level.
     #[arg(long, value_name = "none|speed", default_value = "speed")]
     opt_level: String,
-    /// JIT: quads per loop iteration of compiled clauses.
-    #[arg(long, value_name = "1|2|4", default_value_t = 1)]
+    /// JIT: quads per loop iteration of compiled clauses (0: chosen per clause).
+    #[arg(long, value_name = "0|1|2|4", default_value_t = 0)]
     quads: u8,
     /// Print what the engine did: compilation, clauses run natively and
     /// interpreted (fallbacks).
@@ -322,8 +322,12 @@ fn jit_options(a: &RunArgs) -> Result<JitOptions, Error> {
         "speed" => OptLevel::Speed,
         other => return Err(format!("--opt-level `{other}`: expected none or speed").into()),
     };
-    if !matches!(a.quads, 1 | 2 | 4) {
-        return Err(format!("--quads {}: expected 1, 2 or 4", a.quads).into());
+    if !matches!(a.quads, 0 | 1 | 2 | 4) {
+        return Err(format!(
+            "--quads {}: expected 1, 2 or 4 (0: chosen per clause)",
+            a.quads
+        )
+        .into());
     }
     Ok(JitOptions {
         opt_level,
@@ -547,8 +551,8 @@ pub struct ClifArgs {
     /// Cranelift optimisation level the code is built for.
     #[arg(long, value_name = "none|speed", default_value = "speed")]
     opt_level: String,
-    /// Quads per loop iteration.
-    #[arg(long, value_name = "1|2|4", default_value_t = 1)]
+    /// Quads per loop iteration (0: chosen per clause).
+    #[arg(long, value_name = "0|1|2|4", default_value_t = 0)]
     quads: u8,
 }
 

@@ -30,7 +30,7 @@ fn run_part(part: u64, parts: u64) {
     let variants = [
         JitOptions {
             opt_level: OptLevel::Speed,
-            quads_per_iter: 4,
+            quads_per_iter: 0,
         },
         JitOptions {
             opt_level: OptLevel::None,

@@ -55,18 +55,21 @@ impl OptLevel {
 pub struct JitOptions {
     /// Cranelift's optimisation level.
     pub opt_level: OptLevel,
-    /// Quads processed per loop iteration: 1, 2 or 4 (clauses with texture
-    /// operations always take whole groups of 4).
+    /// Quads processed per loop iteration: 1, 2 or 4, or 0 to choose per
+    /// clause (clauses with texture operations always take whole groups of
+    /// 4).
     pub quads_per_iter: u8,
 }
 
 impl Default for JitOptions {
-    /// Speed, one quad per iteration: measured fastest (README, benchmarks)
-    /// — wider batches spill more than they gain — and 4× less code.
+    /// Speed, quads per iteration chosen per clause: as many as keep the
+    /// registers the clause touches within the vector registers (measured:
+    /// small loop bodies run faster four quads at a time, large clauses
+    /// spill and run fastest one quad at a time).
     fn default() -> Self {
         JitOptions {
             opt_level: OptLevel::Speed,
-            quads_per_iter: 1,
+            quads_per_iter: 0,
         }
     }
 }
@@ -129,7 +132,9 @@ impl FullBatches {
     /// };
     /// let program = Program { clauses: vec![clause], entry: vec![Some(0)], len: 1, early_exit: true };
     /// if ctm_jit::host::check_features().is_ok() {
-    ///     let code = compile(&program, JitOptions::default()).unwrap();
+    ///     // One quad per batch (a batch is then one quad of the group).
+    ///     let opts = JitOptions { quads_per_iter: 1, ..JitOptions::default() };
+    ///     let code = compile(&program, opts).unwrap();
     ///     let ClauseCode::Full(full) = code.clause(0) else { panic!("a full-batch clause") };
     ///     let mut lanes = Lanes::new_boxed();
     ///     lanes.reset(4, 3);
@@ -288,9 +293,9 @@ impl Compiled {
 /// by every compilation (host detection and backend set-up are not free).
 fn make_isa(opts: JitOptions) -> Result<OwnedTargetIsa, JitError> {
     check_features()?;
-    if !matches!(opts.quads_per_iter, 1 | 2 | 4) {
+    if !matches!(opts.quads_per_iter, 0 | 1 | 2 | 4) {
         return Err(JitError::Options(format!(
-            "quads per iteration must be 1, 2 or 4, not {}",
+            "quads per iteration must be 1, 2 or 4 (0: per clause), not {}",
             opts.quads_per_iter
         )));
     }

@@ -96,12 +96,31 @@ pub(crate) fn needs_whole_group(clause: &Clause) -> bool {
         .any(|n| matches!(n.op, Op::Fetch { .. } | Op::UmrtWrite { .. }))
 }
 
-/// The batch width, in quads, of `clause` when `w` is asked for.
+/// The batch width, in quads, of `clause` when `w` is asked for (0: the
+/// widest whose register channels fit in about 32 vectors; relative
+/// addressing counts as many).
 pub(crate) fn batch_quads(clause: &Clause, w: usize) -> usize {
     if needs_whole_group(clause) {
-        GROUP_QUADS
-    } else {
-        w
+        return GROUP_QUADS;
+    }
+    if w != 0 {
+        return w;
+    }
+    let mut touched: Vec<(u8, u8)> = Vec::new();
+    for n in &clause.nodes {
+        if let Op::Temp { index, chan, .. } | Op::SetTemp { index, chan, .. } = &n.op {
+            if index.rel {
+                return 1;
+            }
+            if !touched.contains(&(index.base, *chan)) {
+                touched.push((index.base, *chan));
+            }
+        }
+    }
+    match touched.len() {
+        0..=8 => 4,
+        9..=16 => 2,
+        _ => 1,
     }
 }
 
