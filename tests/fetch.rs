@@ -6,8 +6,10 @@
 //! huge values), scaled and unscaled, in full groups and under divergent
 //! flow control, on partial groups at the domain's edges.
 
-use ctm::engine::EngineKind;
-use ctm::kernel::{HostSurface, Job, JobResult, Kernel};
+mod common;
+
+use common::both;
+use ctm::kernel::{HostSurface, Job, Kernel};
 use ctm::mc::Format;
 
 /// Looks input 0 up at the coordinates input 1 holds for the pixel: once
@@ -68,30 +70,6 @@ fn coordinate(k: u32, size: u32, unscaled: bool) -> u32 {
         _ => (h >> 8) as f32 / (1 << 24) as f32 * (s + 4.0) - 2.0,
     };
     if unscaled { v } else { v / s }.to_bits()
-}
-
-/// Runs `job` on both engines; everything must agree.
-fn both(kernel: &Kernel, job: &Job) -> JobResult {
-    let mut interp = job.clone();
-    interp.settings.engine = EngineKind::Interp;
-    let want = kernel.run(&interp).unwrap();
-    if ctm_jit::host::check_features().is_err() {
-        return want;
-    }
-    let mut jit = job.clone();
-    jit.settings.engine = EngineKind::Jit;
-    let got = kernel.run(&jit).unwrap();
-    let e = &got.report.engine;
-    assert!(e.native_runs > 0 && e.fallback_runs == 0, "{e:?}");
-    for n in 0..3 {
-        assert_eq!(got.output(n), want.output(n), "output {n} differs");
-    }
-    let strip = |r: &ctm::pe::RunReport| ctm::pe::RunReport {
-        engine: Default::default(),
-        ..r.clone()
-    };
-    assert_eq!(strip(&got.report), strip(&want.report));
-    got
 }
 
 fn check(format: Format, unscaled: bool, threads: usize) {

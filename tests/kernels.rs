@@ -2,13 +2,16 @@
 //! a plain Rust computation of the same thing (bit for bit where the kernel's
 //! arithmetic order is fixed).
 
+mod common;
+
+use common::both;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use ctm::co::{CondLoc, CondTest};
 use ctm::device::{Device, DeviceConfig};
 use ctm::engine::EngineKind;
-use ctm::kernel::{CondSetup, HostSurface, Job, JobResult, Kernel};
+use ctm::kernel::{CondSetup, HostSurface, Job, Kernel};
 use ctm::mc::{ArenaKind, Format, SurfaceFormat};
 use ctm::pe::{Command as Cmd, CommandBuffer};
 use ctm::runtime::Domain;
@@ -27,32 +30,6 @@ fn noise(k: u32) -> f32 {
     x = x.wrapping_mul(0x2c1b_3c6d);
     x ^= x >> 12;
     (x >> 8) as f32 / (1 << 24) as f32
-}
-
-/// Runs `job` on the interpreter and on the JIT; the whole results must be
-/// identical (outputs, conditional buffer, counters) and the JIT must have
-/// run every clause natively. Returns the result.
-fn both(kernel: &Kernel, job: &Job) -> JobResult {
-    let mut interp = job.clone();
-    interp.settings.engine = EngineKind::Interp;
-    let want = kernel.run(&interp).unwrap();
-    if ctm_jit::host::check_features().is_err() {
-        return want;
-    }
-    let mut jit = job.clone();
-    jit.settings.engine = EngineKind::Jit;
-    let got = kernel.run(&jit).unwrap();
-    let e = &got.report.engine;
-    assert!(e.native_runs > 0 && e.fallback_runs == 0, "{e:?}");
-    assert_eq!(e.fallback_clauses, 0, "{:?}", e.fallback_reasons);
-    assert_eq!(got.outputs, want.outputs, "outputs differ between engines");
-    assert_eq!(got.cond, want.cond, "conditional buffers differ");
-    let strip = |r: &ctm::pe::RunReport| ctm::pe::RunReport {
-        engine: Default::default(),
-        ..r.clone()
-    };
-    assert_eq!(strip(&got.report), strip(&want.report));
-    got
 }
 
 fn with_threads(job: Job, threads: usize) -> Job {

@@ -559,6 +559,21 @@ impl Op {
         self.clone().uses_mut().into_iter().map(|v| *v).collect()
     }
 
+    /// Whether the operation acts on inactive lanes too (`WRITE_INACTIVE`).
+    pub fn writes_inactive(&self) -> bool {
+        match self {
+            Op::SetTemp { gate, .. }
+            | Op::SetOut { gate, .. }
+            | Op::SetDepth { gate, .. }
+            | Op::SetPred { gate, .. }
+            | Op::SetAluResult { gate, .. }
+            | Op::UmrtWrite { gate, .. } => gate.inactive,
+            Op::Fetch { inactive, .. } => *inactive,
+            Op::Kill { checks } => checks.iter().any(|c| c.1.inactive),
+            _ => false,
+        }
+    }
+
     /// The values this operation reads, to rewrite them (same order as
     /// [`Op::uses`]).
     pub fn uses_mut(&mut self) -> Vec<&mut V> {

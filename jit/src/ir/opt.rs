@@ -111,16 +111,8 @@ impl Clause {
     /// (MDH/MDV) and none kills. Lanes that do not write then never expose
     /// what a later read gives them.
     fn writes_cover(&self) -> bool {
-        self.nodes.iter().all(|n| match &n.op {
-            Op::SetTemp { gate, .. }
-            | Op::SetOut { gate, .. }
-            | Op::SetDepth { gate, .. }
-            | Op::SetPred { gate, .. }
-            | Op::SetAluResult { gate, .. }
-            | Op::UmrtWrite { gate, .. } => !gate.inactive,
-            Op::Fetch { inactive, .. } => !inactive,
-            Op::QuadLane { .. } | Op::Kill { .. } => false,
-            _ => true,
+        self.nodes.iter().all(|n| {
+            !n.op.writes_inactive() && !matches!(n.op, Op::QuadLane { .. } | Op::Kill { .. })
         })
     }
 

@@ -127,17 +127,7 @@ pub(crate) fn batch_quads(clause: &Clause, w: usize) -> usize {
 /// Whether an operation of `clause` writes inactive lanes too: a batch is
 /// then live when one of its lanes is running (else running and active).
 pub(crate) fn writes_inactive(clause: &Clause) -> bool {
-    clause.nodes.iter().any(|n| match &n.op {
-        Op::SetTemp { gate, .. }
-        | Op::SetOut { gate, .. }
-        | Op::SetDepth { gate, .. }
-        | Op::SetPred { gate, .. }
-        | Op::SetAluResult { gate, .. }
-        | Op::UmrtWrite { gate, .. } => gate.inactive,
-        Op::Fetch { inactive, .. } => *inactive,
-        Op::Kill { checks } => checks.iter().any(|c| c.1.inactive),
-        _ => false,
-    })
+    clause.nodes.iter().any(|n| n.op.writes_inactive())
 }
 
 /// Whether `clause` has a full-batch body ([`fast`]).
