@@ -39,6 +39,7 @@ use crate::mc::{ArenaKind, CacheMode, Format, SurfaceFormat};
 use crate::pe::{Command, CommandBuffer, RunReport, RunSettings};
 use crate::runtime::Domain;
 use ctm_jit::state::IntConst;
+use std::mem::MaybeUninit;
 
 /// Largest pitch a format dword can hold.
 pub const MAX_PITCH: u32 = 0x1FFC;
@@ -450,30 +451,33 @@ fn fetch(
     height: u32,
     threads: usize,
 ) -> Result<HostSurface, KernelError> {
-    let mut s = HostSurface::zeroed(fmt.format, width, height);
     let bpe = fmt.format.bytes();
     let row = fmt.pitch as usize * bpe;
     let line = width as usize * bpe;
+    let len = line * height as usize;
+    // Every byte is copied from the device: no zeroing first (on one thread,
+    // before the copy could start).
+    let mut data: Vec<u8> = Vec::with_capacity(len);
+    let out = &mut data.spare_capacity_mut()[..len];
     // Large surfaces are copied by several threads, a band of rows each
     // (the copy and the fresh pages' faults then scale with the run).
-    let threads = if s.data.len() >= 1 << 20 {
-        threads.max(1)
-    } else {
-        1
-    };
+    let threads = if len >= 1 << 20 { threads.max(1) } else { 1 };
     let band = (height as usize).div_ceil(threads).max(1);
-    let copy = |first: usize, part: &mut [u8]| -> Result<(), KernelError> {
+    let copy = |first: usize, part: &mut [MaybeUninit<u8>]| -> Result<(), KernelError> {
         for (y, chunk) in part.chunks_mut(line).enumerate() {
-            dev.read(base + ((first + y) * row) as u32, chunk)?;
+            let addr = base + ((first + y) * row) as u32;
+            dev.mc()
+                .mem
+                .read_uninit(u64::from(addr), chunk)
+                .map_err(DeviceError::from)?;
         }
         Ok(())
     };
     if threads == 1 || line == 0 {
-        copy(0, &mut s.data)?;
+        copy(0, out)?;
     } else {
         std::thread::scope(|scope| {
-            let handles: Vec<_> = s
-                .data
+            let handles: Vec<_> = out
                 .chunks_mut(line * band)
                 .enumerate()
                 .map(|(k, part)| scope.spawn(move || copy(k * band, part)))
@@ -483,5 +487,14 @@ fn fetch(
                 .try_for_each(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
         })?;
     }
+    // SAFETY: every band's rows were read in full (an error returned above
+    // before this), so the first `len` bytes are initialised.
+    unsafe { data.set_len(len) };
+    let s = HostSurface {
+        format: fmt.format,
+        width,
+        height,
+        data,
+    };
     Ok(s)
 }

@@ -3,8 +3,9 @@
 //! pages are allocated on first write, so large arenas cost nothing until
 //! used.
 
-use std::cell::UnsafeCell;
 use std::fmt;
+use std::mem::MaybeUninit;
+use std::ptr::NonNull;
 
 /// Base addresses handed to the MC are multiples of this (§3.2).
 pub const BASE_ALIGN: u32 = 2048;
@@ -64,29 +65,80 @@ pub struct Unmapped {
     pub len: u64,
 }
 
-/// One page of memory. Its bytes sit in `UnsafeCell`s so that workers of a
-/// run may write disjoint bytes through a shared reference
-/// ([`Memory::write_shared`]).
-type Page = Box<[UnsafeCell<u8>]>;
+/// Pages at least this many in a row (8 MiB) are allocated as one
+/// anonymous mapping: the system hands it out zeroed and fills it in only
+/// where it is first touched — by the workers of a run that write there, in
+/// parallel — instead of the allocating thread zeroing every byte first.
+/// Smaller runs come from the heap, whose recycled memory is cheaper to
+/// zero than fresh pages are to fault in (measured: a 4 MiB output is
+/// faster from the heap on one thread, a 16 MiB one scales from 1.0× to
+/// 1.8× on two threads when mapped).
+const MAPPED_RUN: usize = 128;
 
-fn new_page() -> Page {
-    let zeroed: Box<[u8]> = vec![0u8; PAGE].into_boxed_slice();
-    // SAFETY: `UnsafeCell<u8>` has the same layout as `u8`
-    // (`repr(transparent)`), so the allocation is reinterpreted as it is.
-    unsafe { Box::from_raw(Box::into_raw(zeroed) as *mut [UnsafeCell<u8>]) }
+/// Memory that pages point into; freed when the [`Memory`] drops.
+enum Chunk {
+    /// One page from the heap (`Box<[u8]>` of [`PAGE`] bytes, as a raw
+    /// pointer so that pages may be written through shared references).
+    Heap(NonNull<u8>),
+    /// Consecutive pages in an anonymous mapping (never accessed through
+    /// the map itself: only through the page pointers taken at creation).
+    Mapped(#[expect(dead_code, reason = "owns the mapping")] memmap2::MmapMut),
+}
+
+impl Chunk {
+    /// `n` zeroed pages, and the first byte of each.
+    fn zeroed(n: usize) -> Vec<(Chunk, Vec<NonNull<u8>>)> {
+        if n >= MAPPED_RUN
+            && let Ok(mut map) = memmap2::MmapOptions::new().len(n * PAGE).map_anon()
+        {
+            #[cfg(target_os = "linux")]
+            let _ = map.advise(memmap2::Advice::HugePage);
+            let base = map.as_mut_ptr();
+            let pages = (0..n)
+                // SAFETY: inside the mapping of `n · PAGE` bytes.
+                .map(|k| NonNull::new(unsafe { base.add(k * PAGE) }).expect("mapped"))
+                .collect();
+            return vec![(Chunk::Mapped(map), pages)];
+        }
+        (0..n)
+            .map(|_| {
+                let page = Box::into_raw(vec![0u8; PAGE].into_boxed_slice()).cast::<u8>();
+                let page = NonNull::new(page).expect("a box is never null");
+                (Chunk::Heap(page), vec![page])
+            })
+            .collect()
+    }
+}
+
+impl Drop for Chunk {
+    fn drop(&mut self) {
+        if let Chunk::Heap(p) = *self {
+            let slice = std::ptr::slice_from_raw_parts_mut(p.as_ptr(), PAGE);
+            // SAFETY: made by `Box::into_raw` of a `PAGE`-byte boxed slice in
+            // `Chunk::zeroed`, freed once, here.
+            drop(unsafe { Box::from_raw(slice) });
+        }
+    }
 }
 
 /// The address space: a flat table of 64 KiB pages, indexed directly by
-/// the top 16 bits of an address (no hashing on the access path).
+/// the top 16 bits of an address (no hashing on the access path). Pages
+/// are written through shared references by the workers of a run
+/// ([`Memory::write_shared`]), so they are kept as raw pointers into the
+/// chunks the memory owns.
 pub struct Memory {
     arenas: Vec<Arena>,
-    pages: Vec<Option<Page>>,
+    pages: Vec<Option<NonNull<u8>>>,
+    chunks: Vec<Chunk>,
 }
 
 // SAFETY: bytes are only changed through `&mut Memory`, or through
 // `write_shared`, whose contract is that no other thread reads or writes the
-// same bytes at the same time; pages are only allocated through `&mut`.
+// same bytes at the same time; pages are only allocated through `&mut`. The
+// page pointers point into chunks the memory owns.
 unsafe impl Sync for Memory {}
+// SAFETY: as above; nothing is tied to the creating thread.
+unsafe impl Send for Memory {}
 
 impl Default for Memory {
     fn default() -> Self {
@@ -99,18 +151,12 @@ impl Clone for Memory {
         let mut m = Memory::new(self.arenas.clone());
         for (k, page) in self.pages.iter().enumerate() {
             if let Some(p) = page {
-                let copy = new_page();
+                m.allocate((k as u64) << PAGE_BITS, PAGE as u64);
+                let copy = m.pages[k].expect("allocated above");
                 // SAFETY: both pages are PAGE bytes; `&self` excludes
                 // writers through `&mut`, and `write_shared` callers never
                 // overlap a clone (it needs the whole memory).
-                unsafe {
-                    std::ptr::copy_nonoverlapping(
-                        UnsafeCell::raw_get(p.as_ptr()),
-                        UnsafeCell::raw_get(copy.as_ptr()),
-                        PAGE,
-                    )
-                };
-                m.pages[k] = Some(copy);
+                unsafe { std::ptr::copy_nonoverlapping(p.as_ptr(), copy.as_ptr(), PAGE) };
             }
         }
         m
@@ -129,9 +175,11 @@ impl fmt::Debug for Memory {
 impl Memory {
     /// A memory with `arenas` mapped (they must not overlap).
     pub fn new(arenas: Vec<Arena>) -> Memory {
-        let mut pages = Vec::new();
-        pages.resize_with(1 << (32 - PAGE_BITS), || None);
-        Memory { arenas, pages }
+        Memory {
+            arenas,
+            pages: vec![None; 1 << (32 - PAGE_BITS)],
+            chunks: Vec::new(),
+        }
     }
 
     /// The arenas.
@@ -180,8 +228,7 @@ impl Memory {
     /// Its 64 KiB may be read through the pointer while `self` is borrowed
     /// and nothing writes them.
     pub fn page_ptr(&self, k: usize) -> Option<*const u8> {
-        let p = self.pages.get(k)?.as_ref()?;
-        Some(UnsafeCell::raw_get(p.as_ptr()).cast_const())
+        Some(self.pages.get(k).copied()??.as_ptr().cast_const())
     }
 
     /// Allocates the pages of `[addr, addr + len)` (inside one arena), so
@@ -191,9 +238,27 @@ impl Memory {
             return;
         }
         let first = (addr >> PAGE_BITS) as usize;
-        let last = ((addr + len - 1) >> PAGE_BITS) as usize;
-        for page in &mut self.pages[first..=last.min((1 << (32 - PAGE_BITS)) - 1)] {
-            page.get_or_insert_with(new_page);
+        let last = (((addr + len - 1) >> PAGE_BITS) as usize).min(self.pages.len() - 1);
+        let mut k = first;
+        while k <= last {
+            if self.pages[k].is_some() {
+                k += 1;
+                continue;
+            }
+            // A run of missing pages.
+            let n = self.pages[k..=last]
+                .iter()
+                .take_while(|p| p.is_none())
+                .count();
+            let mut at = k;
+            for (chunk, pages) in Chunk::zeroed(n) {
+                for p in pages {
+                    self.pages[at] = Some(p);
+                    at += 1;
+                }
+                self.chunks.push(chunk);
+            }
+            k += n;
         }
     }
 
@@ -220,20 +285,14 @@ impl Memory {
         }
         let mut a = addr as u32;
         let mut rest = data;
-        while let Some(page) = self.pages[(a >> PAGE_BITS) as usize].as_ref()
+        while let Some(page) = self.pages[(a >> PAGE_BITS) as usize]
             && !rest.is_empty()
         {
             let off = (a as usize) & (PAGE - 1);
             let n = (PAGE - off).min(rest.len());
             // SAFETY: `n` bytes inside an allocated page; the caller
             // guarantees that no other thread touches them meanwhile.
-            unsafe {
-                std::ptr::copy_nonoverlapping(
-                    rest.as_ptr(),
-                    UnsafeCell::raw_get(page[off..].as_ptr()),
-                    n,
-                )
-            };
+            unsafe { std::ptr::copy_nonoverlapping(rest.as_ptr(), page.as_ptr().add(off), n) };
             rest = &rest[n..];
             a = a.wrapping_add(n as u32);
         }
@@ -248,22 +307,39 @@ impl Memory {
     }
 
     /// Reads bytes of mapped memory (never-written bytes are zero).
-    fn read_unchecked(&self, mut addr: u32, buf: &mut [u8]) {
+    fn read_unchecked(&self, addr: u32, buf: &mut [u8]) {
+        // SAFETY: `buf` is valid for writes of its length.
+        unsafe { self.read_raw(addr, buf.as_mut_ptr(), buf.len()) }
+    }
+
+    /// Reads `buf.len()` bytes at `addr` into memory not initialised yet
+    /// (every byte is written).
+    pub fn read_uninit(&self, addr: u64, buf: &mut [MaybeUninit<u8>]) -> Result<(), Unmapped> {
+        self.check(addr, buf.len() as u64)?;
+        // SAFETY: `buf` is valid for writes of its length.
+        unsafe { self.read_raw(addr as u32, buf.as_mut_ptr().cast(), buf.len()) };
+        Ok(())
+    }
+
+    /// Copies `len` bytes of mapped memory from `addr` to `dst`
+    /// (never-written bytes are zero).
+    ///
+    /// # Safety
+    /// `dst` must be valid for writes of `len` bytes.
+    unsafe fn read_raw(&self, mut addr: u32, dst: *mut u8, len: usize) {
         let mut at = 0;
-        while at < buf.len() {
+        while at < len {
             let off = (addr as usize) & (PAGE - 1);
-            let n = (PAGE - off).min(buf.len() - at);
-            match &self.pages[(addr >> PAGE_BITS) as usize] {
-                // SAFETY: `n` bytes inside the page; writers through `&self`
-                // (`write_shared`) never touch bytes another thread reads.
+            let n = (PAGE - off).min(len - at);
+            match self.pages[(addr >> PAGE_BITS) as usize] {
+                // SAFETY: `n` bytes inside the page and inside `dst` (the
+                // caller's promise); writers through `&self` (`write_shared`)
+                // never touch bytes another thread reads.
                 Some(p) => unsafe {
-                    std::ptr::copy_nonoverlapping(
-                        UnsafeCell::raw_get(p[off..].as_ptr()).cast_const(),
-                        buf[at..].as_mut_ptr(),
-                        n,
-                    )
+                    std::ptr::copy_nonoverlapping(p.as_ptr().add(off).cast_const(), dst.add(at), n)
                 },
-                None => buf[at..at + n].fill(0),
+                // SAFETY: inside `dst`, as above.
+                None => unsafe { std::ptr::write_bytes(dst.add(at), 0, n) },
             }
             at += n;
             addr = addr.wrapping_add(n as u32);
