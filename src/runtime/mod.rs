@@ -296,7 +296,8 @@ impl<E: Engine> Runner<'_, E> {
     /// Runs the quad rows `rows` of `domain` (quad row r holds pixel rows 2r
     /// and 2r + 1). Pairs for which `skip` says true are not executed: they
     /// act as helper lanes of their quad, and quads left with no pair to run
-    /// are not run at all.
+    /// are not run at all. `skip` may be called while compiled code's float
+    /// mode (MXCSR.DAZ) is set: it must not depend on it.
     pub fn run_rows(
         &mut self,
         domain: Domain,
