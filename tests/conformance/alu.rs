@@ -374,6 +374,24 @@ fn mad_by_one_and_plus_negative_zero_keep_every_rule() {
         [3.0f32.to_bits(), NEG_ZERO, 0, 2f32.powi(100).to_bits()],
         "x·1 + (−0)",
     );
+    // A square plus +0 (the square of −0 is +0; 1e-20² is a denormal,
+    // flushed), and (−0)·1 + c (= c, but −0 + +0 = +0).
+    let s = Setup::new(1, 1)
+        .cbits(
+            5,
+            [NEG_ZERO, 1e-20f32.to_bits(), NAN_NEG, (-3.0f32).to_bits()],
+        )
+        .cbits(6, [0, NEG_ZERO, DENORM, NAN_NEG]);
+    let got = r1(
+        "alu r1.rgb = mad(s0, s0, s1.000) | r1.a = mad(s0, s0, s1.0) src0=c5 src1=c5",
+        &s,
+    );
+    assert_bits(got, [0, 0, STD_NAN, 9.0f32.to_bits()], "x·x + 0");
+    let got = r1(
+        "alu r1.rgb = mad(-s0.000, s0.111, s1) | r1.a = mad(-s0.0, s0.1, s1) src0=c5 src1=c6",
+        &s,
+    );
+    assert_bits(got, [0, NEG_ZERO, 0, STD_NAN], "(−0)·1 + c");
 }
 
 #[test]

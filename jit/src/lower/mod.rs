@@ -497,17 +497,24 @@ impl Lowering<'_, '_> {
                 self.set(*dst, q);
             }
             Op::Mad { dst, a, b, c } => {
-                // Under DAZ, x · 1 is x and x + (−0) is x for every operand
-                // (a denormal reads as the zero it is flushed to, NaN stays
-                // NaN and is standardised where observed): skip them.
+                // Under DAZ, x · 1 is x, x + (−0) and (−0) + x are x, and a
+                // square plus +0 is the square (never −0) for every operand:
+                // a denormal reads as the zero it is flushed to, NaN stays
+                // NaN and is standardised where observed. Skip them.
                 const ONE: u32 = 0x3F80_0000;
                 const NEG_ZERO: u32 = 0x8000_0000;
                 let is = |l: &Self, v: &crate::ir::V, bits| l.imm[v.0 as usize] == Some(bits);
                 let (a, b) = if is(self, a, ONE) { (b, a) } else { (a, b) };
-                let (times_one, plus_neg_zero) = (is(self, b, ONE), is(self, c, NEG_ZERO));
+                let times_one = is(self, b, ONE);
+                if times_one && is(self, a, NEG_ZERO) {
+                    let q = self.get(*c).q;
+                    self.set(*dst, q);
+                    return;
+                }
+                let square_plus_zero = a == b && is(self, c, 0);
+                let add = !(is(self, c, NEG_ZERO) || square_plus_zero);
                 let (da, dc) = (self.daz(*a), self.daz(*c));
                 let product = (!times_one).then(|| self.daz(*b));
-                let add = !plus_neg_zero;
                 let q = self.each(|l, k| {
                     let p = match product {
                         Some(db) => l.b.ins().fmul(da[k], db[k]),
