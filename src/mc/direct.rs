@@ -1,5 +1,5 @@
-//! Inputs that compiled code reads from memory itself (`docs/system.md`,
-//! memory controller): the page tables and descriptors of
+//! Inputs that compiled code reads from memory itself (the lookup rules are
+//! this module's parent's, [`crate::mc`]): the page tables and descriptors of
 //! [`ctm_jit::state::TexDesc`], built for a stretch of a run during which
 //! nothing writes memory.
 //!

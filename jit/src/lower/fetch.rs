@@ -1,5 +1,7 @@
-//! Texture lookups in compiled code (`docs/isa.md`, texture instructions;
-//! `docs/system.md`, memory layout and out-of-range reads).
+//! Texture lookups in compiled code: the memory controller's lookup rules
+//! (texel floor, bounds, out-of-range reads as zero elements, missing
+//! channels as (0, 0, 1); README, "Choices where the record is silent")
+//! carried out without calling it.
 //!
 //! A fetch first looks at the input's [`TexDesc`](crate::state::TexDesc)
 //! (through `Io::tex`). Where the runtime handed over none (other formats,
