@@ -223,7 +223,10 @@ fn main() {
 
     let tex: Vec<f32> = (0..64 * 64 * 4).map(noise).collect();
     let job = Job::new(256, 256)
-        .input(0, HostSurface::from_f32(Format::Float32_4, 64, 64, &tex))
+        .input(
+            0,
+            HostSurface::from_f32(Format::Float32_4, 64, 64, &tex).unwrap(),
+        )
         .constant(0, [1.0, 0.0, 0.0, 0.0])
         .constant(1, [0.0, 1.0, 0.0, 0.0])
         .constant(2, [-1.0, 0.0, 0.0, 0.0])
@@ -284,8 +287,14 @@ fn main() {
     let x: Vec<f32> = (0..w * h * 4).map(noise).collect();
     let y: Vec<f32> = (0..w * h * 4).map(|k| noise(k + 99_999)).collect();
     let job = Job::new(w, h)
-        .input(0, HostSurface::from_f32(Format::Float32_4, w, h, &x))
-        .input(1, HostSurface::from_f32(Format::Float32_4, w, h, &y))
+        .input(
+            0,
+            HostSurface::from_f32(Format::Float32_4, w, h, &x).unwrap(),
+        )
+        .input(
+            1,
+            HostSurface::from_f32(Format::Float32_4, w, h, &y).unwrap(),
+        )
         .constant(0, [1.75; 4])
         .output(0, Format::Float32_4);
     let native = best(3, || {
@@ -303,8 +312,14 @@ fn main() {
     let a: Vec<f32> = (0..m * k).map(|x| noise(x) - 0.5).collect();
     let b: Vec<f32> = (0..k * n).map(|x| noise(x + 7777) * 2.0).collect();
     let mut job = Job::new(n, m)
-        .input(0, HostSurface::from_f32(Format::Float32_1, k, m, &a))
-        .input(1, HostSurface::from_f32(Format::Float32_1, n, k, &b))
+        .input(
+            0,
+            HostSurface::from_f32(Format::Float32_1, k, m, &a).unwrap(),
+        )
+        .input(
+            1,
+            HostSurface::from_f32(Format::Float32_1, n, k, &b).unwrap(),
+        )
         .int(0, k as u8, 0, 1)
         .output(0, Format::Float32_1);
     for kk in 0..k as usize {
@@ -320,7 +335,10 @@ fn main() {
 
     let img: Vec<f32> = (0..256 * 256).map(noise).collect();
     let mut job = Job::new(256, 256)
-        .input(0, HostSurface::from_f32(Format::Float32_1, 256, 256, &img))
+        .input(
+            0,
+            HostSurface::from_f32(Format::Float32_1, 256, 256, &img).unwrap(),
+        )
         .int(0, 9, 0, 1)
         .output(0, Format::Float32_1);
     for t in 0..9 {
@@ -339,7 +357,10 @@ fn main() {
 
     let img: Vec<f32> = (0..256 * 256).map(noise).collect();
     let job = Job::new(256, 256)
-        .input(0, HostSurface::from_f32(Format::Float32_1, 256, 256, &img))
+        .input(
+            0,
+            HostSurface::from_f32(Format::Float32_1, 256, 256, &img).unwrap(),
+        )
         .output(0, Format::Float32_1);
     add(
         "examples/scatter.s",

@@ -260,6 +260,16 @@ fn timed(kernel: &Kernel, job: &Job, repeat: usize) -> Result<(f64, JobResult), 
 /// Measures `kernel` on `job` (whose engine and thread settings are
 /// replaced).
 pub fn measure(kernel: &Kernel, job: &Job, opts: BenchOptions) -> Result<BenchReport, BenchError> {
+    measure_with_result(kernel, job, opts).map(|(r, _)| r)
+}
+
+/// [`measure`], also returning the job's result (the JIT's, checked equal
+/// to the interpreter's).
+pub fn measure_with_result(
+    kernel: &Kernel,
+    job: &Job,
+    opts: BenchOptions,
+) -> Result<(BenchReport, JobResult), BenchError> {
     let program = program_of(kernel);
     let code = compile(&program, opts.jit)?;
     let per_inst =
@@ -320,5 +330,5 @@ pub fn measure(kernel: &Kernel, job: &Job, opts: BenchOptions) -> Result<BenchRe
     if opts.peak_iterations > 0 {
         report.fma_peak_gflops = ctm_jit::peak::fma_peak_gflops(opts.peak_iterations)?;
     }
-    Ok(report)
+    Ok((report, first))
 }

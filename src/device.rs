@@ -113,7 +113,9 @@ pub enum DeviceError {
     #[error(transparent)]
     Unmapped(#[from] Unmapped),
     /// An arena is full.
-    #[error("{arena} arena: {requested} bytes requested, {free} free")]
+    #[error(
+        "{arena} arena: {requested} bytes requested, {free} free (arenas are sized by DeviceConfig::arena_sizes, at most 512 MiB; `ctm exec --memory`)"
+    )]
     OutOfMemory {
         /// Which arena.
         arena: ArenaKind,

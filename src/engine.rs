@@ -7,10 +7,9 @@ use ctm_jit::compile::JitOptions;
 use std::fmt;
 
 /// The engines ctm offers.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum EngineKind {
     /// The reference interpreter.
-    #[default]
     Interp,
     /// Native code through Cranelift.
     Jit,
@@ -35,6 +34,16 @@ impl EngineKind {
         [EngineKind::Interp, EngineKind::Jit]
             .into_iter()
             .find(|e| e.name().eq_ignore_ascii_case(name))
+    }
+
+    /// The fastest engine this host runs: the JIT where the CPU supports
+    /// it, else the interpreter.
+    pub fn best() -> EngineKind {
+        if EngineKind::Jit.check().is_ok() {
+            EngineKind::Jit
+        } else {
+            EngineKind::Interp
+        }
     }
 
     /// Checks the engine can run on this build and host.

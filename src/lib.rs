@@ -1,9 +1,21 @@
-//! ctm: an emulator of the ATI CTM data-parallel processor (DPP).
+//! ctm: an emulator of the ATI CTM data-parallel processor (DPP) and the
+//! machine around it.
 //!
-//! Today the crate reads, writes and checks DPP programs: [`abi`] loads and
-//! writes ELF executables with ATI notes, [`isa`] decodes, encodes,
-//! assembles, disassembles and validates instructions, and [`program`] reads
-//! a program file in any of its forms.
+//! * [`kernel`]: the common case in one call — a program, a domain, inputs
+//!   and constants in, outputs out ([`kernel::Kernel`], [`kernel::Job`]).
+//! * [`device`]: the host API of CTM — arenas of GPU memory, command
+//!   buffers ([`pe::CommandBuffer`]), the loader.
+//! * [`abi`], [`isa`], [`program`]: DPP executables (ELF with ATI notes),
+//!   instructions (decode, encode, assemble, disassemble, validate) and
+//!   program files in any form.
+//! * [`frontend`], [`ir`], [`interp`], [`jit`], [`runtime`]: the clause IR
+//!   both engines execute, the reference interpreter, the Cranelift JIT and
+//!   the flow-control shim between them.
+//! * [`mc`], [`co`], [`pe`]: the memory controller, the conditional output
+//!   unit and the command processor.
+//!
+//! Everything the public API needs is reachable from this crate (the IR,
+//! the group state and the JIT's options are re-exported from `ctm-jit`).
 //!
 //! ```
 //! use ctm::isa::{Inst, asm::assemble, disasm::disassemble};
@@ -30,3 +42,11 @@ pub mod mc;
 pub mod pe;
 pub mod program;
 pub mod runtime;
+
+pub use ctm_jit::compile::{JitOptions, OptLevel};
+/// The clause IR both engines execute (from `ctm-jit`).
+pub use ctm_jit::ir;
+/// Quads and lanes (from `ctm-jit`).
+pub use ctm_jit::quad;
+/// Per-group machine state and uniforms (from `ctm-jit`).
+pub use ctm_jit::state;

@@ -69,21 +69,53 @@ pub enum LoadError {
     },
 }
 
+/// Largest program file read: 512 instructions of commented assembly or an
+/// ELF file with generous notes fit many times over.
+pub const MAX_FILE: u64 = 16 << 20;
+
 /// Reads a program. With `raw`, the file is taken as little-endian words;
 /// otherwise an ELF file is recognised by its magic and anything else must be
-/// assembly text.
+/// assembly text. The path `-` reads standard input.
 pub fn load(path: &Path, raw: bool) -> Result<Loaded, LoadError> {
     let io = |source| LoadError::Io {
         path: path.to_path_buf(),
         source,
     };
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    if path == Path::new("-") {
+        std::io::stdin()
+            .lock()
+            .take(MAX_FILE + 1)
+            .read_to_end(&mut bytes)
+            .map_err(io)?;
+    } else {
+        let file = std::fs::File::open(path).map_err(io)?;
+        file.take(MAX_FILE + 1)
+            .read_to_end(&mut bytes)
+            .map_err(io)?;
+    }
+    if bytes.len() as u64 > MAX_FILE {
+        return Err(LoadError::Raw {
+            path: path.to_path_buf(),
+            message: format!(
+                "larger than {} MiB: no program of {MAX_INSTS} instructions is this big",
+                MAX_FILE >> 20
+            ),
+        });
+    }
+    load_bytes(&bytes, path, raw)
+}
+
+/// Reads a program from the bytes of a file (`path` names it in errors),
+/// as [`load`] does.
+pub fn load_bytes(bytes: &[u8], path: &Path, raw: bool) -> Result<Loaded, LoadError> {
     if raw {
-        let bytes = std::fs::read(path).map_err(io)?;
         let bad = |message: String| LoadError::Raw {
             path: path.to_path_buf(),
             message,
         };
-        if bytes.len() % INST_BYTES != 0 {
+        if !bytes.len().is_multiple_of(INST_BYTES) {
             return Err(bad(format!(
                 "{} bytes is not a whole number of {INST_BYTES}-byte instructions (the last one starts at byte {:#x})",
                 bytes.len(),
@@ -106,14 +138,8 @@ pub fn load(path: &Path, raw: bool) -> Result<Loaded, LoadError> {
             origin: Origin::Raw,
         });
     }
-    let mut head = [0u8; 4];
-    let n = {
-        use std::io::Read;
-        let mut f = std::fs::File::open(path).map_err(io)?;
-        f.read(&mut head).map_err(io)?
-    };
-    if abi::is_elf(&head[..n]) {
-        let loaded = abi::load_path(path).map_err(|source| LoadError::Abi {
+    if abi::is_elf(bytes) {
+        let loaded = abi::load(bytes).map_err(|source| LoadError::Abi {
             path: path.to_path_buf(),
             source,
         })?;
@@ -123,15 +149,14 @@ pub fn load(path: &Path, raw: bool) -> Result<Loaded, LoadError> {
             origin: Origin::Elf,
         });
     }
-    let bytes = std::fs::read(path).map_err(io)?;
-    let text = String::from_utf8(bytes).map_err(|e| LoadError::Raw {
+    let text = std::str::from_utf8(bytes).map_err(|e| LoadError::Raw {
         path: path.to_path_buf(),
         message: format!(
             "neither an ELF executable nor assembly text (byte {:#x} is not UTF-8); use --raw for raw instruction words",
-            e.utf8_error().valid_up_to()
+            e.valid_up_to()
         ),
     })?;
-    let src = asm::assemble_source(&text).map_err(|source| LoadError::Asm {
+    let src = asm::assemble_source(text).map_err(|source| LoadError::Asm {
         path: path.to_path_buf(),
         source,
     })?;

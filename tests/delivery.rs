@@ -171,6 +171,8 @@ fn large_outputs_read_back_in_bands_are_whole() {
     // of rows (241 rows do not split evenly).
     let job = Job::new(320, 241)
         .output(0, Format::Float32_4)
+        .output(1, Format::Uint8_4)
+        .output(2, Format::Float32_1)
         .constant(0, [0.5, 0.25, 1.0, 2.0])
         .constant(1, [1.0, 2.0, 3.0, 4.0]);
     let one = run(&job, EngineKind::Interp, 1, CacheMode::Coherent);

@@ -86,7 +86,8 @@ fn cli_asm_disasm_info() {
         let (ok, info, err) = ctm(&["info", elf]);
         assert!(ok, "{err}");
         assert!(
-            info.contains("ELF32 LSB executable") && info.contains("validation:    no warnings"),
+            info.contains("ELF32 LSB executable")
+                && info.contains("validation:        no warnings"),
             "{info}"
         );
         // Raw words: assemble with --raw, read back with --raw.

@@ -96,7 +96,10 @@ fn check(format: Format, unscaled: bool, threads: usize) {
         .collect();
     let mut job = Job::new(w, h)
         .input(0, texture)
-        .input(1, HostSurface::from_f32(Format::Float32_4, w, h, &coords))
+        .input(
+            1,
+            HostSurface::from_f32(Format::Float32_4, w, h, &coords).unwrap(),
+        )
         .output(0, Format::Float32_4)
         .output(1, Format::Float32_4)
         .output(2, Format::Float32_4);

@@ -90,7 +90,7 @@ fn invalid_options_are_errors() {
     .unwrap_err();
     assert!(matches!(err, JitError::Options(_)), "{err}");
     let (code, _, err) = ctm(&["run", "examples/abs2.s", "--domain", "4x4", "--quads", "3"]);
-    assert_eq!(code, 1);
+    assert_eq!(code, 2, "a usage error");
     assert!(err.contains("--quads 3"), "{err}");
 }
 
@@ -117,8 +117,12 @@ fn run_stats_and_bench_json() {
     if !jit_available() {
         return;
     }
+    let out = std::env::temp_dir().join(format!("ctm-jit-stats-{}.f32", std::process::id()));
+    let out_spec = format!("0={}:float32_4", out.display());
     let args = [
         "examples/mandelbrot.s",
+        "--output",
+        &out_spec,
         "--domain",
         "64x32",
         "--const",
@@ -177,6 +181,12 @@ fn run_stats_and_bench_json() {
         !stats.contains("(plus 0 compiled loop-region calls)"),
         "Mandelbrot's loop runs as a compiled region: {stats}"
     );
+    // Both wrote the output: 64 × 32 float32_4 elements.
+    let path = out_spec
+        .trim_start_matches("0=")
+        .trim_end_matches(":float32_4");
+    assert_eq!(std::fs::metadata(path).unwrap().len(), 64 * 32 * 16);
+    let _ = std::fs::remove_file(path);
 }
 
 #[test]
@@ -207,7 +217,7 @@ done:
         let job = Job::new(w, h)
             .input(
                 0,
-                ctm::kernel::HostSurface::from_f32(Format::Float32_4, w, h, &x),
+                ctm::kernel::HostSurface::from_f32(Format::Float32_4, w, h, &x).unwrap(),
             )
             .output(0, Format::Float32_4);
         let mut interp = job.clone();

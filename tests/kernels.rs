@@ -45,8 +45,14 @@ fn saxpy() {
     let y: Vec<f32> = (0..w * h * 4).map(|k| noise(k + 99_999)).collect();
     let a = 1.75f32;
     let job = Job::new(w, h)
-        .input(0, HostSurface::from_f32(Format::Float32_4, w, h, &x))
-        .input(1, HostSurface::from_f32(Format::Float32_4, w, h, &y))
+        .input(
+            0,
+            HostSurface::from_f32(Format::Float32_4, w, h, &x).unwrap(),
+        )
+        .input(
+            1,
+            HostSurface::from_f32(Format::Float32_4, w, h, &y).unwrap(),
+        )
         .constant(0, [a; 4])
         .output(0, Format::Float32_4);
     let out = both(&example("saxpy.s"), &job);
@@ -82,7 +88,10 @@ fn convolution_3x3() {
     let weights = [1.0, 2.0, 1.0, 2.0, 4.0, 2.0, 1.0, 2.0, 1.0].map(|x: f32| x / 16.0);
     let mut taps = Vec::new();
     let mut job = Job::new(w, h)
-        .input(0, HostSurface::from_f32(Format::Float32_1, w, h, &img))
+        .input(
+            0,
+            HostSurface::from_f32(Format::Float32_1, w, h, &img).unwrap(),
+        )
         .int(0, 9, 0, 1)
         .output(0, Format::Float32_1);
     for (k, &wt) in weights.iter().enumerate() {
@@ -105,8 +114,14 @@ fn matrix_multiply() {
     let a: Vec<f32> = (0..m * k).map(|x| noise(x) - 0.5).collect(); // k columns, m rows
     let b: Vec<f32> = (0..k * n).map(|x| noise(x + 7777) * 2.0).collect(); // n columns, k rows
     let mut job = Job::new(n, m)
-        .input(0, HostSurface::from_f32(Format::Float32_1, k, m, &a))
-        .input(1, HostSurface::from_f32(Format::Float32_1, n, k, &b))
+        .input(
+            0,
+            HostSurface::from_f32(Format::Float32_1, k, m, &a).unwrap(),
+        )
+        .input(
+            1,
+            HostSurface::from_f32(Format::Float32_1, n, k, &b).unwrap(),
+        )
         .int(0, k as u8, 0, 1)
         .output(0, Format::Float32_1);
     for kk in 0..k as usize {
@@ -348,7 +363,7 @@ fn zbuffer_one_layer_through_kernel_run() {
             test: CondTest::Less,
             loc: CondLoc::Dpp,
             write: true,
-            buffer: HostSurface::from_f32(Format::Float32_1, w, h, &vec![0.5; 64]),
+            buffer: HostSurface::from_f32(Format::Float32_1, w, h, &vec![0.5; 64]).unwrap(),
         }),
         ..Job::new(w, h)
             .constant(0, [0.1, 0.0, 0.0, 0.0])
@@ -375,7 +390,10 @@ fn scatter_transposes_with_uncached_writes() {
     let n = 20u32;
     let img: Vec<f32> = (0..n * n).map(|k| noise(k) * 100.0).collect();
     let job = Job::new(n, n)
-        .input(0, HostSurface::from_f32(Format::Float32_1, n, n, &img))
+        .input(
+            0,
+            HostSurface::from_f32(Format::Float32_1, n, n, &img).unwrap(),
+        )
         .output(0, Format::Float32_1);
     for threads in [1, 2] {
         let out = both(&example("scatter.s"), &with_threads(job.clone(), threads));

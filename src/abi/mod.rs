@@ -119,7 +119,7 @@ impl ProgramInfo {
         }
     }
 
-    /// The notes a program's code implies: inputs read by TEX instructions,
+    /// The notes a program's code implies: inputs read by TEX lookups,
     /// render targets written by OUTPUT instructions, the conditional value
     /// (`W_OMASK`), constants addressed, loop integer constants, and `LAST`
     /// before the final instruction (an early exit).
@@ -129,7 +129,13 @@ impl ProgramInfo {
             // `LAST` on the final instruction is the normal end, not an early exit.
             info.early_exit |= inst.cmn.last && index + 1 < insts.len();
             match &inst.body {
-                Body::Tex(t) if t.inst.op != isa::TexOp::Nop => {
+                // KILL reads no memory; uncached lookups read output 0.
+                Body::Tex(t)
+                    if !matches!(
+                        t.inst.op,
+                        isa::TexOp::Nop | isa::TexOp::Kill | isa::TexOp::LdUncached
+                    ) =>
+                {
                     info.inputs.push(u32::from(t.inst.tex_id))
                 }
                 Body::Tex(_) => {}

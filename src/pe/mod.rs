@@ -20,7 +20,7 @@ pub use command::{
     Command, CommandBuffer, OPCODES, Op, OpInfo, ParamError, StreamFault, decode_packet,
     decode_stream, header,
 };
-pub use run::{Progress, RunReport, RunSettings};
+pub use run::{Progress, RunReport, RunSettings, all_cores};
 
 use crate::co::Co;
 use crate::mc::{CacheId, Mc, Surface, Unmapped};

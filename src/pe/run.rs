@@ -53,11 +53,17 @@ pub struct RunSettings {
     pub progress: Option<Progress>,
 }
 
+/// All the host's cores.
+pub fn all_cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
 impl Default for RunSettings {
+    /// The fastest engine the host runs ([`EngineKind::best`]) on all cores.
     fn default() -> Self {
         RunSettings {
-            engine: EngineKind::Interp,
-            threads: 1,
+            engine: EngineKind::best(),
+            threads: all_cores(),
             options: RunOptions::default(),
             jit: JitOptions::default(),
             progress: None,
@@ -310,16 +316,6 @@ impl Pe {
         let uncached = desc.uncached;
         let uniforms = self.uniforms(mc, &info, offset)?;
         self.check_surfaces(mc, &info, uncached, offset)?;
-        // One engine and one group state per worker thread, for the whole run.
-        let mut workers = (0..self.settings.threads.max(1))
-            .map(|_| {
-                Ok(Worker {
-                    engine: self.settings.engine.make(self.settings.jit)?,
-                    lanes: Lanes::new_boxed(),
-                })
-            })
-            .collect::<Result<Vec<_>, crate::engine::EngineUnavailable>>()
-            .map_err(|e| Self::fail(offset, e.0))?;
         let direct = direct_allowed(self, mc, &info.inputs, &info.outputs, uncached);
         if direct {
             for &k in &info.outputs {
@@ -366,6 +362,17 @@ impl Pe {
             (d.j0 / 2..=d.j1 / 2).collect()
         };
         let total_rows = rows.len() as u64;
+        // One engine and one group state per worker thread, for the whole run;
+        // no more workers than rows of quads.
+        let mut workers = (0..self.settings.threads.clamp(1, rows.len().max(1)))
+            .map(|_| {
+                Ok(Worker {
+                    engine: self.settings.engine.make(self.settings.jit)?,
+                    lanes: Lanes::new_boxed(),
+                })
+            })
+            .collect::<Result<Vec<_>, crate::engine::EngineUnavailable>>()
+            .map_err(|e| Self::fail(offset, e.0))?;
         let out0 = uncached.then_some(self.outputs[0]).flatten();
         let targets = Targets {
             outputs: &self.outputs,

@@ -87,7 +87,7 @@ pub enum RunError {
     },
     /// The instruction budget ran out: the program does not end.
     #[error(
-        "pc {pc}, pixel {pixel:?}: still running after {executed} instructions (budget {budget}); the program looks like it never ends"
+        "pc {pc}, pixel {pixel:?}: still running after {executed} instructions of one group of quads (budget {budget}); the program looks like it never ends (if it does end, raise the budget: `--budget N`, `Job::budget`)"
     )]
     Runaway {
         /// Where it was.

@@ -107,6 +107,11 @@ impl TextureUnit for NoTextures {
     }
 }
 
+/// Instructions one group of quads may execute by default: 2^24, a few
+/// seconds of an endless loop on the interpreter, far beyond the longest
+/// loops real kernels run (a 255 × 255 nested loop of 250 instructions).
+pub const DEFAULT_BUDGET: u64 = 1 << 24;
+
 /// Knobs of a run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RunOptions {
@@ -120,7 +125,7 @@ pub struct RunOptions {
 impl Default for RunOptions {
     fn default() -> Self {
         RunOptions {
-            budget: 1 << 26,
+            budget: DEFAULT_BUDGET,
             check_hazards: false,
         }
     }

@@ -1,13 +1,14 @@
 //! The common case in one call: a program, a domain, inputs and constants in;
-//! outputs out. [`Kernel::run`] opens a [`Device`], places everything in
-//! cached system memory, builds the command buffer a CTM application would
-//! (formats, cache invalidates, domain, start, flushes), submits it and reads
-//! the results back.
+//! outputs out. [`Kernel::run`] checks the job against the program
+//! ([`Kernel::check`]), opens a [`Device`] with a cached system arena sized
+//! for the job, places everything there, builds the command buffer a CTM
+//! application would (formats, cache invalidates, domain, start, flushes),
+//! submits it and reads the results back.
 //!
-//! Host surfaces are tightly packed row-major arrays in the memory layout of
-//! `spec/system.md` §5.1; on the device each row is padded to a pitch that is
-//! a multiple of 4 elements. Output elements the program does not write stay
-//! zero.
+//! A [`Job`] runs on the JIT where the host CPU supports it, else on the
+//! interpreter, on all cores; its builder methods change that.
+//! Output elements the program does not write stay zero (or keep the
+//! contents given with [`Job::output_init`]).
 //!
 //! ```
 //! use ctm::kernel::{HostSurface, Job, Kernel};
@@ -20,8 +21,8 @@
 //!      alu r3.rgb = mad(s0.rrr, s1, s2) | r3.a = mad(s0.r, s1, s2) src0=c0 src1=r1 src2=r2 wait
 //!      out rtA.rgb = max.off(s0, s0) | rtA.a = max.off(s0, s0) src0=r3 wait last",
 //! ).unwrap();
-//! let x = HostSurface::from_f32(Format::Float32_1, 3, 1, &[1.0, 2.0, 3.0]);
-//! let y = HostSurface::from_f32(Format::Float32_1, 3, 1, &[10.0, 20.0, 30.0]);
+//! let x = HostSurface::from_f32(Format::Float32_1, 3, 1, &[1.0, 2.0, 3.0]).unwrap();
+//! let y = HostSurface::from_f32(Format::Float32_1, 3, 1, &[10.0, 20.0, 30.0]).unwrap();
 //! let job = Job::new(3, 1)
 //!     .input(0, x)
 //!     .input(1, y)
@@ -31,76 +32,35 @@
 //! assert_eq!(result.output(0).unwrap().to_f32(), [12.0, 24.0, 36.0]);
 //! ```
 
+mod check;
+mod surface;
+
+pub use check::{JobWarning, Unbound};
+pub use surface::{HostSurface, SizeMismatch};
+
 use crate::abi::Executable;
 use crate::co::{CondLoc, CondTest};
 use crate::device::{Device, DeviceConfig, DeviceError};
+use crate::engine::EngineKind;
 use crate::isa::asm::{self, AsmError};
 use crate::mc::{ArenaKind, CacheMode, Format, SurfaceFormat};
 use crate::pe::{Command, CommandBuffer, RunReport, RunSettings};
+use crate::program::{self, LoadError};
 use crate::runtime::Domain;
+use ctm_jit::compile::JitOptions;
 use ctm_jit::state::IntConst;
-use std::mem::MaybeUninit;
+use std::path::Path;
+use surface::{fetch, place, reserve};
 
-/// Largest pitch a format dword can hold.
+/// Largest pitch a format dword can hold: the widest surface row.
 pub const MAX_PITCH: u32 = 0x1FFC;
-/// Largest height (and domain side) the 13-bit fields hold.
-pub const MAX_HEIGHT: u32 = 0x1FFF;
-
-/// A host-side surface: `width × height` elements of `format`, tightly
-/// packed.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct HostSurface {
-    /// Element format.
-    pub format: Format,
-    /// Elements per row.
-    pub width: u32,
-    /// Rows.
-    pub height: u32,
-    /// `width · height · bytes per element` bytes.
-    pub data: Vec<u8>,
-}
-
-impl HostSurface {
-    /// A zero-filled surface.
-    pub fn zeroed(format: Format, width: u32, height: u32) -> HostSurface {
-        HostSurface {
-            format,
-            width,
-            height,
-            data: vec![0; width as usize * height as usize * format.bytes()],
-        }
-    }
-
-    /// A float surface from values (`channels` per element, row-major).
-    /// Integer formats store the values converted as a program's output
-    /// would be.
-    pub fn from_f32(format: Format, width: u32, height: u32, values: &[f32]) -> HostSurface {
-        let mut s = HostSurface::zeroed(format, width, height);
-        let ch = format.channels();
-        for (e, v) in s
-            .data
-            .chunks_exact_mut(format.bytes())
-            .zip(values.chunks(ch))
-        {
-            let mut c = [0u32; 4];
-            for (k, x) in v.iter().enumerate() {
-                c[k] = x.to_bits();
-            }
-            format.write(e, c, 0xF);
-        }
-        s
-    }
-
-    /// The elements as shader values, channels the format has, row-major.
-    pub fn to_f32(&self) -> Vec<f32> {
-        let ch = self.format.channels();
-        self.data
-            .chunks_exact(self.format.bytes())
-            .flat_map(|e| self.format.read(e)[..ch].to_vec())
-            .map(f32::from_bits)
-            .collect()
-    }
-}
+/// Most rows a surface's 13-bit height field holds.
+pub const MAX_ROWS: u32 = 0x1FFF;
+/// Largest side of a [`Job`]'s domain: the widest surface row (both sides
+/// use the same limit).
+pub const MAX_DOMAIN: u32 = MAX_PITCH;
+/// Largest arena the device offers (every surface of a run must lie in one).
+pub const MAX_ARENA: u32 = 512 << 20;
 
 /// The conditional-output setup of a job.
 #[derive(Clone, Debug, PartialEq)]
@@ -127,6 +87,8 @@ pub struct Job {
     pub inputs: Vec<(u8, HostSurface)>,
     /// Outputs by id, each `width × height` of the format.
     pub outputs: Vec<(u8, Format)>,
+    /// Initial contents of outputs (else they start zero).
+    pub output_init: Vec<(u8, HostSurface)>,
     /// Float constants.
     pub consts: Vec<(usize, [f32; 4])>,
     /// Integer constants.
@@ -144,13 +106,16 @@ pub struct Job {
 }
 
 impl Job {
-    /// A job over the domain `width × height` with nothing bound.
+    /// A job over the domain `width × height` with nothing bound, to run on
+    /// the JIT where the CPU supports it (else the interpreter) on all
+    /// cores.
     pub fn new(width: u32, height: u32) -> Job {
         Job {
             width,
             height,
             inputs: Vec::new(),
             outputs: Vec::new(),
+            output_init: Vec::new(),
             consts: Vec::new(),
             ints: Vec::new(),
             bools: Vec::new(),
@@ -167,9 +132,17 @@ impl Job {
         self
     }
 
-    /// Requests output `n` in `format`.
+    /// Requests output `n` in `format`, starting zero.
     pub fn output(mut self, n: u8, format: Format) -> Job {
         self.outputs.push((n, format));
+        self
+    }
+
+    /// Requests output `n` starting with the contents of `s` (its format;
+    /// the domain's size): what the program does not write keeps them.
+    pub fn output_init(mut self, n: u8, s: HostSurface) -> Job {
+        self.outputs.push((n, s.format));
+        self.output_init.push((n, s));
         self
     }
 
@@ -188,6 +161,55 @@ impl Job {
     /// Sets boolean constant `n`.
     pub fn boolean(mut self, n: usize, b: bool) -> Job {
         self.bools.push((n, b));
+        self
+    }
+
+    /// Sets the conditional value handed to every pair (r0.b).
+    pub fn cond_val(mut self, v: f32) -> Job {
+        self.cond_val = v;
+        self
+    }
+
+    /// Sets up the conditional output unit.
+    pub fn cond(mut self, setup: CondSetup) -> Job {
+        self.cond = Some(setup);
+        self
+    }
+
+    /// Chooses the engine.
+    pub fn engine(mut self, engine: EngineKind) -> Job {
+        self.settings.engine = engine;
+        self
+    }
+
+    /// Sets the worker threads (at least 1; runs use no more than they
+    /// have rows of quads for).
+    pub fn threads(mut self, threads: usize) -> Job {
+        self.settings.threads = threads.max(1);
+        self
+    }
+
+    /// Sets the runaway budget: instructions one group of quads may execute.
+    pub fn budget(mut self, budget: u64) -> Job {
+        self.settings.options.budget = budget;
+        self
+    }
+
+    /// Sets how the JIT compiles.
+    pub fn jit(mut self, jit: JitOptions) -> Job {
+        self.settings.jit = jit;
+        self
+    }
+
+    /// Turns the texture-semaphore hazard checker on or off.
+    pub fn check_hazards(mut self, on: bool) -> Job {
+        self.settings.options.check_hazards = on;
+        self
+    }
+
+    /// Chooses coherent or strictly modelled caches.
+    pub fn cache_mode(mut self, mode: CacheMode) -> Job {
+        self.cache_mode = mode;
         self
     }
 }
@@ -216,6 +238,30 @@ pub enum KernelError {
     /// A job that does not fit the hardware's fields.
     #[error("{0}")]
     Job(String),
+    /// The program has no instructions.
+    #[error("the program has no instructions")]
+    EmptyProgram,
+    /// The program uses something the job does not bind.
+    #[error("{0}")]
+    Unbound(Unbound),
+    /// Nothing the program could do would be visible.
+    #[error(
+        "the program writes no render target, no uncached output and no conditional value, and the job writes no conditional buffer: the run would have no effect"
+    )]
+    NoEffect,
+    /// The job's surfaces do not fit one arena.
+    #[error(
+        "the job needs {} MiB of device memory, but one arena holds at most {} MiB (every surface of a run must lie in one arena)",
+        need.div_ceil(1 << 20),
+        MAX_ARENA >> 20
+    )]
+    TooLarge {
+        /// Bytes needed.
+        need: u64,
+    },
+    /// The program file could not be read.
+    #[error(transparent)]
+    Load(#[from] LoadError),
     /// The device refused or the run faulted.
     #[error(transparent)]
     Device(#[from] DeviceError),
@@ -242,23 +288,27 @@ impl Kernel {
         Ok(Kernel { exe })
     }
 
-    /// Runs the kernel over `job`'s domain.
+    /// Reads a kernel from a file: an ELF executable or assembly text
+    /// ([`program::load`]).
+    pub fn from_path(path: impl AsRef<Path>) -> Result<Kernel, KernelError> {
+        Ok(Kernel {
+            exe: program::load(path.as_ref(), false)?.exe,
+        })
+    }
+
+    /// Runs the kernel over `job`'s domain, after [`Kernel::check`].
     pub fn run(&self, job: &Job) -> Result<JobResult, KernelError> {
-        let bad = |m: String| Err(KernelError::Job(m));
-        if job.width == 0 || job.height == 0 {
-            return bad(format!("empty domain {}×{}", job.width, job.height));
-        }
-        if job.width > MAX_HEIGHT + 1 || job.height > MAX_HEIGHT + 1 {
-            return bad(format!(
-                "domain {}×{} exceeds the 13-bit domain fields (at most 8192×8192)",
-                job.width, job.height
-            ));
-        }
-        let mut dev = Device::open(DeviceConfig {
+        self.check(job)?;
+        let mut config = DeviceConfig {
             cache_mode: job.cache_mode,
             settings: job.settings.clone(),
             ..DeviceConfig::default()
-        });
+        };
+        // The cached system arena holds the whole job (memory is only
+        // allocated where it is written).
+        let need = check::memory_needed(self, job).next_multiple_of(1 << 20);
+        config.arena_sizes[3] = config.arena_sizes[3].max(need.min(u64::from(MAX_ARENA)) as u32);
+        let mut dev = Device::open(config);
         let arena = ArenaKind::SystemCached;
         let mut cb = CommandBuffer::new();
         let prog = dev.alloc(arena, self.exe.code.len() * 4)?;
@@ -271,25 +321,19 @@ impl Kernel {
 
         let mut constf = vec![0u8; 256 * 16];
         for &(n, v) in &job.consts {
-            let Some(slot) = constf.get_mut(n * 16..n * 16 + 16) else {
-                return bad(format!("float constant {n} out of range (0–255)"));
-            };
+            let slot = &mut constf[n * 16..n * 16 + 16];
             for (k, x) in v.iter().enumerate() {
                 slot[4 * k..4 * k + 4].copy_from_slice(&x.to_le_bytes());
             }
         }
         let mut consti = vec![0u8; 32 * 4];
         for &(n, k) in &job.ints {
-            let Some(slot) = consti.get_mut(n * 4..n * 4 + 4) else {
-                return bad(format!("integer constant {n} out of range (0–31)"));
-            };
+            let slot = &mut consti[n * 4..n * 4 + 4];
             slot.copy_from_slice(&[k.count, k.init, k.step as u8, 0]);
         }
         let mut constb = vec![0u8; 32 * 4];
         for &(n, b) in &job.bools {
-            let Some(slot) = constb.get_mut(n * 4..n * 4 + 4) else {
-                return bad(format!("boolean constant {n} out of range (0–31)"));
-            };
+            let slot = &mut constb[n * 4..n * 4 + 4];
             slot[0] = u8::from(b);
         }
         for (data, make) in [
@@ -307,9 +351,6 @@ impl Kernel {
         }
 
         for (n, s) in &job.inputs {
-            if *n > 15 {
-                return bad(format!("input {n} out of range (0–15)"));
-            }
             let (base, fmt) = place(&mut dev, s, &format!("input {n}"))?;
             cb.push(Command::SetInpFmt {
                 input: *n,
@@ -320,17 +361,12 @@ impl Kernel {
         }
         let mut outs = Vec::new();
         for &(n, format) in &job.outputs {
-            if n > 3 {
-                return bad(format!("output {n} out of range (0–3)"));
-            }
-            // Fresh device memory reads as zero: nothing to copy.
-            let (base, fmt) = reserve(
-                &mut dev,
-                format,
-                job.width,
-                job.height,
-                &format!("output {n}"),
-            )?;
+            let what = format!("output {n}");
+            let (base, fmt) = match job.output_init.iter().rev().find(|(k, _)| *k == n) {
+                Some((_, s)) => place(&mut dev, s, &what)?,
+                // Fresh device memory reads as zero: nothing to copy.
+                None => reserve(&mut dev, format, job.width, job.height, &what)?,
+            };
             cb.push(Command::SetOutFmt {
                 output: n,
                 base,
@@ -341,12 +377,6 @@ impl Kernel {
         }
         let mut cond = None;
         if let Some(c) = &job.cond {
-            if (c.buffer.width, c.buffer.height) != (job.width, job.height) {
-                return bad(format!(
-                    "conditional buffer is {}×{}, the domain {}×{}",
-                    c.buffer.width, c.buffer.height, job.width, job.height
-                ));
-            }
             let (base, fmt) = place(&mut dev, &c.buffer, "the conditional buffer")?;
             cb.push(Command::SetCondOutFmt {
                 base,
@@ -395,106 +425,4 @@ impl Kernel {
             report,
         })
     }
-}
-
-/// Copies a host surface into new device memory with a padded pitch.
-fn place(
-    dev: &mut Device,
-    s: &HostSurface,
-    what: &str,
-) -> Result<(u32, SurfaceFormat), KernelError> {
-    let bpe = s.format.bytes();
-    if s.data.len() != s.width as usize * s.height as usize * bpe {
-        return Err(KernelError::Job(format!(
-            "{what}: {} bytes of data for {}×{} elements of {} ({} bytes expected)",
-            s.data.len(),
-            s.width,
-            s.height,
-            s.format,
-            s.width as usize * s.height as usize * bpe
-        )));
-    }
-    let (base, fmt) = reserve(dev, s.format, s.width, s.height, what)?;
-    let row = fmt.pitch as usize * bpe;
-    for (y, chunk) in s.data.chunks(s.width as usize * bpe).enumerate() {
-        dev.write(base + (y * row) as u32, chunk)?;
-    }
-    Ok((base, fmt))
-}
-
-/// Allocates device memory (zero) for a `width × height` surface of
-/// `format` with a padded pitch.
-fn reserve(
-    dev: &mut Device,
-    format: Format,
-    width: u32,
-    height: u32,
-    what: &str,
-) -> Result<(u32, SurfaceFormat), KernelError> {
-    if width > MAX_PITCH || height > MAX_HEIGHT {
-        return Err(KernelError::Job(format!(
-            "{what} is {width}×{height}; surfaces hold at most {MAX_PITCH} elements per row and {MAX_HEIGHT} rows"
-        )));
-    }
-    let fmt = SurfaceFormat::linear(format, width.max(1));
-    let row = fmt.pitch as usize * format.bytes();
-    let base = dev.alloc(ArenaKind::SystemCached, row * height as usize)?;
-    Ok((base, fmt))
-}
-
-/// Reads a device surface back, tightly packed.
-fn fetch(
-    dev: &Device,
-    base: u32,
-    fmt: SurfaceFormat,
-    width: u32,
-    height: u32,
-    threads: usize,
-) -> Result<HostSurface, KernelError> {
-    let bpe = fmt.format.bytes();
-    let row = fmt.pitch as usize * bpe;
-    let line = width as usize * bpe;
-    let len = line * height as usize;
-    // Every byte is copied from the device: no zeroing first (on one thread,
-    // before the copy could start).
-    let mut data: Vec<u8> = Vec::with_capacity(len);
-    let out = &mut data.spare_capacity_mut()[..len];
-    // Large surfaces are copied by several threads, a band of rows each
-    // (the copy and the fresh pages' faults then scale with the run).
-    let threads = if len >= 1 << 20 { threads.max(1) } else { 1 };
-    let band = (height as usize).div_ceil(threads).max(1);
-    let copy = |first: usize, part: &mut [MaybeUninit<u8>]| -> Result<(), KernelError> {
-        for (y, chunk) in part.chunks_mut(line).enumerate() {
-            let addr = base + ((first + y) * row) as u32;
-            dev.mc()
-                .mem
-                .read_uninit(u64::from(addr), chunk)
-                .map_err(DeviceError::from)?;
-        }
-        Ok(())
-    };
-    if threads == 1 || line == 0 {
-        copy(0, out)?;
-    } else {
-        std::thread::scope(|scope| {
-            let handles: Vec<_> = out
-                .chunks_mut(line * band)
-                .enumerate()
-                .map(|(k, part)| scope.spawn(move || copy(k * band, part)))
-                .collect();
-            handles
-                .into_iter()
-                .try_for_each(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
-        })?;
-    }
-    // SAFETY: every band's rows were read in full (an error returned above
-    // before this), so the first `len` bytes are initialised.
-    unsafe { data.set_len(len) };
-    let s = HostSurface {
-        format: fmt.format,
-        width,
-        height,
-        data,
-    };
-    Ok(s)
 }

@@ -1,0 +1,169 @@
+//! Parsing the values of command-line flags. Every error here is a usage
+//! error (exit status 2) that quotes the flag's value.
+
+use super::{Error, usage};
+use ctm::mc::Format;
+use std::path::PathBuf;
+
+/// `WxH` (also `×` or `X` between).
+pub fn parse_dims(s: &str) -> Result<(u32, u32), String> {
+    let (w, h) = s
+        .split_once(['x', 'X', '×'])
+        .ok_or_else(|| format!("`{s}`: expected WxH, e.g. 256x256"))?;
+    let n = |t: &str| {
+        t.trim()
+            .parse::<u32>()
+            .map_err(|_| format!("`{s}`: `{t}` is not a number"))
+    };
+    Ok((n(w)?, n(h)?))
+}
+
+/// `N=REST` with N at most `max`.
+pub fn split_id<'a>(s: &'a str, what: &str, max: usize) -> Result<(usize, &'a str), Error> {
+    let Some((n, rest)) = s.split_once('=') else {
+        return usage(format!("{what} `{s}`: expected N=…"));
+    };
+    let Ok(n) = n.trim().parse::<usize>() else {
+        return usage(format!("{what} `{s}`: `{n}` is not a number"));
+    };
+    if n > max {
+        return usage(format!("{what} `{s}`: {n} is out of range (0–{max})"));
+    }
+    Ok((n, rest))
+}
+
+/// A format name.
+pub fn format_of(s: &str, spec: &str) -> Result<Format, Error> {
+    match Format::parse(s) {
+        Some(f) => Ok(f),
+        None => usage(format!(
+            "`{spec}`: unknown format `{s}` (uint16_1 uint8_4 float32_1 float32_2 float32_4)"
+        )),
+    }
+}
+
+/// `PATH:FORMAT`, splitting at the last colon.
+pub fn path_format(s: &str, spec: &str) -> Result<(PathBuf, Format), Error> {
+    let Some((p, f)) = s.rsplit_once(':') else {
+        return usage(format!("`{spec}`: expected PATH:FORMAT"));
+    };
+    Ok((PathBuf::from(p), format_of(f, spec)?))
+}
+
+/// `PATH[:FORMAT][:WxH]`: the optional parts are recognised from the right.
+pub fn path_format_dims(s: &str) -> (PathBuf, Option<Format>, Option<(u32, u32)>) {
+    let mut path = s;
+    let mut dims = None;
+    let mut format = None;
+    if let Some((p, d)) = path.rsplit_once(':')
+        && let Ok(d) = parse_dims(d)
+    {
+        dims = Some(d);
+        path = p;
+    }
+    if let Some((p, f)) = path.rsplit_once(':')
+        && let Some(f) = Format::parse(f)
+    {
+        format = Some(f);
+        path = p;
+    }
+    (PathBuf::from(path), format, dims)
+}
+
+/// Exactly `n` comma-separated numbers.
+pub fn numbers<T: std::str::FromStr>(s: &str, n: usize, spec: &str) -> Result<Vec<T>, Error> {
+    let Ok(v) = s
+        .split(',')
+        .map(|t| t.trim().parse::<T>())
+        .collect::<Result<Vec<T>, _>>()
+    else {
+        return usage(format!("`{spec}`: expected {n} comma-separated numbers"));
+    };
+    if v.len() != n {
+        return usage(format!("`{spec}`: expected {n} numbers, got {}", v.len()));
+    }
+    Ok(v)
+}
+
+/// An integer constant `count,init,step`.
+pub fn int_const(s: &str, spec: &str) -> Result<(u8, u8, i8), Error> {
+    let v = numbers::<i32>(s, 3, spec)?;
+    let (Ok(count), Ok(init), Ok(step)) =
+        (u8::try_from(v[0]), u8::try_from(v[1]), i8::try_from(v[2]))
+    else {
+        return usage(format!(
+            "`{spec}`: count and init must be 0–255, step -128–127"
+        ));
+    };
+    Ok((count, init, step))
+}
+
+/// An address: `0x…` or decimal, `_` allowed.
+pub fn parse_addr(s: &str) -> Result<u32, String> {
+    let t = s.trim();
+    let r = match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+        Some(h) => u32::from_str_radix(&h.replace('_', ""), 16),
+        None => t.replace('_', "").parse(),
+    };
+    r.map_err(|_| format!("`{s}` is not an address (0x… or decimal)"))
+}
+
+/// A size: bytes, or with a `K`, `M` or `G` suffix (binary units).
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let (digits, unit) = match t.char_indices().find(|(_, c)| c.is_ascii_alphabetic()) {
+        Some((k, _)) => t.split_at(k),
+        None => (t, ""),
+    };
+    let n: u64 = digits
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{s}`: expected a size such as 256M"))?;
+    let shift = match unit.to_ascii_uppercase().trim_end_matches(['B', 'I']) {
+        "" => 0,
+        "K" => 10,
+        "M" => 20,
+        "G" => 30,
+        _ => return Err(format!("`{s}`: unknown unit `{unit}` (K, M or G)")),
+    };
+    n.checked_shl(shift)
+        .filter(|v| v >> shift == n)
+        .ok_or_else(|| format!("`{s}` is too large"))
+}
+
+/// A value range `LO..HI` (for pictures).
+pub fn parse_range(s: &str) -> Option<(f32, f32)> {
+    let (lo, hi) = s.split_once("..")?;
+    let (lo, hi) = (lo.trim().parse().ok()?, hi.trim().parse().ok()?);
+    (lo < hi).then_some((lo, hi))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("256M"), Ok(256 << 20));
+        assert_eq!(parse_size("4096"), Ok(4096));
+        assert_eq!(parse_size("1GiB"), Ok(1 << 30));
+        assert!(parse_size("3T").is_err());
+    }
+
+    #[test]
+    fn specs() {
+        let (p, f, d) = path_format_dims("a:b.f32:float32_4:4x2");
+        assert_eq!(
+            (p, f, d),
+            (
+                PathBuf::from("a:b.f32"),
+                Some(Format::Float32_4),
+                Some((4, 2))
+            )
+        );
+        let (p, f, d) = path_format_dims("pic.png");
+        assert_eq!((p, f, d), (PathBuf::from("pic.png"), None, None));
+        assert_eq!(parse_range("-1..1"), Some((-1.0, 1.0)));
+        assert_eq!(parse_range("1..1"), None);
+    }
+}

@@ -1,0 +1,422 @@
+//! Data in and out of `ctm run`: raw files, PNG pictures and NumPy `.npy`
+//! arrays as surfaces, constants from a file, outputs printed as text.
+//!
+//! Channel order: PNG and `.npy` data are in the shader's channel order
+//! (r, g, b, a); a `uint8_4` surface keeps them in memory as B, G, R, A
+//! (`docs/machine.md` §5.1), so the conversion swaps them.
+
+use super::{Error, usage};
+use ctm::kernel::HostSurface;
+use ctm::mc::Format;
+use std::io::Read;
+use std::path::Path;
+
+const PNG_MAGIC: &[u8] = b"\x89PNG\r\n\x1a\n";
+const NPY_MAGIC: &[u8] = b"\x93NUMPY";
+/// Largest data file read (an 8188 × 8188 float32_4 surface is 1 GiB).
+const MAX_DATA: u64 = 1 << 30;
+
+/// Reads a whole file, or standard input for `-`.
+pub fn read_all(path: &Path) -> Result<Vec<u8>, Error> {
+    let name = path.display();
+    let mut bytes = Vec::new();
+    let reader: Box<dyn Read> = if path == Path::new("-") {
+        Box::new(std::io::stdin().lock())
+    } else {
+        Box::new(std::fs::File::open(path).map_err(|e| format!("{name}: {e}"))?)
+    };
+    reader
+        .take(MAX_DATA + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("{name}: {e}"))?;
+    if bytes.len() as u64 > MAX_DATA {
+        return Err(format!("{name}: larger than {} MiB", MAX_DATA >> 20).into());
+    }
+    Ok(bytes)
+}
+
+/// The file forms of a surface.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Form {
+    /// Raw elements in the memory layout of their format.
+    Raw,
+    /// A PNG picture.
+    Png,
+    /// A NumPy array.
+    Npy,
+}
+
+impl Form {
+    /// The form an output path asks for, by its extension.
+    pub fn of_path(path: &Path) -> Form {
+        match path.extension().and_then(|e| e.to_str()) {
+            Some(e) if e.eq_ignore_ascii_case("png") => Form::Png,
+            Some(e) if e.eq_ignore_ascii_case("npy") => Form::Npy,
+            _ => Form::Raw,
+        }
+    }
+
+    /// The form of a file's bytes, by their magic.
+    pub fn of_bytes(bytes: &[u8]) -> Form {
+        if bytes.starts_with(PNG_MAGIC) {
+            Form::Png
+        } else if bytes.starts_with(NPY_MAGIC) {
+            Form::Npy
+        } else {
+            Form::Raw
+        }
+    }
+}
+
+/// A surface from a file's bytes: PNG and `.npy` carry their size (checked
+/// against `dims` if given) and imply a format (`format` chooses among the
+/// compatible ones); raw bytes need both.
+pub fn decode(
+    bytes: &[u8],
+    name: &str,
+    format: Option<Format>,
+    dims: Option<(u32, u32)>,
+) -> Result<HostSurface, Error> {
+    let s = match Form::of_bytes(bytes) {
+        Form::Png => read_png(bytes, name, format.unwrap_or(Format::Float32_4))?,
+        Form::Npy => read_npy(bytes, name, format)?,
+        Form::Raw => {
+            let (Some(format), Some((w, h))) = (format, dims) else {
+                return usage(format!(
+                    "{name}: raw data needs its format and size (`PATH:FORMAT:WxH`); PNG and .npy files carry them"
+                ));
+            };
+            return HostSurface::new(format, w, h, bytes.to_vec())
+                .map_err(|e| format!("{name}: {e}").into());
+        }
+    };
+    if let Some((w, h)) = dims
+        && (w, h) != (s.width, s.height)
+    {
+        return Err(format!("{name}: the file is {}×{}, not {w}×{h}", s.width, s.height).into());
+    }
+    Ok(s)
+}
+
+/// Decodes a PNG into `format`: `uint8_4` and `float32_4` take the RGBA
+/// channels (alpha 1 where the picture has none), `float32_1` and
+/// `uint16_1` a grey value (Rec. 709 luma of colour pictures).
+pub fn read_png(bytes: &[u8], name: &str, format: Format) -> Result<HostSurface, Error> {
+    if matches!(format, Format::Float32_2) {
+        return usage(format!(
+            "{name}: a picture becomes uint8_4, float32_4, float32_1 or uint16_1, not float32_2"
+        ));
+    }
+    let mut dec = png::Decoder::new(std::io::Cursor::new(bytes));
+    dec.set_transformations(png::Transformations::EXPAND);
+    let mut reader = dec.read_info().map_err(|e| format!("{name}: {e}"))?;
+    let size = reader
+        .output_buffer_size()
+        .ok_or_else(|| format!("{name}: picture too large"))?;
+    let mut buf = vec![0u8; size];
+    let info = reader
+        .next_frame(&mut buf)
+        .map_err(|e| format!("{name}: {e}"))?;
+    let (w, h) = (info.width, info.height);
+    let wide = info.bit_depth == png::BitDepth::Sixteen;
+    let channels = info.color_type.samples();
+    let sample = |row: &[u8], k: usize| -> f32 {
+        if wide {
+            f32::from(u16::from_be_bytes([row[2 * k], row[2 * k + 1]])) / 65535.0
+        } else {
+            f32::from(row[k]) / 255.0
+        }
+    };
+    let mut values = Vec::with_capacity(w as usize * h as usize * format.channels());
+    for row in buf.chunks(info.line_size).take(h as usize) {
+        for x in 0..w as usize {
+            let px: Vec<f32> = (0..channels)
+                .map(|c| sample(row, x * channels + c))
+                .collect();
+            let rgba = match channels {
+                1 => [px[0], px[0], px[0], 1.0],
+                2 => [px[0], px[0], px[0], px[1]],
+                3 => [px[0], px[1], px[2], 1.0],
+                _ => [px[0], px[1], px[2], px[3]],
+            };
+            match format.channels() {
+                1 if channels <= 2 => values.push(rgba[0]),
+                1 => values.push(0.2126 * rgba[0] + 0.7152 * rgba[1] + 0.0722 * rgba[2]),
+                _ => values.extend_from_slice(&rgba),
+            }
+        }
+    }
+    HostSurface::from_f32(format, w, h, &values).map_err(|e| format!("{name}: {e}").into())
+}
+
+/// Encodes a surface as a PNG: four channels as RGBA, two as RGB with
+/// blue 0, one as grey; values mapped from `range` to 0..255 (clamped,
+/// NaN black).
+pub fn png_bytes(s: &HostSurface, range: (f32, f32)) -> Result<Vec<u8>, Error> {
+    let (lo, hi) = range;
+    let scale = |v: f32| -> u8 {
+        let t = (v - lo) / (hi - lo);
+        if t.is_nan() {
+            0
+        } else {
+            (t.clamp(0.0, 1.0) * 255.0).round() as u8
+        }
+    };
+    let values = s.to_f32();
+    let (color, pixels): (png::ColorType, Vec<u8>) = match s.format.channels() {
+        1 => (
+            png::ColorType::Grayscale,
+            values.iter().map(|&v| scale(v)).collect(),
+        ),
+        2 => (
+            png::ColorType::Rgb,
+            values
+                .chunks_exact(2)
+                .flat_map(|p| [scale(p[0]), scale(p[1]), 0])
+                .collect(),
+        ),
+        _ => (
+            png::ColorType::Rgba,
+            values.iter().map(|&v| scale(v)).collect(),
+        ),
+    };
+    let mut out = Vec::new();
+    let mut enc = png::Encoder::new(&mut out, s.width, s.height);
+    enc.set_color(color);
+    enc.set_depth(png::BitDepth::Eight);
+    let mut w = enc.write_header()?;
+    w.write_image_data(&pixels)?;
+    w.finish()?;
+    Ok(out)
+}
+
+/// The dtype and channels of a format as NumPy stores them.
+fn npy_descr(format: Format) -> (&'static str, usize) {
+    match format {
+        Format::Uint16_1 => ("<u2", 1),
+        Format::Uint8_4 => ("|u1", 4),
+        Format::Float32_1 => ("<f4", 1),
+        Format::Float32_2 => ("<f4", 2),
+        Format::Float32_4 => ("<f4", 4),
+    }
+}
+
+/// Encodes a surface as a NumPy array of shape (height, width) for one
+/// channel, else (height, width, channels); `uint8_4` as RGBA bytes.
+pub fn npy_bytes(s: &HostSurface) -> Vec<u8> {
+    let (descr, ch) = npy_descr(s.format);
+    let shape = if ch == 1 {
+        format!("({}, {})", s.height, s.width)
+    } else {
+        format!("({}, {}, {ch})", s.height, s.width)
+    };
+    let mut header = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}");
+    // Magic (6) + version (2) + length (2) + header + '\n', a multiple of 64.
+    while (10 + header.len() + 1) % 64 != 0 {
+        header.push(' ');
+    }
+    header.push('\n');
+    let mut out = Vec::with_capacity(10 + header.len() + s.data.len());
+    out.extend_from_slice(NPY_MAGIC);
+    out.extend_from_slice(&[1, 0]);
+    out.extend_from_slice(&(header.len() as u16).to_le_bytes());
+    out.extend_from_slice(header.as_bytes());
+    if s.format == Format::Uint8_4 {
+        out.extend(
+            s.data
+                .chunks_exact(4)
+                .flat_map(|e| [e[2], e[1], e[0], e[3]]),
+        );
+    } else {
+        out.extend_from_slice(&s.data);
+    }
+    out
+}
+
+/// Decodes a NumPy array: `<f4` of shape (H, W) or (H, W, 1|2|4), `|u1` of
+/// shape (H, W, 4) (RGBA), `<u2` of shape (H, W) or (H, W, 1).
+pub fn read_npy(bytes: &[u8], name: &str, want: Option<Format>) -> Result<HostSurface, Error> {
+    let bad =
+        |m: &str| -> Error { format!("{name}: not a NumPy array this tool reads: {m}").into() };
+    let (len, start) = match bytes.get(6) {
+        Some(1) if bytes.len() >= 10 => (usize::from(u16::from_le_bytes([bytes[8], bytes[9]])), 10),
+        Some(2 | 3) if bytes.len() >= 12 => (
+            u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize,
+            12,
+        ),
+        _ => return Err(bad("unknown version or truncated header")),
+    };
+    let header = bytes
+        .get(start..start + len)
+        .and_then(|h| std::str::from_utf8(h).ok())
+        .ok_or_else(|| bad("truncated or non-text header"))?;
+    let field = |key: &str| -> Option<&str> {
+        let at = header.find(&format!("'{key}'"))? + key.len() + 2;
+        let rest = header[at..].trim_start().strip_prefix(':')?.trim_start();
+        Some(rest)
+    };
+    let descr = field("descr")
+        .and_then(|r| r.strip_prefix('\''))
+        .and_then(|r| r.split('\'').next())
+        .ok_or_else(|| bad("no 'descr'"))?;
+    if field("fortran_order").is_some_and(|r| r.starts_with("True")) {
+        return Err(bad("Fortran order (save a C-ordered array)"));
+    }
+    let shape: Vec<usize> = field("shape")
+        .and_then(|r| r.strip_prefix('('))
+        .and_then(|r| r.split(')').next())
+        .ok_or_else(|| bad("no 'shape'"))?
+        .split(',')
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .map(|t| t.parse::<usize>())
+        .collect::<Result<_, _>>()
+        .map_err(|_| bad("a shape that is not numbers"))?;
+    let (h, w, ch) = match shape[..] {
+        [h, w] => (h, w, 1),
+        [h, w, c] => (h, w, c),
+        _ => {
+            return Err(bad(&format!(
+                "shape {shape:?}: expected (H, W) or (H, W, C)"
+            )));
+        }
+    };
+    let format = match (descr, ch) {
+        ("<f4", 1) => Format::Float32_1,
+        ("<f4", 2) => Format::Float32_2,
+        ("<f4", 4) => Format::Float32_4,
+        ("|u1" | "<u1", 4) => Format::Uint8_4,
+        ("<u2", 1) => Format::Uint16_1,
+        _ => {
+            return Err(bad(&format!(
+                "dtype {descr} with {ch} channel(s); use float32 with 1, 2 or 4 channels, uint8 with 4 or uint16 with 1"
+            )));
+        }
+    };
+    if let Some(f) = want
+        && f != format
+    {
+        return usage(format!(
+            "{name}: the array holds {format} elements (dtype {descr}, shape {shape:?}), not {f}"
+        ));
+    }
+    let (w, h) = (
+        u32::try_from(w).map_err(|_| bad("too wide"))?,
+        u32::try_from(h).map_err(|_| bad("too tall"))?,
+    );
+    let mut data = bytes[start + len..].to_vec();
+    if format == Format::Uint8_4 {
+        for e in data.chunks_exact_mut(4) {
+            e.swap(0, 2);
+        }
+    }
+    HostSurface::new(format, w, h, data).map_err(|e| format!("{name}: {e}").into())
+}
+
+/// Constants read from a file: one `c3 = 1, 2, 3, 4`, `i0 = 255, 0, 1` or
+/// `b2 = 1` per line; `#` starts a comment.
+#[derive(Default)]
+pub struct ConstFile {
+    /// Float constants.
+    pub floats: Vec<(usize, [f32; 4])>,
+    /// Integer constants (count, init, step).
+    pub ints: Vec<(usize, (u8, u8, i8))>,
+    /// Boolean constants.
+    pub bools: Vec<(usize, bool)>,
+}
+
+/// Parses a constants file.
+pub fn read_consts(path: &Path) -> Result<ConstFile, Error> {
+    let text =
+        String::from_utf8(read_all(path)?).map_err(|_| format!("{}: not text", path.display()))?;
+    let mut out = ConstFile::default();
+    for (k, line) in text.lines().enumerate() {
+        let at = |m: String| -> Error { format!("{}:{}: {m}", path.display(), k + 1).into() };
+        let line = line.split('#').next().unwrap_or("").trim();
+        if line.is_empty() {
+            continue;
+        }
+        let (name, values) = line
+            .split_once('=')
+            .ok_or_else(|| at(format!("`{line}`: expected e.g. `c3 = 1, 2, 3, 4`")))?;
+        let name = name.trim();
+        let (kind, n) = name.split_at(name.len().min(1));
+        let n: usize = n
+            .parse()
+            .map_err(|_| at(format!("`{name}`: expected cN, iN or bN")))?;
+        let parts: Vec<&str> = values.split(',').map(str::trim).collect();
+        match kind {
+            "c" | "C" => {
+                let v =
+                    super::args::numbers::<f32>(values, 4, name).map_err(|e| at(e.to_string()))?;
+                if n > 255 {
+                    return Err(at(format!("{name}: float constants are c0–c255")));
+                }
+                out.floats.push((n, [v[0], v[1], v[2], v[3]]));
+            }
+            "i" | "I" => {
+                if n > 31 {
+                    return Err(at(format!("{name}: integer constants are i0–i31")));
+                }
+                out.ints.push((
+                    n,
+                    super::args::int_const(values, name).map_err(|e| at(e.to_string()))?,
+                ));
+            }
+            "b" | "B" => {
+                if n > 31 {
+                    return Err(at(format!("{name}: boolean constants are b0–b31")));
+                }
+                let b = match parts[..] {
+                    ["0"] | ["false"] => false,
+                    ["1"] | ["true"] => true,
+                    _ => return Err(at(format!("{name}: expected 0 or 1"))),
+                };
+                out.bools.push((n, b));
+            }
+            _ => return Err(at(format!("`{name}`: expected cN, iN or bN"))),
+        }
+    }
+    Ok(out)
+}
+
+/// Largest surface `--print` shows.
+pub const MAX_PRINT: usize = 4096;
+
+/// An output as text: one line per element, `(i, j): values`.
+pub fn print_surface(n: u8, s: &HostSurface) -> String {
+    let ch = s.format.channels();
+    let values = s.to_f32();
+    let mut out = format!("output {n} ({}×{} {}):\n", s.width, s.height, s.format);
+    for (k, e) in values.chunks_exact(ch).enumerate() {
+        let (i, j) = (k % s.width as usize, k / s.width as usize);
+        let v: Vec<String> = e.iter().map(|x| show(*x)).collect();
+        out += &format!("  ({i}, {j}): {}\n", v.join(", "));
+    }
+    out
+}
+
+/// A value as the machine sees it: ±0, denormals and NaN payloads visible.
+pub fn show(x: f32) -> String {
+    if x.is_nan() {
+        format!("NaN(0x{:08x})", x.to_bits())
+    } else if x == 0.0 {
+        if x.is_sign_negative() {
+            "-0".into()
+        } else {
+            "0".into()
+        }
+    } else if x.is_subnormal() {
+        format!("{x:e} (denormal)")
+    } else {
+        format!("{x}")
+    }
+}
+
+/// Writes `bytes` to `path`, or standard output for `-`.
+pub fn write_to(path: &Path, bytes: &[u8]) -> Result<(), Error> {
+    if path == Path::new("-") {
+        return super::write_stdout(bytes);
+    }
+    std::fs::write(path, bytes).map_err(|e| format!("{}: {e}", path.display()).into())
+}

@@ -1,0 +1,592 @@
+//! `ctm run` and `ctm bench`: a program over a domain on files.
+
+use super::args::{
+    int_const, numbers, parse_dims, parse_range, path_format, path_format_dims, split_id,
+};
+use super::data::{self, Form};
+use super::{EXIT_HAZARDS, EXIT_OK, Error, Verbosity, say, settings, summary, usage, warn};
+use clap::Args;
+use ctm::co::{CondLoc, CondTest};
+use ctm::kernel::{
+    CondSetup, HostSurface, Job, JobResult, JobWarning, Kernel, KernelError, Unbound,
+};
+use ctm::mc::{CacheMode, Format};
+use ctm::program;
+use ctm::{JitOptions, OptLevel};
+use std::fs::File;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+const RUN_ABOUT: &str = "\
+How a program learns its pair: at start, temporary r0 = (i, j, v, 1.0) as
+floats — i the column (0..W), j the row (0..H), v the conditional value
+(--cond-val). Every other temporary starts at 0. Pairs run in 2×2 quads;
+quad lanes outside the domain run as helpers and write nothing.
+
+Data files: raw files are little-endian, row-major and tightly packed, each
+element in the memory layout of its FORMAT: uint16_1 (u16, read as u/65535),
+uint8_4 (bytes B,G,R,A, read as byte/255), float32_1, float32_2, float32_4
+(f32 per channel). Inputs may also be PNG pictures (to uint8_4, float32_4 or
+grey float32_1/uint16_1) or NumPy .npy arrays (float32 (H,W[,1|2|4]), uint8
+(H,W,4) RGBA, uint16 (H,W)), recognised by content; outputs named *.npy or
+*.png are written in that form. `-` reads standard input or writes standard
+output. Output elements the program does not write stay zero (or keep
+--output-init). The reference: docs/machine.md (formats, the CO), docs/isa.md.
+
+Before anything runs, the program's notes are checked against the flags:
+every input it reads, output it writes and loop constant it uses must be
+bound. The largest domain is 8188×8188.
+
+Exit status: 0 success, 1 error, 2 usage error (also an unbound input,
+output or loop constant), 3 hazards found (--check-hazards).";
+
+/// Arguments of `ctm run`.
+#[derive(Args, Debug)]
+#[command(after_help = RUN_ABOUT)]
+pub struct RunArgs {
+    /// The program: ELF executable or assembly source (`-`: standard input).
+    program: PathBuf,
+    /// The domain: W×H pairs (i in 0..W, j in 0..H); `x` or `×` between.
+    #[arg(long, value_name = "WxH", value_parser = parse_dims)]
+    domain: (u32, u32),
+    /// Bind input N (0–15): a raw file of W×H elements of FORMAT, or a
+    /// PNG / .npy file (FORMAT optional, size from the file).
+    #[arg(long = "input", value_name = "N=PATH[:FORMAT][:WxH]")]
+    inputs: Vec<String>,
+    /// Write output N (0–3): domain-sized FORMAT elements; *.npy and *.png
+    /// paths are written in that form, `-` to standard output.
+    #[arg(long = "output", value_name = "N=PATH:FORMAT")]
+    outputs: Vec<String>,
+    /// Start output N from this file (raw, PNG or .npy; the domain's size)
+    /// instead of zeros; also binds it (in the file's format) if --output
+    /// does not.
+    #[arg(long = "output-init", value_name = "N=PATH[:FORMAT]")]
+    output_inits: Vec<String>,
+    /// Float constant cN (0–255).
+    #[arg(long = "const", value_name = "N=x,y,z,w")]
+    consts: Vec<String>,
+    /// Integer constant iN (0–31): loop count, initial aL, aL step.
+    #[arg(long = "const-int", value_name = "N=count,init,step")]
+    ints: Vec<String>,
+    /// Boolean constant bN (0–31).
+    #[arg(long = "const-bool", value_name = "N=0|1")]
+    bools: Vec<String>,
+    /// Constants from a file: one `c3 = 1, 2, 3, 4`, `i0 = 9, 0, 1` or
+    /// `b1 = 1` per line, `#` comments (flags given as well win).
+    #[arg(long = "consts", value_name = "FILE")]
+    consts_file: Option<PathBuf>,
+    /// Conditional test: never less lequal equal gequal greater notequal always.
+    #[arg(long, value_name = "NAME", requires = "cond_buffer")]
+    cond_test: Option<String>,
+    /// The conditional buffer (domain-sized; raw or .npy); read before the
+    /// run unless --cond-clear is given, written back after it.
+    #[arg(long, value_name = "PATH:FORMAT", requires = "cond_test")]
+    cond_buffer: Option<String>,
+    /// Where the test applies: dpp (outputs of failing pairs are dropped) or
+    /// pe (failing pairs do not run).
+    #[arg(long, value_name = "dpp|pe", default_value = "dpp")]
+    cond_loc: String,
+    /// Write the conditional value back to the buffer where the test passes.
+    #[arg(long)]
+    cond_write: bool,
+    /// Start from a buffer filled with this value instead of reading the file.
+    #[arg(long, value_name = "VALUE")]
+    cond_clear: Option<f32>,
+    /// The conditional value v handed to every pair (r0.b; tested unless the
+    /// program writes its own).
+    #[arg(long, value_name = "VALUE", default_value_t = 0.0)]
+    cond_val: f32,
+    /// Clause engine: auto = the JIT where the host CPU supports it.
+    #[arg(long, value_name = "auto|interp|jit", default_value = "auto")]
+    engine: String,
+    /// Worker threads (default: all cores; never more than rows of quads);
+    /// results do not depend on it.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=4096))]
+    threads: Option<u32>,
+    /// JIT: Cranelift optimisation level.
+    #[arg(long, value_name = "none|speed", default_value = "speed")]
+    opt_level: String,
+    /// JIT: quads per loop iteration of compiled clauses (0: chosen per clause).
+    #[arg(long, value_name = "0|1|2|4", default_value_t = 0)]
+    quads: u8,
+    /// Print what the engine did: compilation, clauses run natively and
+    /// interpreted (fallbacks). Also with -v.
+    #[arg(long)]
+    stats: bool,
+    /// Report texture-semaphore hazards (reads of fetches in flight, …);
+    /// exit status 3 when there are any.
+    #[arg(long)]
+    check_hazards: bool,
+    /// Write output N as a PNG: 4 channels RGBA, 2 as RGB (blue 0), 1 grey;
+    /// values LO..HI (default 0..1) map to black..white. Binds output N as
+    /// float32_4 if --output does not.
+    #[arg(long = "png", value_name = "N=PATH[:LO..HI]")]
+    pngs: Vec<String>,
+    /// Print the outputs as text, one element per line (at most 4096
+    /// elements each).
+    #[arg(long)]
+    print: bool,
+    /// Model the caches strictly (missing flushes/invalidates become visible).
+    #[arg(long)]
+    strict_caches: bool,
+    /// Instructions one group of quads may execute before the run stops as
+    /// a runaway (default 16777216).
+    #[arg(long, value_name = "N")]
+    budget: Option<u64>,
+}
+
+/// Where an output goes.
+struct Sink {
+    n: u8,
+    path: PathBuf,
+    form: Form,
+    range: (f32, f32),
+    /// The file, opened before the run without truncating it (None:
+    /// standard output).
+    file: Option<File>,
+    /// The file did not exist before (a failed run removes it again).
+    fresh: bool,
+}
+
+/// Opens `path` for writing after the run: created if missing, existing
+/// contents untouched until then.
+fn open_sink(path: &Path) -> Result<(File, bool), Error> {
+    let fresh = !path.exists();
+    let file = File::options()
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(path)
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok((file, fresh))
+}
+
+/// A `ctm run` job: the kernel, the job and where results go.
+pub struct Prepared {
+    kernel: Kernel,
+    job: Job,
+    sinks: Vec<Sink>,
+    cond: Option<Sink>,
+    print: bool,
+    program: PathBuf,
+}
+
+fn jit_options(a: &RunArgs) -> Result<JitOptions, Error> {
+    let opt_level = match a.opt_level.as_str() {
+        "none" => OptLevel::None,
+        "speed" => OptLevel::Speed,
+        other => return usage(format!("--opt-level `{other}`: expected none or speed")),
+    };
+    if !matches!(a.quads, 0 | 1 | 2 | 4) {
+        return usage(format!(
+            "--quads {}: expected 1, 2 or 4 (0: chosen per clause)",
+            a.quads
+        ));
+    }
+    Ok(JitOptions {
+        opt_level,
+        quads_per_iter: a.quads,
+    })
+}
+
+/// An input-like binding `PATH[:FORMAT][:WxH]` read now.
+fn read_binding(rest: &str, spec: &str, dims: Option<(u32, u32)>) -> Result<HostSurface, Error> {
+    let (path, format, given) = path_format_dims(rest);
+    if path.as_os_str().is_empty() {
+        return usage(format!("`{spec}`: no file named"));
+    }
+    let bytes = data::read_all(&path)?;
+    data::decode(&bytes, &path.display().to_string(), format, given.or(dims))
+}
+
+/// Reads every file, parses every flag and checks the job against the
+/// program — all before anything runs.
+pub fn prepare(a: &RunArgs, v: Verbosity) -> Result<Prepared, Error> {
+    let loaded = program::load(&a.program, false)?;
+    let name = a.program.display();
+    for w in &loaded.warnings {
+        warn(
+            v,
+            format_args!("{name}: offset {:#x}: {}", w.offset, w.message),
+        );
+    }
+    let slots = ctm::isa::decode_program(&loaded.exe.code);
+    for w in ctm::isa::validate::validate(&slots) {
+        warn(v, format_args!("{name}: {w}"));
+    }
+    let (w, h) = a.domain;
+    let mut job = Job::new(w, h);
+    job.settings = settings(
+        &a.engine,
+        a.threads.map(|t| t as usize),
+        a.check_hazards,
+        a.budget,
+    )?;
+    job.settings.jit = jit_options(a)?;
+    job.cache_mode = if a.strict_caches {
+        CacheMode::Strict
+    } else {
+        CacheMode::Coherent
+    };
+    job.cond_val = a.cond_val;
+    for spec in &a.inputs {
+        let (n, rest) = split_id(spec, "--input", 15)?;
+        job = job.input(n as u8, read_binding(rest, spec, None)?);
+    }
+    let mut sinks = Vec::new();
+    let mut stdout_used = false;
+    let mut sink = |n: u8, path: PathBuf, form: Form, range| -> Result<Sink, Error> {
+        if path == Path::new("-") && std::mem::replace(&mut stdout_used, true) {
+            return usage("only one output can go to standard output (`-`)");
+        }
+        Ok(Sink {
+            n,
+            path,
+            form,
+            range,
+            file: None,
+            fresh: false,
+        })
+    };
+    for spec in &a.outputs {
+        let (n, rest) = split_id(spec, "--output", 3)?;
+        let (path, format) = path_format(rest, spec)?;
+        if job.outputs.iter().any(|&(k, _)| usize::from(k) == n) {
+            return usage(format!("--output `{spec}`: output {n} is already bound"));
+        }
+        job = job.output(n as u8, format);
+        let form = Form::of_path(&path);
+        sinks.push(sink(n as u8, path, form, (0.0, 1.0))?);
+    }
+    for spec in &a.output_inits {
+        let (n, rest) = split_id(spec, "--output-init", 3)?;
+        let bound = job
+            .outputs
+            .iter()
+            .find(|&&(k, _)| usize::from(k) == n)
+            .map(|o| o.1);
+        let (path, format, _) = path_format_dims(rest);
+        let s = data::decode(
+            &data::read_all(&path)?,
+            &path.display().to_string(),
+            format.or(bound),
+            Some((w, h)),
+        )?;
+        if let Some(f) = bound
+            && f != s.format
+        {
+            return usage(format!(
+                "--output-init `{spec}`: output {n} is {f}, the file {}",
+                s.format
+            ));
+        }
+        job.outputs.retain(|&(k, _)| usize::from(k) != n);
+        job = job.output_init(n as u8, s);
+    }
+    for spec in &a.pngs {
+        let (n, rest) = split_id(spec, "--png", 3)?;
+        let (path, range) = match rest.rsplit_once(':') {
+            Some((p, r)) if parse_range(r).is_some() => (p, parse_range(r)),
+            _ => (rest, None),
+        };
+        if !job.outputs.iter().any(|&(k, _)| usize::from(k) == n) {
+            job = job.output(n as u8, Format::Float32_4);
+        }
+        sinks.push(sink(
+            n as u8,
+            PathBuf::from(path),
+            Form::Png,
+            range.unwrap_or((0.0, 1.0)),
+        )?);
+    }
+    if a.print {
+        let n = w as usize * h as usize;
+        if n > data::MAX_PRINT {
+            return usage(format!(
+                "--print shows at most {} elements per output; the domain has {n} (write a file with --output)",
+                data::MAX_PRINT
+            ));
+        }
+        if stdout_used {
+            return usage("--print and an output to standard output (`-`) cannot both use it");
+        }
+    }
+    // Constants: the file first, flags after (a flag wins).
+    if let Some(path) = &a.consts_file {
+        let f = data::read_consts(path)?;
+        for (n, c) in f.floats {
+            job = job.constant(n, c);
+        }
+        for (n, (count, init, step)) in f.ints {
+            job = job.int(n, count, init, step);
+        }
+        for (n, b) in f.bools {
+            job = job.boolean(n, b);
+        }
+    }
+    for spec in &a.consts {
+        let (n, rest) = split_id(spec, "--const", 255)?;
+        let v = numbers::<f32>(rest, 4, spec)?;
+        job.consts.retain(|c| c.0 != n);
+        job = job.constant(n, [v[0], v[1], v[2], v[3]]);
+    }
+    for spec in &a.ints {
+        let (n, rest) = split_id(spec, "--const-int", 31)?;
+        let (count, init, step) = int_const(rest, spec)?;
+        job.ints.retain(|c| c.0 != n);
+        job = job.int(n, count, init, step);
+    }
+    for spec in &a.bools {
+        let (n, rest) = split_id(spec, "--const-bool", 31)?;
+        let b = match rest.trim() {
+            "0" => false,
+            "1" => true,
+            _ => return usage(format!("--const-bool `{spec}`: expected 0 or 1")),
+        };
+        job.bools.retain(|c| c.0 != n);
+        job = job.boolean(n, b);
+    }
+    let mut cond = None;
+    if let (Some(test), Some(buf)) = (&a.cond_test, &a.cond_buffer) {
+        let Some(test) = CondTest::parse(test) else {
+            return usage(format!(
+                "--cond-test `{test}`: expected never less lequal equal gequal greater notequal always"
+            ));
+        };
+        let loc = match a.cond_loc.as_str() {
+            "dpp" => CondLoc::Dpp,
+            "pe" => CondLoc::Pe,
+            other => return usage(format!("--cond-loc `{other}`: expected dpp or pe")),
+        };
+        let (path, format) = path_format(buf, buf)?;
+        let buffer = match a.cond_clear {
+            Some(v) => HostSurface::filled(format, w, h, v),
+            None => {
+                let s = data::decode(
+                    &data::read_all(&path)?,
+                    &path.display().to_string(),
+                    Some(format),
+                    Some((w, h)),
+                )?;
+                if s.format != format {
+                    return usage(format!(
+                        "--cond-buffer `{buf}`: the file holds {}",
+                        s.format
+                    ));
+                }
+                s
+            }
+        };
+        job.cond = Some(CondSetup {
+            test,
+            loc,
+            write: a.cond_write,
+            buffer,
+        });
+        let form = Form::of_path(&path);
+        cond = Some(Sink {
+            n: 0,
+            file: None,
+            path,
+            form,
+            range: (0.0, 1.0),
+            fresh: false,
+        });
+    }
+    let kernel = Kernel::new(loaded.exe);
+    match kernel.check(&job) {
+        Ok(warnings) => {
+            for w in warnings {
+                warn(v, job_warning(w));
+            }
+        }
+        Err(KernelError::Unbound(u)) => return usage(unbound(u)),
+        Err(e) => return Err(e.into()),
+    }
+    let mut p = Prepared {
+        kernel,
+        job,
+        sinks,
+        cond,
+        print: a.print,
+        program: a.program.clone(),
+    };
+    // Last, so that nothing is left behind when a check fails: every
+    // destination is opened now, before the run.
+    for k in 0..p.sinks.len() + usize::from(p.cond.is_some()) {
+        let s = p.sinks.get_mut(k).or(p.cond.as_mut()).expect("k < count");
+        if s.path == Path::new("-") {
+            continue;
+        }
+        match open_sink(&s.path) {
+            Ok((f, fresh)) => (s.file, s.fresh) = (Some(f), fresh),
+            Err(e) => {
+                discard(&p);
+                return Err(e);
+            }
+        }
+    }
+    Ok(p)
+}
+
+/// What to add for something the program uses and the flags do not bind.
+fn unbound(u: Unbound) -> String {
+    match u {
+        Unbound::Input(n) => format!(
+            "the program reads input {n}: add --input {n}=FILE:FORMAT:WxH (or a .png/.npy file)"
+        ),
+        Unbound::Output(n) => format!(
+            "the program writes output {n}: add --output {n}=FILE:FORMAT (or --png {n}=FILE.png)"
+        ),
+        Unbound::IntConst(n) => format!(
+            "the program's loops use integer constant i{n}: add --const-int {n}=count,init,step"
+        ),
+    }
+}
+
+fn job_warning(w: JobWarning) -> String {
+    match w {
+        JobWarning::UnsetConst(n) => {
+            format!("{w}: add --const {n}=x,y,z,w")
+        }
+        other => other.to_string(),
+    }
+}
+
+/// Removes the files created for a run that failed.
+fn discard(p: &Prepared) {
+    for s in p.sinks.iter().chain(&p.cond) {
+        if s.fresh {
+            let _ = std::fs::remove_file(&s.path);
+        }
+    }
+}
+
+fn write_sink(s: &mut Sink, surface: &HostSurface) -> Result<(), Error> {
+    let bytes = match s.form {
+        Form::Raw => surface.data.clone(),
+        Form::Npy => data::npy_bytes(surface),
+        Form::Png => data::png_bytes(surface, s.range)?,
+    };
+    match &mut s.file {
+        Some(f) => {
+            f.write_all(&bytes)
+                .and_then(|()| f.set_len(bytes.len() as u64))
+                .and_then(|()| f.flush())
+                .map_err(|e| format!("{}: {e}", s.path.display()))?;
+            Ok(())
+        }
+        None => data::write_to(Path::new("-"), &bytes),
+    }
+}
+
+/// Writes a finished run's outputs where the flags said.
+fn deliver(p: &mut Prepared, result: &JobResult) -> Result<(), Error> {
+    for s in &mut p.sinks {
+        if let Some(surface) = result.output(s.n) {
+            write_sink(s, surface)?;
+        }
+    }
+    if let (Some(s), Some(surface)) = (&mut p.cond, &result.cond) {
+        write_sink(s, surface)?;
+    }
+    if p.print {
+        let mut text = String::new();
+        for (n, s) in &result.outputs {
+            text += &data::print_surface(*n, s);
+        }
+        super::print(&text)?;
+    }
+    Ok(())
+}
+
+/// `ctm run`.
+pub fn run(a: RunArgs, v: Verbosity) -> Result<u8, Error> {
+    let mut p = prepare(&a, v)?;
+    let bar = super::progress_bar(v.quiet);
+    if let Some((_, progress)) = &bar {
+        p.job.settings.progress = Some(progress.clone());
+    }
+    if v.verbose {
+        say(format_args!(
+            "{}: {} instructions on {} with {} thread(s), domain {}×{}",
+            p.program.display(),
+            p.kernel.exe.len(),
+            p.job.settings.engine,
+            p.job.settings.threads,
+            p.job.width,
+            p.job.height
+        ));
+    }
+    let start = Instant::now();
+    let result = p.kernel.run(&p.job);
+    if let Some((b, _)) = &bar {
+        b.finish_and_clear();
+    }
+    let result = match result {
+        Ok(r) => r,
+        Err(e) => {
+            discard(&p);
+            return Err(e.into());
+        }
+    };
+    let seconds = start.elapsed().as_secs_f64();
+    deliver(&mut p, &result)?;
+    let report = &result.report;
+    if !v.quiet {
+        say(summary(report, seconds));
+    }
+    if a.stats || v.verbose {
+        say(super::engine_stats(p.job.settings.engine, &report.engine));
+    }
+    for hz in &report.hazards {
+        say(format_args!("hazard: {hz}"));
+    }
+    Ok(if report.hazards.is_empty() {
+        EXIT_OK
+    } else {
+        EXIT_HAZARDS
+    })
+}
+
+/// Arguments of `ctm bench`.
+#[derive(Args, Debug)]
+pub struct BenchArgs {
+    /// The program and its inputs, exactly as for `ctm run` (outputs are
+    /// written from the JIT's run, checked against the interpreter's).
+    #[command(flatten)]
+    run: RunArgs,
+    /// Print one JSON object instead of a table.
+    #[arg(long)]
+    json: bool,
+    /// Runs per measurement; the best counts.
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    repeat: usize,
+}
+
+/// `ctm bench`.
+pub fn bench(a: BenchArgs, v: Verbosity) -> Result<u8, Error> {
+    let mut p = prepare(&a.run, v)?;
+    ctm::engine::EngineKind::Jit.check()?;
+    let opts = ctm::bench::BenchOptions {
+        repeat: a.repeat,
+        threads: p.job.settings.threads,
+        jit: p.job.settings.jit,
+        ..Default::default()
+    };
+    let (report, result) = match ctm::bench::measure_with_result(&p.kernel, &p.job, opts) {
+        Ok(r) => r,
+        Err(e) => {
+            discard(&p);
+            return Err(e.into());
+        }
+    };
+    deliver(&mut p, &result)?;
+    if a.json {
+        super::print(&format!("{}\n", report.to_json()))?;
+    } else {
+        super::print(&report.to_string())?;
+    }
+    Ok(EXIT_OK)
+}
