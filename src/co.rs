@@ -1,4 +1,4 @@
-//! The conditional output unit (`spec/system.md` §2.3, §3.4, §6): a
+//! The conditional output unit (`docs/machine.md` §2.3, §3.4, §6): a
 //! per-pair test of a value v against the conditional buffer, for the client
 //! chosen by `set_cond_loc` — the PE (pairs failing are never executed) or the
 //! DPP (pairs failing write no outputs). The other client always passes and

@@ -1,6 +1,5 @@
 //! Differential testing: random DPP programs run on two engines and
-//! compared bit for bit (`DESIGN.md`: "differential testing is the
-//! backbone").
+//! compared bit for bit (`docs/design.md`, "Differential testing").
 //!
 //! [`Case::random`] builds a program from the encoding table: ALU, OUT and
 //! TEX instructions with every field drawn from its domain (registers folded

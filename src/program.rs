@@ -1,5 +1,5 @@
 //! Reading a DPP program from a file in any of its three forms: an ELF
-//! executable (`spec/abi.md`), assembly text (`docs/asm.md`), or raw
+//! executable (`docs/abi.md`), assembly text (`docs/asm.md`), or raw
 //! little-endian instruction words.
 
 use std::path::{Path, PathBuf};

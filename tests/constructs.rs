@@ -1,4 +1,4 @@
-//! The flow-control constructs of `spec/isa.md` §6.9 and the ENDIF merge of
+//! The flow-control constructs of `docs/isa.md` §6.9 and the ENDIF merge of
 //! §6.10: each row's fields assemble from, and disassemble to, the named
 //! construct.
 

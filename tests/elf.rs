@@ -28,7 +28,7 @@ fn get32(b: &[u8], at: usize) -> u32 {
     u32::from_le_bytes(b[at..at + 4].try_into().unwrap())
 }
 
-// Layout of the writer (spec/abi.md §8).
+// Layout of the writer (docs/abi.md §8).
 const PH_NOTE: usize = 52;
 const PH_LOAD: usize = 84;
 const NOTES: usize = 116;

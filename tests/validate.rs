@@ -1,4 +1,4 @@
-//! The static checks of `spec/isa.md` §8.
+//! The static checks of `docs/isa.md` §8.
 
 use ctm::isa::asm::assemble;
 use ctm::isa::decode_program;

@@ -1,4 +1,4 @@
-//! The DPP's floating-point rules (`spec/isa.md` §4.5–§4.7, §7), one scalar
+//! The DPP's floating-point rules (`docs/isa.md` §4.5–§4.7, §7), one scalar
 //! function per IR operation, on raw 32-bit patterns.
 //!
 //! This module is the single definition of every numeric result in ctm: the

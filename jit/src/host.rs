@@ -2,7 +2,7 @@
 //!
 //! Without SSE4.1 and FMA Cranelift lowers vector `floor` and `fma` to libm
 //! calls that cannot be resolved from a Rust binary, so the JIT refuses to
-//! start instead (`DESIGN.md`, decisions).
+//! start instead (`docs/design.md`, decisions).
 
 /// A host CPU feature the JIT needs and does not have.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

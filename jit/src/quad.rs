@@ -1,4 +1,4 @@
-//! The 2×2 quad: the unit both engines execute (`DESIGN.md`, "Quads").
+//! The 2×2 quad: the unit both engines execute (`docs/design.md`, "Quads").
 //!
 //! A quad is the pixels {(2x,2y), (2x+1,2y), (2x,2y+1), (2x+1,2y+1)} of the
 //! domain, held in the four lanes of one vector in that order: top-left,

@@ -1,5 +1,5 @@
 //! Loop regions: innermost LOOP/REP bodies made of straight clauses, which
-//! compiled code iterates inside one native call (`DESIGN.md`, "The shim
+//! compiled code iterates inside one native call (`docs/design.md`, "The shim
 //! defines flow control; the JIT may run it natively").
 //!
 //! A region is the body of a loop — from the clause its ENDLOOP/ENDREP jumps

@@ -1,5 +1,5 @@
 //! The machine state one group of quads executes on: the layout both engines
-//! read and write (`DESIGN.md`: `#[repr(C)]`, offsets asserted, owned here).
+//! read and write (`docs/design.md`: `#[repr(C)]`, offsets asserted, owned here).
 //!
 //! A group is [`GROUP_QUADS`] quads = [`GROUP_LANES`] lanes; lane `4q + l` is
 //! lane `l` (top-left, top-right, bottom-left, bottom-right) of quad `q`.
@@ -141,7 +141,7 @@ impl Lanes {
     }
 }
 
-/// One integer (loop) constant, `spec/isa.md` §6.6.
+/// One integer (loop) constant, `docs/isa.md` §6.6.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[repr(C)]
 pub struct IntConst {

@@ -1,12 +1,12 @@
-//! DPP executables: ELF32 files with ATI notes (`spec/abi.md`).
+//! DPP executables: ELF32 files with ATI notes (`docs/abi.md`).
 //!
 //! [`load`] checks the header (§3), takes the instructions from the single
 //! `PT_LOAD` segment (§4) and the seven note types from every `PT_NOTE`
 //! segment (§5–§6); malformed files give an [`AbiError`] with the byte offset
-//! at fault. [`write`] produces the layout of §8, which [`load`] reads back
+//! at fault. [`write()`] produces the layout of §8, which [`load`] reads back
 //! identically. Files on disk are mapped with memmap2 ([`load_path`]).
 //!
-//! `[E]` choices (spec/abi.md leaves them to the emulator): the strictness
+//! `[E]` choices (docs/abi.md leaves them to the emulator): the strictness
 //! rules of §3, §5.4 and §7 as written there; input/output/constant indices
 //! outside their register files are errors, not warnings.
 
@@ -807,7 +807,7 @@ fn note_record(out: &mut Vec<u8>, ty: u32, words: &[u32]) {
     }
 }
 
-/// Writes an executable in the layout of `spec/abi.md` §8: ELF header,
+/// Writes an executable in the layout of `docs/abi.md` §8: ELF header,
 /// program headers (PT_NOTE, PT_LOAD), the seven notes in type order,
 /// `.text`, `.shstrtab`, section headers.
 pub fn write(exe: &Executable) -> Vec<u8> {

@@ -1,4 +1,4 @@
-//! Decoded instructions → the clause IR ([`ctm_jit::ir`]), `spec/isa.md` §4–§6.
+//! Decoded instructions → the clause IR ([`ctm_jit::ir`]), `docs/isa.md` §4–§6.
 //!
 //! The program is cut into clauses at every flow-control instruction, every
 //! jump target, every return point and after every `LAST` instruction. Each
@@ -44,7 +44,7 @@ use ctm_jit::ir::{
 /// How to build a program.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Options {
-    /// Honour `LAST` as an early exit (`spec/isa.md` §1.1 policy).
+    /// Honour `LAST` as an early exit (`docs/isa.md` §1.1 policy).
     pub early_exit: bool,
     /// The program writes uncached (UMRT) outputs (§5.4).
     pub uncached: bool,

@@ -24,7 +24,7 @@ impl Interpreter {
     }
 }
 
-/// The lanes a gated write touches (`spec/isa.md` §4.9).
+/// The lanes a gated write touches (`docs/isa.md` §4.9).
 #[inline]
 pub fn enabled(lanes: &Lanes, gate: Gate) -> Mask {
     let mut m = lanes.running & if gate.inactive { !0 } else { lanes.active };
@@ -312,7 +312,7 @@ pub(crate) fn fetch_lanes(
 
 /// The uncached writes of lanes `lane0..` whose bit is set in `m` (helpers
 /// already removed), quad by quad in lane order; `ops` = value, x, y per
-/// lane (`spec/isa.md` §5.4). Both engines write through here.
+/// lane (`docs/isa.md` §5.4). Both engines write through here.
 pub(crate) fn umrt_lanes(
     ctx: &mut Ctx<'_>,
     pc: u16,

@@ -1,7 +1,7 @@
 //! The disassembler: instructions → the text syntax of `docs/asm.md`.
 //!
 //! Each instruction is printed in its readable form (flow control as the
-//! named constructs of `spec/isa.md` §6.9 where they match). The text is then
+//! named constructs of `docs/isa.md` §6.9 where they match). The text is then
 //! parsed back; every field the readable form did not reproduce is appended
 //! as a raw `WORD.FIELD=value` item. So `assemble(disassemble(p)) == p` holds
 //! for every program by construction, and the raw items point out whatever is

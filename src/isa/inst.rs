@@ -1,4 +1,4 @@
-//! Decoded instructions: six words → [`Inst`] and back (`spec/isa.md` §2–§6).
+//! Decoded instructions: six words → [`Inst`] and back (`docs/isa.md` §2–§6).
 //!
 //! Decoding is total: any six words give either an instruction or a
 //! [`DecodeError`] naming the word and field at fault. Encoding is the exact

@@ -25,7 +25,7 @@ pub enum Domain {
 /// Static description of one field of a layout.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FieldInfo {
-    /// Field name as in `spec/isa.md` (unqualified within its word).
+    /// Field name as in `docs/isa.md` (unqualified within its word).
     pub name: &'static str,
     /// Highest bit (inclusive).
     pub hi: u8,

@@ -1,4 +1,4 @@
-//! The DPP instruction set (`spec/isa.md`): the declarative encoding table and
+//! The DPP instruction set (`docs/isa.md`): the declarative encoding table and
 //! everything derived from it — decoder, encoder, disassembler, assembler,
 //! static validation and random instruction generation.
 

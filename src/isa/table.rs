@@ -1,5 +1,5 @@
 //! The declarative table of the DPP instruction encoding: every field of every
-//! word of the four instruction types and every opcode, `spec/isa.md` §2–§6.
+//! word of the four instruction types and every opcode, `docs/isa.md` §2–§6.
 //!
 //! This file is the only description of the bit layout in ctm. Decode, encode,
 //! the verbose disassembly, the assembler's raw field syntax and the random

@@ -1,5 +1,5 @@
 //! Static checks of a program against the assembler rules and hazards of
-//! `spec/isa.md` §8 (and the pairing rules of §4.6–§4.7).
+//! `docs/isa.md` §8 (and the pairing rules of §4.6–§4.7).
 //!
 //! These are warnings: the hardware would run such programs, usually with
 //! undefined results. Each names the instruction and the rule.
@@ -24,7 +24,7 @@ impl fmt::Display for Warning {
     }
 }
 
-/// Whether jump function `f` depends on the input of weight `w` (§6.2:
+/// Whether jump function `f` depends on the input of weight `w` (docs/isa.md §6.2:
 /// index = alu·4 + pred·2 + bool).
 pub fn func_depends_on(f: u8, weight: u32) -> bool {
     (0..8u32)
@@ -32,7 +32,7 @@ pub fn func_depends_on(f: u8, weight: u32) -> bool {
         .any(|i| (f >> i) & 1 != (f >> (i | weight)) & 1)
 }
 
-/// Maximum static nesting of loop constructs (`DESIGN.md`).
+/// Maximum static nesting of loop constructs (docs/isa.md §6.8).
 const MAX_LOOP_DEPTH: usize = 32;
 
 /// Checks a decoded program; undecodable slots are skipped (the decoder
@@ -58,7 +58,7 @@ pub fn validate(slots: &[Result<Inst, DecodeError>]) -> Vec<Warning> {
                 if t.inst.sem_acquire && !c.tex_sem_wait {
                     warn(
                         index,
-                        "TEX_SEM_ACQUIRE without TEX_SEM_WAIT on the same instruction (§5.3, §8.3)"
+                        "TEX_SEM_ACQUIRE without TEX_SEM_WAIT on the same instruction (docs/isa.md §5.3, §8.3)"
                             .into(),
                     );
                 }
@@ -66,7 +66,7 @@ pub fn validate(slots: &[Result<Inst, DecodeError>]) -> Vec<Warning> {
             Body::Fc(f) => {
                 let func = f.inst.jump_func;
                 if func_depends_on(func, 4) && !alu_result_written {
-                    warn(index, "reads the ALU result, but no instruction since the previous flow-control instruction wrote it (§4.8.5, §8.5)".into());
+                    warn(index, "reads the ALU result, but no instruction since the previous flow-control instruction wrote it (docs/isa.md §4.8.5, §8.5)".into());
                 }
                 alu_result_written = false;
                 if func_depends_on(func, 2)
@@ -78,13 +78,13 @@ pub fn validate(slots: &[Result<Inst, DecodeError>]) -> Vec<Warning> {
                     warn(
                         index,
                         format!(
-                            "jump predicate uses RGB_PRED_SEL={}, not a replicate selection (§6.1, §8.7)",
+                            "jump predicate uses RGB_PRED_SEL={}, not a replicate selection (docs/isa.md §6.1, §8.7)",
                             c.rgb_pred_sel
                         ),
                     );
                 }
                 if !c.alu_wait {
-                    warn(index, "flow control without ALU_WAIT (recommended on every FC instruction, §8.13)".into());
+                    warn(index, "flow control without ALU_WAIT (recommended on every FC instruction, docs/isa.md §8.13)".into());
                 }
                 let pops_stack = f.inst.a_op == AOp::Pop;
                 if !pops_stack && usize::from(f.addr.jump_addr) >= n {
@@ -101,7 +101,10 @@ pub fn validate(slots: &[Result<Inst, DecodeError>]) -> Vec<Warning> {
         }
     }
     for (index, op) in loops {
-        warn(index, format!("{op} without a matching end (§8.8)"));
+        warn(
+            index,
+            format!("{op} without a matching end (docs/isa.md §8.8)"),
+        );
     }
     match slots.last() {
         Some(Ok(last)) => {
@@ -109,7 +112,7 @@ pub fn validate(slots: &[Result<Inst, DecodeError>]) -> Vec<Warning> {
                 warn(
                     n - 1,
                     format!(
-                        "the last instruction is {}, not an OUTPUT instruction (§2.2, §8.4)",
+                        "the last instruction is {}, not an OUTPUT instruction (docs/isa.md §2.2, §8.4)",
                         last.cmn.ty
                     ),
                 );
@@ -117,7 +120,7 @@ pub fn validate(slots: &[Result<Inst, DecodeError>]) -> Vec<Warning> {
             if !last.cmn.tex_sem_wait {
                 warn(
                     n - 1,
-                    "the last instruction should set TEX_SEM_WAIT (§5.3, §8.4)".into(),
+                    "the last instruction should set TEX_SEM_WAIT (docs/isa.md §5.3, §8.4)".into(),
                 );
             }
         }
@@ -140,7 +143,7 @@ fn alu_checks(
         warn(
             index,
             format!(
-                "OMOD disabled on RGB {rop}; only MIN, MAX, CND, CMP may disable it (§4.7, §8.6)"
+                "OMOD disabled on RGB {rop}; only MIN, MAX, CND, CMP may disable it (docs/isa.md §4.7, §8.6)"
             ),
         );
     }
@@ -148,30 +151,34 @@ fn alu_checks(
         warn(
             index,
             format!(
-                "OMOD disabled on alpha {aop}; only MIN, MAX, CND, CMP may disable it (§4.7, §8.6)"
+                "OMOD disabled on alpha {aop}; only MIN, MAX, CND, CMP may disable it (docs/isa.md §4.7, §8.6)"
             ),
         );
     }
     if rop == RgbOp::Sop && !aop.is_transcendental() {
         warn(
             index,
-            format!("RGB SOP needs an alpha transcendental, found alpha {aop} (§4.6.2, §8.6)"),
+            format!(
+                "RGB SOP needs an alpha transcendental, found alpha {aop} (docs/isa.md §4.6.2, §8.6)"
+            ),
         );
     }
     if aop == AlphaOp::Dp && !rop.is_dot() {
         warn(
             index,
-            format!("alpha DP needs RGB DP3, DP4 or D2A, found RGB {rop} (§4.6.2, §8.6)"),
+            format!(
+                "alpha DP needs RGB DP3, DP4 or D2A, found RGB {rop} (docs/isa.md §4.6.2, §8.6)"
+            ),
         );
     }
     if c.ty == InstType::Out && a.rgb.alu_wmask {
-        warn(index, "an OUTPUT instruction writes the ALU result (undefined; use an ALU instruction, §4.8.5)".into());
+        warn(index, "an OUTPUT instruction writes the ALU result (undefined; use an ALU instruction, docs/isa.md §4.8.5)".into());
     }
     let writes_output = c.rgb_omask != 0 || c.alpha_omask || a.alpha.w_omask;
     if c.ty == InstType::Out && !writes_output && !c.last {
         warn(
             index,
-            "OUTPUT instruction that writes no output (reserves output FIFO space; use ALU, §8.12)"
+            "OUTPUT instruction that writes no output (reserves output FIFO space; use ALU, docs/isa.md §8.12)"
                 .into(),
         );
     }
@@ -179,7 +186,7 @@ fn alu_checks(
     let (Body::Alu(p), true) = (&prev.body, !prev.cmn.nop) else {
         return;
     };
-    // Presubtract hazard (§8.1): srcp read right after a write to its inputs.
+    // Presubtract hazard (docs/isa.md §8.1): srcp read right after a write to its inputs.
     let reads_srcp = (0..rop.arity()).any(|i| a.rgb_input(i).sel == Sel::SrcP)
         || (0..aop.arity()).any(|i| a.alpha_input(i).sel == Sel::SrcP);
     if reads_srcp {
@@ -205,14 +212,17 @@ fn alu_checks(
             warn(
                 index - 1,
                 format!(
-                    "needs NOP: @{index} presubtracts a register this instruction writes (§8.1)"
+                    "needs NOP: @{index} presubtracts a register this instruction writes (docs/isa.md §8.1)"
                 ),
             );
         }
     }
-    // Derivative hazard (§8.2).
+    // Derivative hazard (docs/isa.md §8.2).
     if matches!(rop, RgbOp::Mdh | RgbOp::Mdv) || matches!(aop, AlphaOp::Mdh | AlphaOp::Mdv) {
-        warn(index - 1, format!("needs NOP: @{index} is MDH/MDV (§8.2)"));
+        warn(
+            index - 1,
+            format!("needs NOP: @{index} is MDH/MDV (docs/isa.md §8.2)"),
+        );
     }
 }
 
@@ -229,7 +239,7 @@ fn loop_structure(
                 warn(
                     index,
                     format!(
-                        "loops nested {} deep; at most {MAX_LOOP_DEPTH} (§6.8)",
+                        "loops nested {} deep; at most {MAX_LOOP_DEPTH} (docs/isa.md §6.8)",
                         loops.len()
                     ),
                 );
@@ -243,8 +253,14 @@ fn loop_structure(
             };
             match loops.pop() {
                 Some((_, open)) if open == want => {}
-                Some((at, open)) => warn(index, format!("{op} closes the {open} at @{at} (§8.8)")),
-                None => warn(index, format!("{op} without an open {want} (§8.8)")),
+                Some((at, open)) => warn(
+                    index,
+                    format!("{op} closes the {open} at @{at} (docs/isa.md §8.8)"),
+                ),
+                None => warn(
+                    index,
+                    format!("{op} without an open {want} (docs/isa.md §8.8)"),
+                ),
             }
         }
         FcOp::BreakLoop | FcOp::BreakRep => {
@@ -258,15 +274,15 @@ fn loop_structure(
                 Some(&(at, open)) => warn(
                     index,
                     format!(
-                        "{op} inside the {open} at @{at}; use break{} (§8.8)",
+                        "{op} inside the {open} at @{at}; use break{} (docs/isa.md §8.8)",
                         &open.mnemonic()
                     ),
                 ),
-                None => warn(index, format!("{op} outside any loop (§8.8)")),
+                None => warn(index, format!("{op} outside any loop (docs/isa.md §8.8)")),
             }
         }
         FcOp::Continue if loops.is_empty() => {
-            warn(index, "CONTINUE outside any loop (§8.8)".into())
+            warn(index, "CONTINUE outside any loop (docs/isa.md §8.8)".into())
         }
         _ => {}
     }

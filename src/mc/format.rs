@@ -1,5 +1,5 @@
 //! Surface descriptions: the format dword, the five element formats and their
-//! conversions (`spec/system.md` §3.2, §5.1), and the address layouts (§5.2,
+//! conversions (`docs/machine.md` §3.2, §5.1), and the address layouts (§5.2,
 //! §5.3).
 //!
 //! Conversions (`[E]` where the Guide is silent, all in this file):

@@ -1,5 +1,5 @@
 //! GPU memory: a sparse, little-endian, byte-addressable 32-bit address
-//! space made of arenas (`spec/system.md` §4.1). Only arenas are mapped;
+//! space made of arenas (`docs/machine.md` §4.1). Only arenas are mapped;
 //! pages are allocated on first write, so large arenas cost nothing until
 //! used.
 

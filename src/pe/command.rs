@@ -1,4 +1,4 @@
-//! Commands and their packets (`spec/system.md` §3): one opcode table feeds
+//! Commands and their packets (`docs/machine.md` §3): one opcode table feeds
 //! the decoder, the encoder and the typed builder.
 //!
 //! Packets are PM4 type 3: header `0xC000_0000 | (params − 1) << 16 |

@@ -1,4 +1,4 @@
-//! The texture-semaphore hazard checker (`spec/isa.md` §5.3), off by default
+//! The texture-semaphore hazard checker (`docs/isa.md` §5.3), off by default
 //! (`--check-hazards`).
 //!
 //! ctm performs every fetch synchronously, which gives the "correctly

@@ -1,10 +1,10 @@
 //! The runtime shim: runs a program over a domain, one group of quads at a
 //! time, executing clauses through an [`Engine`] and everything between them
-//! itself — the flow-control stacks of `spec/isa.md` §6 (branch counters,
+//! itself — the flow-control stacks of `docs/isa.md` §6 (branch counters,
 //! loop frames with aL, the address stack), early exit, kills, the runaway
 //! budget — and hands finished pixels to a [`Sink`].
 //!
-//! Emulator decisions (`DESIGN.md`, `[E]`):
+//! Emulator decisions (docs/isa.md §1.2–§1.4, §6.8; `[E]`):
 //! * quads are {(2x,2y),(2x+1,2y),(2x,2y+1),(2x+1,2y+1)}; lanes of a quad
 //!   outside the domain are *helpers*: they execute (so MDH/MDV have
 //!   neighbours) and take part in flow-control votes, but never write outputs,
@@ -31,10 +31,10 @@ use ctm_jit::ir::{FetchKind, Program, Term};
 use ctm_jit::state::{GROUP_LANES, GROUP_QUADS, Lanes, LoopState, Mask, TexTable, Uniforms};
 use hazard::Hazards;
 
-/// Maximum depth of each flow-control stack (full mode, `DESIGN.md`).
+/// Maximum depth of each flow-control stack (full mode, docs/isa.md §6.8).
 pub const MAX_DEPTH: usize = 32;
 
-/// A fetch request from a group (`spec/isa.md` §5).
+/// A fetch request from a group (`docs/isa.md` §5).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FetchRequest {
     /// Lookup or uncached read.
@@ -131,7 +131,7 @@ impl Default for RunOptions {
     }
 }
 
-/// The rectangle of (i, j) pairs a run covers, inclusive (`spec/system.md`
+/// The rectangle of (i, j) pairs a run covers, inclusive (`docs/machine.md`
 /// `set_domain`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Domain {
@@ -242,8 +242,8 @@ pub(crate) fn first_lane(m: Mask) -> usize {
     }
 }
 
-/// Sets r0 = (i, j, v, 1.0) in every present lane (`DESIGN.md`, "Where (i, j)
-/// comes from").
+/// Sets r0 = (i, j, v, 1.0) in every present lane (docs/isa.md §1.2,
+/// "Initial state").
 pub fn init_r0(lanes: &mut Lanes, pixels: &[(u32, u32); GROUP_LANES], v: u32) {
     for (l, &(i, j)) in pixels.iter().enumerate().take(lanes.lane_count()) {
         lanes.temps[0][0][l] = (i as f32).to_bits();

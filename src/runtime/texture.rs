@@ -5,7 +5,7 @@
 //! Addressing rule (shared with the memory controller, [`texel`]): an
 //! unscaled coordinate c names texel ⌊c⌋; a scaled one names ⌊c · size⌋.
 //! Coordinates that are NaN or fall outside 0..size read as (0, 0, 0, 0)
-//! (`spec/system.md` §5.5). Uncached reads return (value, 0, 0, 1.0) — a
+//! (`docs/machine.md` §5.5). Uncached reads return (value, 0, 0, 1.0) — a
 //! one-channel float surface (§5.1 missing channels).
 
 use super::{FetchRequest, TexFault, TextureUnit};

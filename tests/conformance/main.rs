@@ -1,4 +1,4 @@
-//! The conformance suite: the tables of `spec/isa.md` as executable cases,
+//! The conformance suite: the tables of `docs/isa.md` as executable cases,
 //! run on every engine (see `harness`).
 
 mod alu;

@@ -1,5 +1,5 @@
 //! The process-wide code cache: compiled programs keyed by their content
-//! (`DESIGN.md`, decisions).
+//! (`docs/design.md`, decisions).
 
 use super::{Compiled, JitError, JitOptions, compile};
 use crate::ir::Program;

@@ -1,6 +1,6 @@
 //! Compiling programs to native code: one Cranelift JIT module per program,
-//! one function per clause ([`crate::lower`]), and a process-wide code cache
-//! keyed by the program's content (`DESIGN.md`, decisions).
+//! one function per clause (`crate::lower`), and a process-wide code cache
+//! keyed by the program's content (`docs/design.md`, decisions).
 //!
 //! A clause with a full-batch body (`crate::lower`) that no loop region
 //! calls is compiled with that body alone ([`ClauseCode::Full`]): the

@@ -1,5 +1,5 @@
 //! The clause IR: the contract between the frontend and the two engines
-//! (`DESIGN.md`, "The data path").
+//! (`docs/design.md`, "The data path").
 //!
 //! A [`Program`] is a list of [`Clause`]s. A clause is a straight run of
 //! ALU/OUTPUT/TEX instructions turned into explicit operations ([`Op`]), ended
@@ -33,7 +33,7 @@ pub struct V(pub u32);
 /// A register index, possibly relative to the loop register aL.
 ///
 /// Relative indices wrap modulo the size of their file (128 temporaries, 256
-/// constants): `spec/isa.md` §4.3 leaves out-of-range sums undefined; ctm
+/// constants): `docs/isa.md` §4.3 leaves out-of-range sums undefined; ctm
 /// wraps (`[E]`) and the hazard checker reports nothing for it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Index {
@@ -379,7 +379,7 @@ pub struct Node {
     pub op: Op,
 }
 
-/// Flow-control operations (`OP`, `spec/isa.md` §6.1).
+/// Flow-control operations (`OP`, `docs/isa.md` §6.1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum FcOp {
     /// JUMP.

@@ -228,7 +228,7 @@ impl Program {
 
     /// Removes register writes that nothing can observe, in both engines'
     /// program: a read after a covering write in the same clause takes the
-    /// written value instead ([`Clause::writes_cover`]), and a write is
+    /// written value instead (`Clause::writes_cover`), and a write is
     /// dropped when no later read of its clause and no clause reachable
     /// after it reads that register channel; what fed only such writes is
     /// pruned. Register contents are never outputs, so the results are the

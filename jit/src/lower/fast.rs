@@ -1,5 +1,5 @@
 //! The full-batch body of a clause: the code a batch takes when every one
-//! of its lanes is running and active (`DESIGN.md`, "Canonicalise where
+//! of its lanes is running and active (`docs/design.md`, "Canonicalise where
 //! values are observed").
 //!
 //! With every lane enabled, a gated write is a plain write, so:

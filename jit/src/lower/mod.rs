@@ -1,5 +1,5 @@
 //! Lowering of one clause ([`crate::ir::Clause`]) to a Cranelift function
-//! (`DESIGN.md`, "The data path"; numeric rules in [`math`]).
+//! (`docs/design.md`, "The data path"; numeric rules in [`math`]).
 //!
 //! The function has the signature [`crate::state::ClauseFn`]. It walks the
 //! present quads of the group in batches of `w` quads (1, 2 or 4): every IR

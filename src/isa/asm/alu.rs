@@ -405,7 +405,7 @@ impl Parser<'_> {
             if inst.cmn.ty != InstType::Out {
                 return self.error(
                     "only `out` instructions write render targets",
-                    Some("use `out` (§2.2)"),
+                    Some("use `out` (docs/isa.md §2.2)"),
                 );
             }
             self.pos += 1;
@@ -419,7 +419,7 @@ impl Parser<'_> {
             if inst.cmn.ty != InstType::Alu {
                 return self.error(
                     "only `alu` instructions set predicate bits",
-                    Some("use `alu` (§2.2)"),
+                    Some("use `alu` (docs/isa.md §2.2)"),
                 );
             }
             self.pos += 1;

@@ -1,9 +1,9 @@
-//! Flow-control statements: the constructs of `spec/isa.md` §6.9 by name.
+//! Flow-control statements: the constructs of `docs/isa.md` §6.9 by name.
 
 use super::*;
 
 // ----------------------------------------------------------------------------
-// Flow-control constructs (spec/isa.md §6.9)
+// Flow-control constructs (docs/isa.md §6.9)
 
 /// The field values a flow-control mnemonic stands for (a row of §6.9).
 #[derive(Clone, Copy, Debug)]

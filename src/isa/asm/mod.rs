@@ -68,7 +68,7 @@ pub struct Assembled {
 
 /// Assembles a source file. Besides statements it accepts the directive
 /// `.uncached` on a line of its own (the program's OUTPUT instructions are
-/// uncached writes, `spec/isa.md` §5.4).
+/// uncached writes, `docs/isa.md` §5.4).
 ///
 /// ```
 /// let a = ctm::isa::asm::assemble_source(".uncached\ntex nop acquire wait last").unwrap();
