@@ -1,4 +1,4 @@
-//! The host API (`spec/system.md` §9): a [`Device`] is one managed connection
+//! The host API (`docs/machine.md` §9): a [`Device`] is one managed connection
 //! to an emulated CTM board — arenas of GPU memory, a PE with its state, a
 //! program loader and a command-buffer queue.
 //!
@@ -225,6 +225,15 @@ impl Device {
         let addr = a.base + self.next[k];
         self.next[k] += need as u32;
         Ok(addr)
+    }
+
+    /// Bytes [`Device::alloc`] has handed out from an arena so far (the
+    /// blocks lie back to back from the arena's base).
+    pub fn allocated(&self, arena: ArenaKind) -> u32 {
+        ARENAS
+            .iter()
+            .position(|&(kind, _)| kind == arena)
+            .map_or(0, |k| self.next[k])
     }
 
     /// Writes host bytes to GPU memory.

@@ -22,7 +22,8 @@ Exit status: 0 success, 1 error, 2 usage error, 3 hazards found.";
 #[derive(Args, Debug)]
 #[command(after_help = EXEC_ABOUT)]
 pub struct ExecArgs {
-    /// Command stream: raw little-endian dwords (`-`: standard input).
+    /// Command stream: raw little-endian dwords, or the text form of
+    /// docs/commands.md (`-`: standard input).
     cmdbuf: PathBuf,
     /// Load a memory image at BASE (hex 0x… or decimal) before running.
     #[arg(long = "mem", value_name = "BASE=PATH")]
@@ -58,6 +59,36 @@ pub struct ExecArgs {
     /// Instructions one group of quads may execute before a run stops.
     #[arg(long, value_name = "N")]
     budget: Option<u64>,
+    /// Print the stream in the text form and stop (nothing runs).
+    #[arg(long)]
+    list: bool,
+}
+
+/// The stream's dwords: text (docs/commands.md) is assembled, anything
+/// else taken as little-endian dwords.
+fn stream_words(path: &Path, bytes: &[u8]) -> Result<Vec<u32>, Error> {
+    let text = std::str::from_utf8(bytes).ok().filter(|t| {
+        t.trim_start()
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '#' || c == '.')
+    });
+    if let Some(text) = text {
+        return ctm::pe::assemble_stream(text)
+            .map_err(|e| format!("{}: {e}", path.display()).into());
+    }
+    if !bytes.len().is_multiple_of(4) {
+        return Err(format!(
+            "{}: {} bytes is not a whole number of dwords (and not the text form)",
+            path.display(),
+            bytes.len()
+        )
+        .into());
+    }
+    Ok(bytes
+        .chunks_exact(4)
+        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect())
 }
 
 /// The arena sizes `--memory` asks for.
@@ -81,7 +112,7 @@ fn arena_sizes(specs: &[String]) -> Result<[u32; 4], Error> {
             }
         };
         let bytes = parse_size(size).or_else(|e| usage(format!("--memory {e}")))?;
-        if bytes > u64::from(ctm::kernel::MAX_ARENA) || bytes % 2048 != 0 {
+        if bytes > u64::from(ctm::kernel::MAX_ARENA) || !bytes.is_multiple_of(2048) {
             return usage(format!(
                 "--memory `{spec}`: an arena is a multiple of 2 KiB, at most 512M"
             ));
@@ -120,6 +151,11 @@ fn hint(e: impl std::fmt::Display, arena: Option<ArenaKind>) -> String {
 
 /// `ctm exec`.
 pub fn exec(a: ExecArgs, v: Verbosity) -> Result<u8, Error> {
+    if a.list {
+        let words = stream_words(&a.cmdbuf, &super::data::read_all(&a.cmdbuf)?)?;
+        super::print(&ctm::pe::disassemble_stream(&words))?;
+        return Ok(EXIT_OK);
+    }
     let mut dev = Device::open(DeviceConfig {
         arena_sizes: arena_sizes(&a.memory)?,
         cache_mode: if a.strict_caches {
@@ -169,15 +205,8 @@ pub fn exec(a: ExecArgs, v: Verbosity) -> Result<u8, Error> {
         dev.load_program(&loaded.exe, base)
             .map_err(|e| format!("--program `{spec}`: {e}"))?;
     }
-    let words = super::data::read_all(&a.cmdbuf)?;
-    if words.len() % 4 != 0 {
-        return Err(format!(
-            "{}: {} bytes is not a whole number of dwords",
-            a.cmdbuf.display(),
-            words.len()
-        )
-        .into());
-    }
+    let words = stream_words(&a.cmdbuf, &super::data::read_all(&a.cmdbuf)?)?;
+    let words: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
     let info = dev.info();
     let at = match a.cmd_at {
         Some(at) => at,

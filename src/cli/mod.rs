@@ -8,6 +8,7 @@
 
 pub mod args;
 pub mod data;
+pub mod emit;
 pub mod exec;
 pub mod run;
 pub mod tools;

@@ -134,6 +134,10 @@ pub struct RunArgs {
     /// a runaway (default 16777216).
     #[arg(long, value_name = "N")]
     budget: Option<u64>,
+    /// Also write the command stream and memory images this run builds
+    /// into DIR, with the `ctm exec` line that replays it (replay.sh).
+    #[arg(long, value_name = "DIR")]
+    emit_cmdbuf: Option<PathBuf>,
 }
 
 /// Where an output goes.
@@ -520,7 +524,17 @@ pub fn run(a: RunArgs, v: Verbosity) -> Result<u8, Error> {
         ));
     }
     let start = Instant::now();
-    let result = p.kernel.run(&p.job);
+    let result = match &a.emit_cmdbuf {
+        Some(dir) => p
+            .kernel
+            .stage(&p.job)
+            .map_err(Error::from)
+            .and_then(|staged| {
+                super::emit::emit(dir, &staged, &p.kernel.exe, &p.job)?;
+                Ok(staged.run()?)
+            }),
+        None => p.kernel.run(&p.job).map_err(Error::from),
+    };
     if let Some((b, _)) = &bar {
         b.finish_and_clear();
     }
@@ -528,7 +542,7 @@ pub fn run(a: RunArgs, v: Verbosity) -> Result<u8, Error> {
         Ok(r) => r,
         Err(e) => {
             discard(&p);
-            return Err(e.into());
+            return Err(e);
         }
     };
     let seconds = start.elapsed().as_secs_f64();

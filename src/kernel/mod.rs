@@ -1,9 +1,13 @@
 //! The common case in one call: a program, a domain, inputs and constants in;
 //! outputs out. [`Kernel::run`] checks the job against the program
-//! ([`Kernel::check`]), opens a [`Device`] with a cached system arena sized
+//! ([`Kernel::check`]), opens a [`Device`](crate::device::Device) with a cached system arena sized
 //! for the job, places everything there, builds the command buffer a CTM
 //! application would (formats, cache invalidates, domain, start, flushes),
 //! submits it and reads the results back.
+//!
+//! [`Kernel::stage`] stops before the run: the device and the command
+//! buffer, for embedders that drive the device themselves and for
+//! `ctm run --emit-cmdbuf`.
 //!
 //! A [`Job`] runs on the JIT where the host CPU supports it, else on the
 //! interpreter, on all cores; its builder methods change that.
@@ -33,24 +37,24 @@
 //! ```
 
 mod check;
+mod stage;
 mod surface;
 
 pub use check::{JobWarning, Unbound};
+pub use stage::Staged;
 pub use surface::{HostSurface, SizeMismatch};
 
 use crate::abi::Executable;
 use crate::co::{CondLoc, CondTest};
-use crate::device::{Device, DeviceConfig, DeviceError};
+use crate::device::DeviceError;
 use crate::engine::EngineKind;
 use crate::isa::asm::{self, AsmError};
-use crate::mc::{ArenaKind, CacheMode, Format, SurfaceFormat};
-use crate::pe::{Command, CommandBuffer, RunReport, RunSettings};
+use crate::mc::{CacheMode, Format};
+use crate::pe::{RunReport, RunSettings};
 use crate::program::{self, LoadError};
-use crate::runtime::Domain;
 use ctm_jit::compile::JitOptions;
 use ctm_jit::state::IntConst;
 use std::path::Path;
-use surface::{fetch, place, reserve};
 
 /// Largest pitch a format dword can hold: the widest surface row.
 pub const MAX_PITCH: u32 = 0x1FFC;
@@ -265,6 +269,9 @@ pub enum KernelError {
     /// The device refused or the run faulted.
     #[error(transparent)]
     Device(#[from] DeviceError),
+    /// Data that does not fill its surface.
+    #[error(transparent)]
+    Size(#[from] SizeMismatch),
 }
 
 /// A program ready to run.
@@ -298,131 +305,6 @@ impl Kernel {
 
     /// Runs the kernel over `job`'s domain, after [`Kernel::check`].
     pub fn run(&self, job: &Job) -> Result<JobResult, KernelError> {
-        self.check(job)?;
-        let mut config = DeviceConfig {
-            cache_mode: job.cache_mode,
-            settings: job.settings.clone(),
-            ..DeviceConfig::default()
-        };
-        // The cached system arena holds the whole job (memory is only
-        // allocated where it is written).
-        let need = check::memory_needed(self, job).next_multiple_of(1 << 20);
-        config.arena_sizes[3] = config.arena_sizes[3].max(need.min(u64::from(MAX_ARENA)) as u32);
-        let mut dev = Device::open(config);
-        let arena = ArenaKind::SystemCached;
-        let mut cb = CommandBuffer::new();
-        let prog = dev.alloc(arena, self.exe.code.len() * 4)?;
-        dev.load_program(&self.exe, prog)?;
-        let none = SurfaceFormat::linear(Format::Float32_4, 0);
-        cb.push(Command::SetInstFmt {
-            base: prog,
-            fmt: none,
-        });
-
-        let mut constf = vec![0u8; 256 * 16];
-        for &(n, v) in &job.consts {
-            let slot = &mut constf[n * 16..n * 16 + 16];
-            for (k, x) in v.iter().enumerate() {
-                slot[4 * k..4 * k + 4].copy_from_slice(&x.to_le_bytes());
-            }
-        }
-        let mut consti = vec![0u8; 32 * 4];
-        for &(n, k) in &job.ints {
-            let slot = &mut consti[n * 4..n * 4 + 4];
-            slot.copy_from_slice(&[k.count, k.init, k.step as u8, 0]);
-        }
-        let mut constb = vec![0u8; 32 * 4];
-        for &(n, b) in &job.bools {
-            let slot = &mut constb[n * 4..n * 4 + 4];
-            slot[0] = u8::from(b);
-        }
-        for (data, make) in [
-            (
-                &constf,
-                (|base, fmt| Command::SetConstfFmt { base, fmt })
-                    as fn(u32, SurfaceFormat) -> Command,
-            ),
-            (&consti, |base, fmt| Command::SetConstiFmt { base, fmt }),
-            (&constb, |base, fmt| Command::SetConstbFmt { base, fmt }),
-        ] {
-            let base = dev.alloc(arena, data.len())?;
-            dev.write(base, data)?;
-            cb.push(make(base, none));
-        }
-
-        for (n, s) in &job.inputs {
-            let (base, fmt) = place(&mut dev, s, &format!("input {n}"))?;
-            cb.push(Command::SetInpFmt {
-                input: *n,
-                base,
-                fmt,
-                height: s.height,
-            });
-        }
-        let mut outs = Vec::new();
-        for &(n, format) in &job.outputs {
-            let what = format!("output {n}");
-            let (base, fmt) = match job.output_init.iter().rev().find(|(k, _)| *k == n) {
-                Some((_, s)) => place(&mut dev, s, &what)?,
-                // Fresh device memory reads as zero: nothing to copy.
-                None => reserve(&mut dev, format, job.width, job.height, &what)?,
-            };
-            cb.push(Command::SetOutFmt {
-                output: n,
-                base,
-                fmt,
-                height: job.height,
-            });
-            outs.push((n, base, fmt));
-        }
-        let mut cond = None;
-        if let Some(c) = &job.cond {
-            let (base, fmt) = place(&mut dev, &c.buffer, "the conditional buffer")?;
-            cb.push(Command::SetCondOutFmt {
-                base,
-                fmt,
-                height: job.height,
-            })
-            .push(Command::SetCondTest(c.test))
-            .push(Command::SetCondLoc(c.loc))
-            .push(Command::SetCondOutMask(c.write));
-            cond = Some((base, fmt));
-        }
-        cb.push(Command::SetCondVal(job.cond_val.to_bits()))
-            .push(Command::InvInstCache)
-            .push(Command::InvConstfCache)
-            .push(Command::InvConstiCache)
-            .push(Command::InvConstbCache)
-            .push(Command::InvInpCache)
-            .push(Command::InvCondOutCache)
-            .push(Command::SetDomain(Domain::new(job.width, job.height)))
-            .push(Command::StartProgram)
-            .push(Command::FlushOutCache)
-            .push(Command::FlushCondOutCache);
-        let id = dev.submit_commands(&cb)?;
-        let report = dev.wait(id)?.runs.first().cloned().unwrap_or_default();
-        let mut outputs = Vec::new();
-        for (n, base, fmt) in outs {
-            outputs.push((
-                n,
-                fetch(&dev, base, fmt, job.width, job.height, job.settings.threads)?,
-            ));
-        }
-        let cond = match cond {
-            Some((base, fmt)) => Some(fetch(
-                &dev,
-                base,
-                fmt,
-                job.width,
-                job.height,
-                job.settings.threads,
-            )?),
-            None => None,
-        };
-        Ok(JobResult {
-            outputs,
-            cond,
-            report,
-        })
+        self.stage(job)?.run()
     }
 }

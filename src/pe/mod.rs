@@ -1,4 +1,4 @@
-//! The PE, the command processor (`spec/system.md` §2.2, §3, §6–§8): it reads
+//! The PE, the command processor (`docs/machine.md` §2.2, §3, §6–§8): it reads
 //! a command stream, keeps the connection's state, runs programs over the
 //! domain and keeps the performance counters.
 //!
@@ -15,12 +15,14 @@
 mod command;
 mod deliver;
 mod run;
+mod text;
 
 pub use command::{
     Command, CommandBuffer, OPCODES, Op, OpInfo, ParamError, StreamFault, decode_packet,
     decode_stream, header,
 };
 pub use run::{Progress, RunReport, RunSettings, all_cores};
+pub use text::{StreamTextError, assemble_stream, disassemble_stream};
 
 use crate::co::Co;
 use crate::mc::{CacheId, Mc, Surface, Unmapped};
@@ -33,7 +35,7 @@ use std::sync::Arc;
 pub const PROCESSORS: u64 = 48;
 
 /// What the program loader knows about a program in memory: the register
-/// state a CTM loader programs from the ELF notes (`spec/abi.md` §4, §6).
+/// state a CTM loader programs from the ELF notes (`docs/abi.md` §4, §6).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ProgramDesc {
     /// Instructions (the end-of-program address).

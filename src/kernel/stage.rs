@@ -1,0 +1,186 @@
+//! Staging a job: the device, the memory it needs and the command buffer a
+//! CTM application would submit (`docs/machine.md` §3, §6), ready to run —
+//! or to be written out and replayed with `ctm exec`.
+
+use super::surface::{fetch, place, reserve};
+use super::{Job, JobResult, Kernel, KernelError, MAX_ARENA, check};
+use crate::device::{Device, DeviceConfig};
+use crate::mc::{ArenaKind, Format, SurfaceFormat};
+use crate::pe::{Command, CommandBuffer};
+use crate::runtime::Domain;
+
+/// A job placed on a fresh device, its command buffer built but not yet
+/// submitted.
+#[derive(Debug)]
+pub struct Staged {
+    /// The device: the program loaded and every surface and constant file
+    /// placed in its cached system arena.
+    pub dev: Device,
+    /// The commands that run the job.
+    pub commands: CommandBuffer,
+    /// Where the program was loaded.
+    pub program_base: u32,
+    /// Outputs: id, base, format.
+    pub outputs: Vec<(u8, u32, SurfaceFormat)>,
+    /// The conditional buffer: base and format.
+    pub cond: Option<(u32, SurfaceFormat)>,
+    width: u32,
+    height: u32,
+    threads: usize,
+}
+
+impl Staged {
+    /// Submits the commands and reads the results back.
+    pub fn run(mut self) -> Result<JobResult, KernelError> {
+        let id = self.dev.submit_commands(&self.commands)?;
+        let report = self.dev.wait(id)?.runs.first().cloned().unwrap_or_default();
+        let (w, h, t) = (self.width, self.height, self.threads);
+        let mut outputs = Vec::new();
+        for &(n, base, fmt) in &self.outputs {
+            outputs.push((n, fetch(&self.dev, base, fmt, w, h, t)?));
+        }
+        let cond = match self.cond {
+            Some((base, fmt)) => Some(fetch(&self.dev, base, fmt, w, h, t)?),
+            None => None,
+        };
+        Ok(JobResult {
+            outputs,
+            cond,
+            report,
+        })
+    }
+
+    /// The memory the job placed: the cached system arena from its base to
+    /// the end of the last block, as (base, bytes).
+    pub fn memory_image(&self) -> Result<(u32, Vec<u8>), KernelError> {
+        let base = self.dev.info().base_address_sys_c;
+        let mut bytes = vec![0u8; self.dev.allocated(ArenaKind::SystemCached) as usize];
+        self.dev.read(base, &mut bytes)?;
+        Ok((base, bytes))
+    }
+
+    /// Bytes a device surface of the job's domain takes (rows padded to
+    /// the pitch).
+    pub fn surface_bytes(&self, fmt: SurfaceFormat) -> u32 {
+        fmt.pitch * fmt.format.bytes() as u32 * self.height
+    }
+}
+
+impl Kernel {
+    /// Places `job` on a fresh device and builds its command buffer,
+    /// without running it ([`Kernel::run`] is `stage` then
+    /// [`Staged::run`]).
+    pub fn stage(&self, job: &Job) -> Result<Staged, KernelError> {
+        self.check(job)?;
+        let mut config = DeviceConfig {
+            cache_mode: job.cache_mode,
+            settings: job.settings.clone(),
+            ..DeviceConfig::default()
+        };
+        // The cached system arena holds the whole job (memory is only
+        // allocated where it is written).
+        let need = check::memory_needed(self, job).next_multiple_of(1 << 20);
+        config.arena_sizes[3] = config.arena_sizes[3].max(need.min(u64::from(MAX_ARENA)) as u32);
+        let mut dev = Device::open(config);
+        let arena = ArenaKind::SystemCached;
+        let mut cb = CommandBuffer::new();
+        let prog = dev.alloc(arena, self.exe.code.len() * 4)?;
+        dev.load_program(&self.exe, prog)?;
+        let none = SurfaceFormat::linear(Format::Float32_4, 0);
+        cb.push(Command::SetInstFmt {
+            base: prog,
+            fmt: none,
+        });
+
+        let mut constf = vec![0u8; 256 * 16];
+        for &(n, v) in &job.consts {
+            let slot = &mut constf[n * 16..n * 16 + 16];
+            for (k, x) in v.iter().enumerate() {
+                slot[4 * k..4 * k + 4].copy_from_slice(&x.to_le_bytes());
+            }
+        }
+        let mut consti = vec![0u8; 32 * 4];
+        for &(n, k) in &job.ints {
+            let slot = &mut consti[n * 4..n * 4 + 4];
+            slot.copy_from_slice(&[k.count, k.init, k.step as u8, 0]);
+        }
+        let mut constb = vec![0u8; 32 * 4];
+        for &(n, b) in &job.bools {
+            let slot = &mut constb[n * 4..n * 4 + 4];
+            slot[0] = u8::from(b);
+        }
+        for (data, make) in [
+            (
+                &constf,
+                (|base, fmt| Command::SetConstfFmt { base, fmt })
+                    as fn(u32, SurfaceFormat) -> Command,
+            ),
+            (&consti, |base, fmt| Command::SetConstiFmt { base, fmt }),
+            (&constb, |base, fmt| Command::SetConstbFmt { base, fmt }),
+        ] {
+            let base = dev.alloc(arena, data.len())?;
+            dev.write(base, data)?;
+            cb.push(make(base, none));
+        }
+
+        for (n, s) in &job.inputs {
+            let (base, fmt) = place(&mut dev, s, &format!("input {n}"))?;
+            cb.push(Command::SetInpFmt {
+                input: *n,
+                base,
+                fmt,
+                height: s.height,
+            });
+        }
+        let mut outs = Vec::new();
+        for &(n, format) in &job.outputs {
+            let what = format!("output {n}");
+            let (base, fmt) = match job.output_init.iter().rev().find(|(k, _)| *k == n) {
+                Some((_, s)) => place(&mut dev, s, &what)?,
+                // Fresh device memory reads as zero: nothing to copy.
+                None => reserve(&mut dev, format, job.width, job.height, &what)?,
+            };
+            cb.push(Command::SetOutFmt {
+                output: n,
+                base,
+                fmt,
+                height: job.height,
+            });
+            outs.push((n, base, fmt));
+        }
+        let mut cond = None;
+        if let Some(c) = &job.cond {
+            let (base, fmt) = place(&mut dev, &c.buffer, "the conditional buffer")?;
+            cb.push(Command::SetCondOutFmt {
+                base,
+                fmt,
+                height: job.height,
+            })
+            .push(Command::SetCondTest(c.test))
+            .push(Command::SetCondLoc(c.loc))
+            .push(Command::SetCondOutMask(c.write));
+            cond = Some((base, fmt));
+        }
+        cb.push(Command::SetCondVal(job.cond_val.to_bits()))
+            .push(Command::InvInstCache)
+            .push(Command::InvConstfCache)
+            .push(Command::InvConstiCache)
+            .push(Command::InvConstbCache)
+            .push(Command::InvInpCache)
+            .push(Command::InvCondOutCache)
+            .push(Command::SetDomain(Domain::new(job.width, job.height)))
+            .push(Command::StartProgram)
+            .push(Command::FlushOutCache)
+            .push(Command::FlushCondOutCache);
+        Ok(Staged {
+            dev,
+            commands: cb,
+            program_base: prog,
+            outputs: outs,
+            cond,
+            width: job.width,
+            height: job.height,
+            threads: job.settings.threads,
+        })
+    }
+}
