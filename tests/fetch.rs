@@ -129,3 +129,36 @@ fn other_formats_and_threads_are_read_alike() {
     }
     check(Format::Float32_4, true, 3);
 }
+
+#[test]
+fn helper_lanes_reads_are_not_counted_outside_the_surface() {
+    // Each pixel reads its own element (and, in rtB, its right neighbour's).
+    // On an odd 5 × 3 domain the helper lanes of the edge quads read at
+    // i = 5 or j = 3, outside the 5 × 3 input: not counted. The real
+    // pixels' neighbour reads at i + 1 = 5 stay inside (the pitch is 8).
+    let k = Kernel::assemble(
+        "    alu r2.rgb = mad(s0, s1.111, s1.100) | r2.a = max.off(s0, s0) src0=r0 src1=1.0
+    tex ld r1.rgba, in0.rgba, r0.rgba unscaled
+    tex ld r3.rgba, in0.rgba, r2.rgba unscaled acquire wait
+    out rtA.rgb = max.off(s0, s0) | rtA.a = max.off(s0, s0) src0=r1
+    out rtB.rgb = max.off(s0, s0) | rtB.a = max.off(s0, s0) src0=r3 wait last",
+    )
+    .unwrap();
+    for format in [Format::Float32_4, Format::Uint8_4] {
+        let input = HostSurface::filled(format, 5, 3, 0.5);
+        let job = Job::new(5, 3)
+            .input(0, input)
+            .output(0, Format::Float32_4)
+            .output(1, Format::Float32_4);
+        let got = both(&k, &job);
+        assert_eq!(got.report.diagnostics.out_of_bounds_reads, 0, "{format}");
+        // A row below the input: the neighbour reads at j = 3 by real pixels.
+        let job = Job::new(5, 3)
+            .input(0, HostSurface::filled(format, 5, 2, 0.5))
+            .output(0, Format::Float32_4)
+            .output(1, Format::Float32_4);
+        let got = both(&k, &job);
+        // Row j = 2 (5 pixels) reads outside twice each (own and neighbour).
+        assert_eq!(got.report.diagnostics.out_of_bounds_reads, 10, "{format}");
+    }
+}

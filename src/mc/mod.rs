@@ -1,4 +1,4 @@
-//! The memory controller (`spec/system.md` §2.4, §4, §5): GPU memory, the
+//! The memory controller (`docs/machine.md` §2.4, §4, §5): GPU memory, the
 //! surfaces its clients address, element formats, the 2×2 input gather,
 //! bounds, and the caches.
 //!
@@ -15,7 +15,7 @@
 //!   writes stay in lines until the matching flush. A command stream that
 //!   forgets a flush or an invalidate then reads stale data, as it could on
 //!   hardware.
-//! * **Uncached memory** (UMRT, `spec/isa.md` §5.4): uncached writes and
+//! * **Uncached memory** (UMRT, `docs/isa.md` §5.4): uncached writes and
 //!   lookups address output 0's surface and bypass the caches. Within a run a
 //!   pixel's uncached lookups see memory as the run found it plus the
 //!   uncached writes already made by its own row of quads; writes of other
@@ -31,7 +31,7 @@ pub use format::{Format, Layout, Linear, ReservedFormat, Surface, SurfaceFormat,
 pub use memory::{Arena, ArenaKind, BASE_ALIGN, Memory, Unmapped};
 
 use crate::runtime::texture::texel_floor;
-use crate::runtime::{FetchRequest, TexFault, TextureUnit};
+use crate::runtime::{Domain, FetchRequest, TexFault, TextureUnit};
 use ctm_jit::ir::FetchKind;
 use ctm_jit::state::{Mask, TexTable};
 use std::collections::HashMap;
@@ -276,10 +276,25 @@ impl Mc {
     /// bounds-checked: outside the surface it is all zero (and counted).
     #[inline]
     pub fn read_bytes(&self, id: CacheId, s: &Surface, x: i64, y: i64) -> [u8; 16] {
+        self.read_bytes_counted(id, s, x, y, true)
+    }
+
+    /// [`Mc::read_bytes`], counting a read outside the surface only with
+    /// `count` (helper lanes' reads are not counted).
+    #[inline]
+    fn read_bytes_counted(
+        &self,
+        id: CacheId,
+        s: &Surface,
+        x: i64,
+        y: i64,
+        count: bool,
+    ) -> [u8; 16] {
         let mut e = [0u8; 16];
         match s.address_at(x, y) {
             Some(a) => self.read(id, a, &mut e[..s.fmt.format.bytes()]),
-            None => Diagnostics::bump(&self.diagnostics.out_of_bounds_reads),
+            None if count => Diagnostics::bump(&self.diagnostics.out_of_bounds_reads),
+            None => {}
         }
         e
     }
@@ -287,7 +302,19 @@ impl Mc {
     /// Reads element (x, y) of `s`, bounds-checked, as shader channels.
     #[inline]
     pub fn read_element(&self, id: CacheId, s: &Surface, x: i64, y: i64) -> [u32; 4] {
-        let e = self.read_bytes(id, s, x, y);
+        self.read_element_counted(id, s, x, y, true)
+    }
+
+    #[inline]
+    fn read_element_counted(
+        &self,
+        id: CacheId,
+        s: &Surface,
+        x: i64,
+        y: i64,
+        count: bool,
+    ) -> [u32; 4] {
+        let e = self.read_bytes_counted(id, s, x, y, count);
         s.fmt.format.read(&e[..s.fmt.format.bytes()])
     }
 
@@ -407,6 +434,7 @@ pub struct RunView<'a> {
     out0: Option<Surface>,
     overlay: HashMap<u64, [u8; 16]>,
     direct: &'a TexTable,
+    domain: Option<Domain>,
     /// Uncached writes made, in order.
     pub writes: Vec<UncachedWrite>,
 }
@@ -421,7 +449,23 @@ impl<'a> RunView<'a> {
             out0,
             overlay: HashMap::new(),
             direct: &TexTable::NONE,
+            domain: None,
             writes: Vec::new(),
+        }
+    }
+
+    /// The run's domain: lookups by lanes outside it (helpers) are not
+    /// counted as reads outside their surface.
+    pub fn with_domain(mut self, domain: Domain) -> Self {
+        self.domain = Some(domain);
+        self
+    }
+
+    /// Whether a lookup by the lane at `pixel` counts in the diagnostics.
+    fn counts(&self, pixel: Option<&(u32, u32)>) -> bool {
+        match (self.domain, pixel) {
+            (Some(d), Some(&(i, j))) => d.contains(i, j),
+            _ => true,
         }
     }
 
@@ -456,7 +500,7 @@ impl TextureUnit for RunView<'_> {
         req: FetchRequest,
         coords: &[[u32; 4]],
         mask: Mask,
-        _pixels: &[(u32, u32)],
+        pixels: &[(u32, u32)],
         out: &mut [[u32; 4]],
     ) -> Result<(), TexFault> {
         let lanes = coords.iter().zip(out.iter_mut()).enumerate();
@@ -480,7 +524,11 @@ impl TextureUnit for RunView<'_> {
                         texel_floor(c[0], s.fmt.pitch, req.unscaled).unwrap_or(-1),
                         texel_floor(c[1], s.height, req.unscaled).unwrap_or(-1),
                     );
-                    let read = |x, y| self.mc.read_element(CacheId::Input, &s, x, y);
+                    let count = self.counts(pixels.get(lane));
+                    let read = |x, y| {
+                        self.mc
+                            .read_element_counted(CacheId::Input, &s, x, y, count)
+                    };
                     *o = if s.fmt.gather && one_channel {
                         // §5.4: c0..c3 = (x+1, y), (x, y+1), (x+1, y+1), (x, y).
                         [(1, 0), (0, 1), (1, 1), (0, 0)].map(|(dx, dy)| read(x + dx, y + dy)[0])
@@ -503,7 +551,9 @@ impl TextureUnit for RunView<'_> {
                     *o = match at {
                         Some(a) => s.fmt.format.read(&self.uncached_element(&s, a)[..n]),
                         None => {
-                            Diagnostics::bump(&self.mc.diagnostics.out_of_bounds_reads);
+                            if self.counts(pixels.get(lane)) {
+                                Diagnostics::bump(&self.mc.diagnostics.out_of_bounds_reads);
+                            }
                             s.fmt.format.read(&[0; 16][..n])
                         }
                     };

@@ -1,5 +1,5 @@
 //! `start_program`: one run of the current program over the domain
-//! (`spec/system.md` §6).
+//! (`docs/machine.md` §6).
 //!
 //! 1. The loader's description of the program at the instruction base gives
 //!    its length and mode; its words are read through the instruction cache
@@ -394,7 +394,9 @@ impl Pe {
                 // allocate pages of an input.
                 let direct_inputs = DirectInputs::new(mc, &self.inputs);
                 run_rows(rows, &mut workers, &|w: &mut Worker, row: u32| {
-                    let mut view = RunView::new(mc, &self.inputs, out0).with_direct(&direct_inputs);
+                    let mut view = RunView::new(mc, &self.inputs, out0)
+                        .with_direct(&direct_inputs)
+                        .with_domain(d);
                     let mut sink = RowSink {
                         targets,
                         mc,

@@ -28,7 +28,7 @@
 
 use super::{CHAN_BYTES, GROUP_QUADS, Lowering};
 use crate::ir::FetchKind;
-use crate::state::{io_offsets, tex_offsets};
+use crate::state::{io_offsets, offsets, tex_offsets};
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::immediates::Offset32 as Offset;
 use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Value, types};
@@ -162,6 +162,8 @@ impl Lowering<'_, '_> {
         let fzero = self.b.ins().f32const(0.0);
         let fzero = self.b.ins().splat(types::F32X4, fzero);
         let mut outside: Option<Value> = None;
+        // Helper lanes' lookups are not counted (they read like any other).
+        let helpers = self.mask_vecs(offsets::HELPER);
         for k in 0..self.w {
             let axis = |l: &mut Self, c: Value, size: Value| {
                 let c = if op.unscaled {
@@ -185,6 +187,7 @@ impl Lowering<'_, '_> {
                 ),
                 None => (inside, self.b.ins().bnot(inside)),
             };
+            let out = self.b.ins().band_not(out, helpers[k]);
             outside = Some(match outside {
                 None => out,
                 Some(acc) => self.b.ins().iadd(acc, out),

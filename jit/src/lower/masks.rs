@@ -44,7 +44,7 @@ impl Lowering<'_, '_> {
         self.b.ins().icmp(IntCC::NotEqual, m, zero)
     }
 
-    fn mask_vecs(&mut self, off: usize) -> Vec<Value> {
+    pub(super) fn mask_vecs(&mut self, off: usize) -> Vec<Value> {
         let word = self.load_bits(off);
         (0..self.w).map(|k| self.quad_mask(word, k)).collect()
     }
