@@ -400,7 +400,7 @@ impl Case {
             uniforms: &self.uniforms,
             options: RunOptions {
                 budget: 20_000,
-                check_hazards: false,
+                ..RunOptions::default()
             },
         }
         .run(self.domain, 0x3F00_0000, &mut tex, &mut sink);

@@ -13,6 +13,7 @@
 //!   the flow-control shim between them.
 //! * [`mc`], [`co`], [`pe`]: the memory controller, the conditional output
 //!   unit and the command processor.
+//! * [`trace`]: one pixel, instruction by instruction.
 //!
 //! Everything the public API needs is reachable from this crate (the IR,
 //! the group state and the JIT's options are re-exported from `ctm-jit`).
@@ -42,6 +43,7 @@ pub mod mc;
 pub mod pe;
 pub mod program;
 pub mod runtime;
+pub mod trace;
 
 pub use ctm_jit::compile::{JitOptions, OptLevel};
 /// The clause IR both engines execute (from `ctm-jit`).

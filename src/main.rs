@@ -37,6 +37,9 @@ enum Command {
     /// Measure a program (same arguments as `run`): interpreter and JIT
     /// rates, their ratio, compile time, thread scaling, share of the FMA peak.
     Bench(cli::run::BenchArgs),
+    /// Trace one pixel (or its quad) instruction by instruction on the
+    /// interpreter: values written, texels fetched, flow state, hazards.
+    Trace(cli::trace::TraceArgs),
     #[command(flatten)]
     Tool(cli::tools::Tool),
 }
@@ -73,6 +76,7 @@ fn main() -> ExitCode {
         Command::Run(args) => cli::run::run(args, v),
         Command::Exec(args) => cli::exec::exec(args, v),
         Command::Bench(args) => cli::run::bench(args, v),
+        Command::Trace(args) => cli::trace::run(args, v),
         Command::Tool(command) => cli::tools::run(command, v),
     };
     match status {

@@ -12,6 +12,7 @@ pub mod emit;
 pub mod exec;
 pub mod run;
 pub mod tools;
+pub mod trace;
 
 use ctm::engine::EngineKind;
 use ctm::pe::{RunReport, RunSettings};

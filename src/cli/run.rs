@@ -168,8 +168,10 @@ fn open_sink(path: &Path) -> Result<(File, bool), Error> {
 
 /// A `ctm run` job: the kernel, the job and where results go.
 pub struct Prepared {
-    kernel: Kernel,
-    job: Job,
+    /// The kernel.
+    pub kernel: Kernel,
+    /// The job.
+    pub job: Job,
     sinks: Vec<Sink>,
     cond: Option<Sink>,
     print: bool,
@@ -207,6 +209,12 @@ fn read_binding(rest: &str, spec: &str, dims: Option<(u32, u32)>) -> Result<Host
 /// Reads every file, parses every flag and checks the job against the
 /// program — all before anything runs.
 pub fn prepare(a: &RunArgs, v: Verbosity) -> Result<Prepared, Error> {
+    prepare_as(a, v, false)
+}
+
+/// [`prepare`]; for a trace (`tracing`), outputs the program writes but
+/// the flags do not bind are bound as float32_4 and no file is opened.
+pub fn prepare_as(a: &RunArgs, v: Verbosity, tracing: bool) -> Result<Prepared, Error> {
     let loaded = program::load(&a.program, false)?;
     let name = a.program.display();
     for w in &loaded.warnings {
@@ -399,6 +407,21 @@ pub fn prepare(a: &RunArgs, v: Verbosity) -> Result<Prepared, Error> {
         });
     }
     let kernel = Kernel::new(loaded.exe);
+    if tracing {
+        let info = &kernel.exe.info;
+        let writes = if info.uncached() {
+            vec![0]
+        } else {
+            info.outputs.clone()
+        };
+        for n in writes {
+            if !job.outputs.iter().any(|&(k, _)| u32::from(k) == n) {
+                job = job.output(n as u8, Format::Float32_4);
+            }
+        }
+        sinks.clear();
+        cond = None;
+    }
     match kernel.check(&job) {
         Ok(warnings) => {
             for w in warnings {

@@ -52,6 +52,9 @@ pub struct Options {
     /// ([`Program::drop_dead_writes`]); off where the hazard checker must
     /// see every write.
     pub drop_dead_writes: bool,
+    /// One clause per instruction (an FC instruction alone, as the
+    /// terminator of an empty clause), for observers between clauses.
+    pub single_step: bool,
 }
 
 impl Options {
@@ -65,6 +68,7 @@ impl Options {
             early_exit: true,
             uncached,
             drop_dead_writes: true,
+            single_step: false,
         }
     }
 }
@@ -75,6 +79,7 @@ impl Default for Options {
             early_exit: true,
             uncached: false,
             drop_dead_writes: false,
+            single_step: false,
         }
     }
 }
@@ -96,6 +101,9 @@ pub fn build(slots: &[Result<Inst, DecodeError>], opts: Options) -> Program {
     let mut leader = vec![false; usize::from(len) + 1];
     leader[0] = true;
     for (pc, slot) in slots.iter().enumerate().take(usize::from(len)) {
+        if opts.single_step {
+            leader[pc] = true;
+        }
         let Ok(inst) = slot else { continue };
         match &inst.body {
             Body::Fc(f) => {

@@ -5,6 +5,7 @@
 //! per pixel. Numeric results come from [`ctm_jit::fp`], the same definitions
 //! the JIT lowers, so the two engines agree bit for bit.
 
+use crate::runtime::hazard::Place;
 use crate::runtime::{Ctx, Engine, FetchRequest, RunError, first_lane};
 use ctm_jit::fp;
 use ctm_jit::ir::{Binary, Gate, Op, Program, Select, Test, UmrtIndex, Unary};
@@ -181,11 +182,17 @@ impl Engine for Interpreter {
                 } => {
                     let m = enabled(lanes, *gate);
                     let (t, c) = (usize::from(*target), usize::from(*chan));
+                    if let Some(h) = ctx.hazards.as_deref_mut() {
+                        h.written(Place::Out(*target, *chan), m);
+                    }
                     store(&mut lanes.out[t][c], &vals[v.0 as usize], m, n);
                     lanes.out_written[t][c] |= m;
                 }
                 Op::SetDepth { v, gate } => {
                     let m = enabled(lanes, *gate);
+                    if let Some(h) = ctx.hazards.as_deref_mut() {
+                        h.written(Place::Depth, m);
+                    }
                     store(&mut lanes.depth, &vals[v.0 as usize], m, n);
                     lanes.depth_written |= m;
                 }
@@ -196,12 +203,18 @@ impl Engine for Interpreter {
                     gate,
                 } => {
                     let m = enabled(lanes, *gate);
+                    if let Some(h) = ctx.hazards.as_deref_mut() {
+                        h.written(Place::Pred(*chan), m);
+                    }
                     let bits = truth(&vals[v.0 as usize], *t, n);
                     let p = &mut lanes.pred[usize::from(*chan)];
                     *p = (*p & !m) | (bits & m);
                 }
                 Op::SetAluResult { test: t, v, gate } => {
                     let m = enabled(lanes, *gate);
+                    if let Some(h) = ctx.hazards.as_deref_mut() {
+                        h.written(Place::AluResult, m);
+                    }
                     let bits = truth(&vals[v.0 as usize], *t, n);
                     lanes.alu_result = (lanes.alu_result & !m) | (bits & m);
                 }

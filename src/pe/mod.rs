@@ -21,7 +21,7 @@ pub use command::{
     Command, CommandBuffer, OPCODES, Op, OpInfo, ParamError, StreamFault, decode_packet,
     decode_stream, header,
 };
-pub use run::{Progress, RunReport, RunSettings, all_cores};
+pub use run::{EngineFactory, Progress, RunReport, RunSettings, all_cores};
 pub use text::{StreamTextError, assemble_stream, disassemble_stream};
 
 use crate::co::Co;
@@ -123,7 +123,7 @@ pub struct Pe {
     pub programs: HashMap<u32, ProgramDesc>,
     /// How runs execute.
     pub settings: RunSettings,
-    compiled: HashMap<(Vec<u32>, bool, bool), Arc<Program>>,
+    compiled: HashMap<(Vec<u32>, bool, bool, bool), Arc<Program>>,
 }
 
 impl Pe {

@@ -38,6 +38,9 @@ const CHUNK_ROWS: usize = 32;
 /// Called with (quad rows done, quad rows in all) as a run proceeds.
 pub type Progress = Arc<dyn Fn(u64, u64) + Send + Sync>;
 
+/// Makes the engine of one worker (see [`RunSettings::engine_factory`]).
+pub type EngineFactory = Arc<dyn Fn() -> Box<dyn Engine + Send> + Send + Sync>;
+
 /// How runs execute.
 #[derive(Clone)]
 pub struct RunSettings {
@@ -51,6 +54,9 @@ pub struct RunSettings {
     pub jit: JitOptions,
     /// Progress callback.
     pub progress: Option<Progress>,
+    /// Makes each worker's engine instead of [`RunSettings::engine`]
+    /// (observing engines such as the tracer's).
+    pub engine_factory: Option<EngineFactory>,
 }
 
 /// All the host's cores.
@@ -67,6 +73,7 @@ impl Default for RunSettings {
             options: RunOptions::default(),
             jit: JitOptions::default(),
             progress: None,
+            engine_factory: None,
         }
     }
 }
@@ -162,14 +169,16 @@ impl Pe {
             .filter_map(|s| s.as_ref().ok().cloned())
             .collect();
         let info = ProgramInfo::from_code(&insts);
-        // The hazard checker must see every register write.
-        let checked = self.settings.options.check_hazards;
-        let key = (words, desc.uncached, checked);
+        // The hazard checker and the tracer must see every register write.
+        let o = self.settings.options;
+        let checked = o.check_hazards || o.single_step;
+        let key = (words, desc.uncached, checked, o.single_step);
         if let Some(p) = self.compiled.get(&key) {
             return Ok((p.clone(), info, desc));
         }
         let opts = frontend::Options {
             drop_dead_writes: !checked,
+            single_step: o.single_step,
             ..frontend::Options::loaded(desc.uncached)
         };
         let program = Arc::new(frontend::build(&slots, opts));
@@ -367,7 +376,10 @@ impl Pe {
         let mut workers = (0..self.settings.threads.clamp(1, rows.len().max(1)))
             .map(|_| {
                 Ok(Worker {
-                    engine: self.settings.engine.make(self.settings.jit)?,
+                    engine: match &self.settings.engine_factory {
+                        Some(make) => make(),
+                        None => self.settings.engine.make(self.settings.jit)?,
+                    },
                     lanes: Lanes::new_boxed(),
                 })
             })

@@ -1,7 +1,7 @@
 //! The engine interface: what executes a clause (or a compiled loop
 //! region) for the runtime shim, and what it reports.
 
-use super::{RunError, TextureUnit, hazard::Hazards};
+use super::{FlowView, RunError, TextureUnit, hazard::Hazards};
 use ctm_jit::ir::Program;
 use ctm_jit::state::{GROUP_LANES, Lanes, LoopState, Uniforms};
 
@@ -119,6 +119,19 @@ pub trait Engine {
     fn wants_daz(&self) -> bool {
         false
     }
+
+    /// Whether the shim should show this engine the flow-control state
+    /// after every flow-control instruction ([`Engine::observe_flow`]).
+    fn observes_flow(&self) -> bool {
+        false
+    }
+
+    /// Called after the flow-control instruction at `pc` executed, with
+    /// the group's lanes and flow-control state (only when
+    /// [`Engine::observes_flow`] says so).
+    fn observe_flow(&mut self, pc: u16, lanes: &Lanes, flow: &FlowView<'_>) {
+        let _ = (pc, lanes, flow);
+    }
 }
 
 impl<E: Engine + ?Sized> Engine for &mut E {
@@ -142,6 +155,14 @@ impl<E: Engine + ?Sized> Engine for &mut E {
 
     fn wants_daz(&self) -> bool {
         (**self).wants_daz()
+    }
+
+    fn observes_flow(&self) -> bool {
+        (**self).observes_flow()
+    }
+
+    fn observe_flow(&mut self, pc: u16, lanes: &Lanes, flow: &FlowView<'_>) {
+        (**self).observe_flow(pc, lanes, flow)
     }
 
     fn loop_at(&self, pc: u16) -> Option<LoopEntry> {

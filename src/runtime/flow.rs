@@ -8,24 +8,54 @@ use super::{MAX_DEPTH, RunError, Stack, first_lane};
 use ctm_jit::ir::{Counter, Fc, FcOp, StackOp};
 use ctm_jit::state::{GROUP_LANES, Lanes, Mask, Uniforms};
 
+/// One loop frame (docs/isa.md §6.6).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LoopFrame {
+    /// Iterations left.
+    pub count: u32,
+    /// Lanes that entered the loop.
+    pub entry: Mask,
+    /// Lanes held by BREAK until the loop ends.
+    pub broken: Mask,
+    /// Lanes held by CONTINUE until the loop's end instruction.
+    pub continued: Mask,
+    /// A LOOP frame (else REP).
+    pub is_loop: bool,
+}
+
+/// The flow-control state of a group, read-only (for observers such as
+/// the tracer, [`crate::runtime::Engine::observe_flow`]).
 #[derive(Clone, Copy, Debug)]
-pub(super) struct Frame {
-    pub(super) count: u32,
-    pub(super) entry: Mask,
-    pub(super) broken: Mask,
-    pub(super) continued: Mask,
-    pub(super) is_loop: bool,
+pub struct FlowView<'a> {
+    /// Each lane's branch counter (meaningful while the lane is inactive).
+    pub branch_counters: &'a [i32; GROUP_LANES],
+    /// The loop stack, outermost first.
+    pub loops: &'a [LoopFrame],
+    /// The aL stack (one entry per LOOP frame), outermost first.
+    pub al: &'a [i32],
+    /// The address stack (return addresses), oldest first.
+    pub returns: &'a [u16],
 }
 
 /// Flow-control state of one group.
 pub(super) struct Flow {
     pub(super) bc: [i32; GROUP_LANES],
-    pub(super) loops: Vec<Frame>,
+    pub(super) loops: Vec<LoopFrame>,
     pub(super) al: Vec<i32>,
     pub(super) ret: Vec<u16>,
 }
 
 impl Flow {
+    /// The state, read-only.
+    pub(super) fn view(&self) -> FlowView<'_> {
+        FlowView {
+            branch_counters: &self.bc,
+            loops: &self.loops,
+            al: &self.al,
+            returns: &self.ret,
+        }
+    }
+
     /// Lanes a loop frame holds (broken or continued): they take no part in
     /// votes, B_ELSE or branch-counter operations (§6.7).
     pub(super) fn held(&self) -> Mask {
@@ -142,7 +172,7 @@ pub(super) fn exec_fc(
                         pixel: pixel(active),
                     });
                 }
-                flow.loops.push(Frame {
+                flow.loops.push(LoopFrame {
                     count: u32::from(k.count),
                     entry: active,
                     broken: 0,

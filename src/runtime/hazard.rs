@@ -113,6 +113,25 @@ pub struct Hazards {
     last_wait: Option<u16>,
     reports: Vec<Hazard>,
     seen: HashMap<(HazardKind, u16), usize>,
+    /// Every hazard as it happens, with its lanes, while logging.
+    log: Option<Vec<(Hazard, Mask)>>,
+    /// Every write as it happens, with its lanes, while logging.
+    writes: Vec<(Place, Mask)>,
+}
+
+/// Where an instruction wrote (for observers, [`Hazards::take_writes`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Place {
+    /// Temporary `reg`, channel `chan`.
+    Temp(u8, u8),
+    /// Render target, channel.
+    Out(u8, u8),
+    /// The conditional value.
+    Depth,
+    /// Predicate bit.
+    Pred(u8),
+    /// The ALU result.
+    AluResult,
 }
 
 impl Hazards {
@@ -122,8 +141,43 @@ impl Hazards {
         self.last_wait = None;
     }
 
+    /// Starts keeping every hazard as it happens ([`Hazards::take_log`]).
+    pub fn start_log(&mut self) {
+        self.log.get_or_insert_with(Vec::new);
+    }
+
+    /// The hazards that happened since the last call, each with the lanes
+    /// it concerns.
+    pub fn take_log(&mut self) -> Vec<(Hazard, Mask)> {
+        self.log.as_mut().map(std::mem::take).unwrap_or_default()
+    }
+
+    /// The writes made since the last call (while logging), each with its
+    /// lanes — also writes that left a value unchanged.
+    pub fn take_writes(&mut self) -> Vec<(Place, Mask)> {
+        std::mem::take(&mut self.writes)
+    }
+
+    /// Lanes `lanes` wrote `place` (recorded while logging).
+    pub fn written(&mut self, place: Place, lanes: Mask) {
+        if self.log.is_some() && lanes != 0 {
+            self.writes.push((place, lanes));
+        }
+    }
+
     fn report(&mut self, kind: HazardKind, pc: u16, lanes: Mask, pixels: &[(u32, u32)]) {
         let n = u64::from(lanes.count_ones());
+        if let Some(log) = &mut self.log {
+            log.push((
+                Hazard {
+                    kind,
+                    pc,
+                    pixel: pixels[super::first_lane(lanes)],
+                    count: n,
+                },
+                lanes,
+            ));
+        }
         if let Some(&k) = self.seen.get(&(kind, pc)) {
             self.reports[k].count += n;
             return;
@@ -165,6 +219,7 @@ impl Hazards {
         if lanes == 0 {
             return;
         }
+        self.written(Place::Temp(reg, chan), lanes);
         let key = (reg, chan);
         if let Some(p) = self.pending.get(&key).copied() {
             let hit = p.lanes & lanes;

@@ -25,6 +25,7 @@ pub mod texture;
 pub use engine::{Ctx, Engine, EngineStats, LoopEntry, LoopExit};
 pub use error::{RunError, Stack};
 use flow::{Flow, each, exec_fc};
+pub use flow::{FlowView, LoopFrame};
 
 use ctm_jit::host::DazGuard;
 use ctm_jit::ir::{FetchKind, Program, Term};
@@ -120,6 +121,9 @@ pub struct RunOptions {
     pub budget: u64,
     /// Track the texture semaphore and report hazards.
     pub check_hazards: bool,
+    /// Build one clause per instruction (the tracer observes the lanes
+    /// between clauses); also keeps every register write.
+    pub single_step: bool,
 }
 
 impl Default for RunOptions {
@@ -127,6 +131,7 @@ impl Default for RunOptions {
         RunOptions {
             budget: DEFAULT_BUDGET,
             check_hazards: false,
+            single_step: false,
         }
     }
 }
@@ -601,6 +606,9 @@ impl<E: Engine> Runner<'_, E> {
                         program.len,
                         &pixels,
                     )?;
+                    if self.engine.observes_flow() {
+                        self.engine.observe_flow(*at, lanes, &flow.view());
+                    }
                 }
             }
         }
