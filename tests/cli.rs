@@ -634,3 +634,26 @@ fn exec_runs_a_raw_stream_against_memory_images() {
     let (code, _, err) = ctm(&["exec", &cmd, "--memory", "sys=3X"]);
     assert_eq!(code, 2, "{err}");
 }
+
+#[test]
+fn asm_and_run_print_the_validators_warnings() {
+    let d = Dir::new("warn");
+    // The last instruction does not wait for the semaphore (rule 4).
+    let nowait = d.file(
+        "nowait.s",
+        "out rtA.rgb = max.off(s0, s0) | rtA.a = max.off(s0, s0) src0=r0 last",
+    );
+    let (code, _, err) = ctm(&["asm", &nowait, "-o", &d.path("n.elf")]);
+    assert_eq!(code, 0);
+    assert!(
+        err.contains("warning:") && err.contains("docs/isa.md §5.3"),
+        "{err}"
+    );
+    let out = format!("0={}:float32_4", d.path("o.f32"));
+    let (code, _, err) = ctm(&["run", &nowait, "--domain", "2x2", "--output", &out]);
+    assert_eq!(code, 0);
+    assert!(err.contains("TEX_SEM_WAIT"), "{err}");
+    let (code, _, err) = ctm(&["run", &nowait, "--domain", "2x2", "--output", &out, "-q"]);
+    assert_eq!(code, 0);
+    assert!(err.is_empty(), "{err}");
+}

@@ -186,3 +186,27 @@ fn large_outputs_read_back_in_bands_are_whole() {
         &[319.0 * 0.5 + 1.0, 240.0 * 0.25 + 2.0, 3.0, 2.0 + 4.0]
     );
 }
+
+#[test]
+fn a_4096_square_float32_4_output_fits_and_jobs_default_to_speed() {
+    // 256 MiB of output: the cached arena is sized for the job.
+    let k = Kernel::assemble(
+        "out rtA.rgb = max.off(s0, s0) | rtA.a = max.off(s0, s0) src0=r0 wait last",
+    )
+    .unwrap();
+    let job = Job::new(4096, 4096).output(0, Format::Float32_4);
+    assert_eq!(job.settings.engine, EngineKind::best());
+    assert_eq!(job.settings.threads, ctm::pe::all_cores());
+    let r = k.run(&job).unwrap();
+    let out = &r.output(0).unwrap().data;
+    assert_eq!(out.len(), 4096 * 4096 * 16);
+    let at = (4095 * 4096 + 4095) * 16;
+    assert_eq!(
+        f32::from_le_bytes(out[at..at + 4].try_into().unwrap()),
+        4095.0
+    );
+    // Beyond one arena: a clear error before anything runs.
+    let big = Job::new(8188, 8188).output(0, Format::Float32_4);
+    let e = k.run(&big).unwrap_err().to_string();
+    assert!(e.contains("at most 512 MiB"), "{e}");
+}
