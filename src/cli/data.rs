@@ -390,27 +390,10 @@ pub fn print_surface(n: u8, s: &HostSurface) -> String {
     let mut out = format!("output {n} ({}×{} {}):\n", s.width, s.height, s.format);
     for (k, e) in values.chunks_exact(ch).enumerate() {
         let (i, j) = (k % s.width as usize, k / s.width as usize);
-        let v: Vec<String> = e.iter().map(|x| show(*x)).collect();
+        let v: Vec<String> = e.iter().map(|x| ctm::trace::show(x.to_bits())).collect();
         out += &format!("  ({i}, {j}): {}\n", v.join(", "));
     }
     out
-}
-
-/// A value as the machine sees it: ±0, denormals and NaN payloads visible.
-pub fn show(x: f32) -> String {
-    if x.is_nan() {
-        format!("NaN(0x{:08x})", x.to_bits())
-    } else if x == 0.0 {
-        if x.is_sign_negative() {
-            "-0".into()
-        } else {
-            "0".into()
-        }
-    } else if x.is_subnormal() {
-        format!("{x:e} (denormal)")
-    } else {
-        format!("{x}")
-    }
 }
 
 /// Writes `bytes` to `path`, or standard output for `-`.

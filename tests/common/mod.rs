@@ -1,4 +1,8 @@
-//! Helpers shared by the integration tests that run kernels on both engines.
+//! Helpers shared by the integration tests: kernels on both engines, and
+//! the `ctm` tool ([`cli`]). Each test crate uses some of them.
+#![allow(dead_code)]
+
+pub mod cli;
 
 use ctm::engine::EngineKind;
 use ctm::kernel::{Job, JobResult, Kernel};

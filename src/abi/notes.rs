@@ -1,0 +1,206 @@
+//! Reading the ATI notes of `PT_NOTE` segments (docs/abi.md §5–§6) and
+//! cross-checking the optional section headers (§7 step 7).
+
+use super::*;
+
+/// Parses the records of every PT_NOTE segment (§5).
+pub(super) fn parse_notes(
+    bytes: &[u8],
+    segments: &[(u64, u64)],
+    phoff: u64,
+    warnings: &mut Vec<AbiWarning>,
+) -> Result<ProgramInfo, AbiError> {
+    let mut info = ProgramInfo::default();
+    let mut seen: [Option<u64>; 8] = [None; 8];
+    for &(start, size) in segments {
+        let end = start + size;
+        let mut at = start;
+        while at < end {
+            if end - at < 12 {
+                return Err(AbiError::NotePastSegment {
+                    offset: at,
+                    needed: 12,
+                    end,
+                });
+            }
+            let o = at as usize;
+            let (namesz, descsz, ty) =
+                (u32_at(bytes, o), u32_at(bytes, o + 4), u32_at(bytes, o + 8));
+            let name_pad = u64::from(namesz).div_ceil(4) * 4;
+            let desc_pad = u64::from(descsz).div_ceil(4) * 4;
+            let needed = 12 + name_pad + desc_pad;
+            if needed > end - at {
+                return Err(AbiError::NotePastSegment {
+                    offset: at,
+                    needed,
+                    end,
+                });
+            }
+            let name = &bytes[o + 12..o + 12 + namesz as usize];
+            let desc_at = at + 12 + name_pad;
+            let desc = &bytes[desc_at as usize..(desc_at + u64::from(descsz)) as usize];
+            let record = at;
+            at += needed;
+            if name != NOTE_NAME {
+                warnings.push(AbiWarning {
+                    offset: record,
+                    message: "note not named \"ATI DPP\" skipped".into(),
+                });
+                continue;
+            }
+            let kind = note::name(ty);
+            if !(1..=7).contains(&ty) {
+                warnings.push(AbiWarning {
+                    offset: record,
+                    message: format!("unknown ATI DPP note type {ty} ignored"),
+                });
+                continue;
+            }
+            if let Some(first) = seen[ty as usize] {
+                return Err(AbiError::DuplicateNote {
+                    offset: record,
+                    first,
+                    note: kind,
+                });
+            }
+            seen[ty as usize] = Some(record);
+            if descsz % 4 != 0 {
+                return Err(AbiError::BadNoteSize {
+                    offset: record,
+                    note: kind,
+                    descsz,
+                    expected: "a multiple of 4",
+                });
+            }
+            let words: Vec<u32> = desc
+                .chunks_exact(4)
+                .map(|c| u32::from_le_bytes(c.try_into().expect("4")))
+                .collect();
+            let flag = |warnings: &mut Vec<AbiWarning>| -> Result<bool, AbiError> {
+                match words.as_slice() {
+                    [v] => {
+                        if *v > 1 {
+                            warnings.push(AbiWarning {
+                                offset: desc_at,
+                                message: format!("{kind} flag {v} treated as 1"),
+                            });
+                        }
+                        Ok(*v != 0)
+                    }
+                    _ => Err(AbiError::BadNoteSize {
+                        offset: record,
+                        note: kind,
+                        descsz,
+                        expected: "exactly 4 (one flag word)",
+                    }),
+                }
+            };
+            let list = |limit: u32, warnings: &mut Vec<AbiWarning>| -> Result<Vec<u32>, AbiError> {
+                let mut out: Vec<u32> = Vec::with_capacity(words.len());
+                for (k, &index) in words.iter().enumerate() {
+                    let offset = desc_at + 4 * k as u64;
+                    if index >= limit {
+                        return Err(AbiError::IndexOutOfRange {
+                            offset,
+                            note: kind,
+                            index,
+                            limit,
+                        });
+                    }
+                    if out.contains(&index) {
+                        warnings.push(AbiWarning {
+                            offset,
+                            message: format!("{kind} lists {index} twice"),
+                        });
+                    }
+                    out.push(index);
+                }
+                Ok(out)
+            };
+            match ty {
+                note::PROGINFO => {
+                    if words.len() < 2 {
+                        return Err(AbiError::BadNoteSize {
+                            offset: record,
+                            note: kind,
+                            descsz,
+                            expected: "at least 8 (reserved word and FG_DEPTH_SRC)",
+                        });
+                    }
+                    if words[0] != 1 {
+                        warnings.push(AbiWarning {
+                            offset: desc_at,
+                            message: format!("dpp_proginfo word 0 is {}, expected 1", words[0]),
+                        });
+                    }
+                    info.proginfo_reserved = words[0];
+                    info.fg_depth_src = words[1];
+                    info.proginfo_extra = words[2..].to_vec();
+                }
+                note::INPUTS => info.inputs = list(16, warnings)?,
+                note::OUTPUTS => info.outputs = list(4, warnings)?,
+                note::CONDOUT => info.cond_out = flag(warnings)?,
+                note::FLOAT32CONSTS => info.f32_consts = list(256, warnings)?,
+                note::INT32CONSTS => info.i32_consts = list(32, warnings)?,
+                note::EARLYEXIT => info.early_exit = flag(warnings)?,
+                _ => unreachable!("types 1..=7 handled"),
+            }
+        }
+    }
+    let Some(proginfo_at) = seen[note::PROGINFO as usize] else {
+        return Err(AbiError::MissingProgInfo { offset: phoff });
+    };
+    if (info.fg_depth_src & 1 != 0) != info.cond_out {
+        warnings.push(AbiWarning {
+            offset: proginfo_at,
+            message: format!(
+                "FG_DEPTH_SRC bit 0 is {} but CONDOUT says {}; CONDOUT wins",
+                info.fg_depth_src & 1,
+                u8::from(info.cond_out)
+            ),
+        });
+    }
+    Ok(info)
+}
+
+/// Optional cross-check of the section headers against the program headers
+/// (§7 step 7); problems are warnings, the program headers are authoritative.
+pub(super) fn check_sections(
+    bytes: &[u8],
+    header: &Header,
+    text: (u64, u64),
+    warnings: &mut Vec<AbiWarning>,
+) {
+    let shnum = usize::from(header.e_shnum);
+    if shnum == 0 || header.e_shoff == 0 {
+        return;
+    }
+    let ctx = Ctx::new(Container::Little, Endian::Little);
+    let in_file = header
+        .e_shoff
+        .checked_add(40 * shnum as u64)
+        .is_some_and(|end| end <= bytes.len() as u64);
+    let sections = if in_file && header.e_shentsize == 40 {
+        SectionHeader::parse(bytes, header.e_shoff as usize, shnum, ctx).ok()
+    } else {
+        None
+    };
+    let Some(sections) = sections else {
+        warnings.push(AbiWarning {
+            offset: 32,
+            message: "section header table unreadable; ignored".into(),
+        });
+        return;
+    };
+    let covers = sections
+        .iter()
+        .any(|s| s.sh_type == 1 && s.sh_flags == 6 && s.sh_offset == text.0 && s.sh_size == text.1);
+    if !covers {
+        warnings.push(AbiWarning {
+            offset: header.e_shoff,
+            message:
+                "no SHT_PROGBITS section with flags ALLOC|EXECINSTR matches the PT_LOAD segment"
+                    .into(),
+        });
+    }
+}

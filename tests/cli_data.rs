@@ -1,0 +1,265 @@
+//! The command-line tool's data: raw, PNG, .npy and text in and out,
+//! standard input and output, outputs that start from given contents,
+//! `ctm info`, and `ctm exec` on a raw command stream.
+
+mod common;
+
+use common::cli::*;
+use ctm::mc::{Format, SurfaceFormat};
+use ctm::pe::{Command as Cmd, CommandBuffer};
+use ctm::runtime::Domain;
+
+#[test]
+fn data_in_and_out_png_npy_text_stdin_stdout() {
+    let d = Dir::new("data");
+    // A picture: out = (i/4, j/4, 0.5, 1) over 4 × 2.
+    let grad = d.file(
+        "grad.s",
+        "alu r1.rgb = mad(s0, s1, s2.00h) | r1.a = mad(s0, s1, s2) src0=r0 src1=c0 src2=0.0
+    out rtA.rgb = max.off(s0, s0) | rtA.a = max.off(s0, s0) src0=r1 wait last",
+    );
+    let consts = d.file("c.txt", "# scale\nc0 = 0.25, 0.25, 1, 1\n");
+    let png = d.path("g.png");
+    let npy = d.path("g.npy");
+    let (code, _, err) = ctm(&[
+        "run",
+        &grad,
+        "--domain",
+        "4x2",
+        "--consts",
+        &consts,
+        "--output",
+        &format!("0={npy}:float32_4"),
+        "--png",
+        &format!("0={png}"),
+        "--print",
+        "-q",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.is_empty(), "-q: {err}");
+    // The .npy array: header, shape (2, 4, 4), float32 values.
+    let a = std::fs::read(&npy).unwrap();
+    assert!(a.starts_with(b"\x93NUMPY\x01\x00"));
+    let text = String::from_utf8_lossy(&a[10..128]);
+    assert!(
+        text.contains("'descr': '<f4'") && text.contains("'shape': (2, 4, 4)"),
+        "{text}"
+    );
+    let header = 10 + u16::from_le_bytes([a[8], a[9]]) as usize;
+    assert_eq!(header % 64, 0);
+    let v = f32s(&a[header..]);
+    assert_eq!(&v[(4 + 3) * 4..(4 + 3) * 4 + 4], &[0.75, 0.25, 0.5, 1.0]);
+    // The picture reads back as an input: a copy program sees the bytes.
+    let copy = d.file(
+        "copy.s",
+        "tex ld r1.rgba, in0.rgba, r0.rgba unscaled acquire wait
+    out rtA.rgb = max.off(s0, s0) | rtA.a = max.off(s0, s0) src0=r1 wait last",
+    );
+    let (code, px, err) = ctm_bytes(
+        &[
+            "run",
+            &copy,
+            "--domain",
+            "4x2",
+            "--input",
+            &format!("0={png}:uint8_4"),
+            "--output",
+            "0=-:uint8_4",
+        ],
+        b"",
+    );
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(px.len(), 4 * 2 * 4);
+    // (3, 1): r = 0.75 → 191, g = 0.25 → 64, b = 0.5 → 128 (stored B, G, R, A).
+    assert_eq!(&px[(4 + 3) * 4..(4 + 3) * 4 + 4], &[128, 64, 191, 255]);
+    // The array reads back too, with its format checked.
+    let (code, out, err) = ctm(&[
+        "run",
+        &copy,
+        "--domain",
+        "4x2",
+        "--input",
+        &format!("0={npy}"),
+        "--print",
+    ]);
+    assert_eq!(code, 2, "no output bound: {err}");
+    assert!(out.is_empty());
+    let (code, out, err) = ctm(&[
+        "run",
+        &copy,
+        "--domain",
+        "4x2",
+        "--input",
+        &format!("0={npy}"),
+        "--output",
+        &format!("0={}:float32_2", d.path("two.npy")),
+        "--print",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("output 0 (4×2 float32_2):") && out.contains("(3, 1): 0.75, 0.25"),
+        "{out}"
+    );
+    let (code, _, err) = ctm(&[
+        "run",
+        &copy,
+        "--domain",
+        "4x2",
+        "--input",
+        &format!("0={npy}:float32_1"),
+        "--output",
+        "0=-:float32_1",
+    ]);
+    assert_eq!(code, 2);
+    assert!(err.contains("holds float32_4"), "{err}");
+    // A one-channel output as a grey picture with a value range.
+    let grey = d.path("grey.png");
+    let (code, _, err) = ctm(&[
+        "run",
+        &grad,
+        "--domain",
+        "4x2",
+        "--const",
+        "0=1,1,1,1",
+        "--output",
+        &format!("0={}:float32_1", d.path("one.f32")),
+        "--png",
+        &format!("0={grey}:0..3"),
+        "-q",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let (code, out, err) = ctm(&[
+        "run",
+        &copy,
+        "--domain",
+        "4x2",
+        "--input",
+        &format!("0={grey}:float32_1"),
+        "--print",
+        "--output",
+        &format!("0={}:float32_1", d.path("back.f32")),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    // (3, 0): i = 3 of 0..3 → white; (0, 0) → black.
+    assert!(
+        out.contains("(3, 0): 1\n") && out.contains("(0, 0): 0\n"),
+        "{out}"
+    );
+    // The program from standard input.
+    let (code, out, err) = ctm_in(
+        &[
+            "run",
+            "-",
+            "--domain",
+            "2x1",
+            "--print",
+            "--output",
+            &format!("0={}:float32_4", d.path("s.f32")),
+        ],
+        IDENTITY.as_bytes(),
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("(1, 0): 1, 0, 0, 1"), "{out}");
+    // assemble and disassemble through pipes
+    let (code, elf, err) = ctm_bytes(&["asm", "-", "-o", "-", "-q"], IDENTITY.as_bytes());
+    assert_eq!(code, 0, "{err}");
+    assert!(elf.starts_with(b"\x7fELF"));
+    let (code, listing, err) = ctm_bytes(&["disasm", "-"], &elf);
+    assert_eq!(code, 0, "{err}");
+    assert!(String::from_utf8(listing).unwrap().contains("out rtA.rgb"));
+}
+
+#[test]
+fn outputs_start_from_given_contents() {
+    let d = Dir::new("init");
+    let init = d.file("init.f32", bytes(&[7.0; 4 * 2]));
+    let kill = d.file(
+        "kill.s",
+        "alu r1.rgb = mad(s0.rrr, s1, -s2) | r1.a = mad(s0.r, s1, -s2) src0=r0 src1=1.0 src2=1.0
+    tex kill r1.r, in0.rgba, r1.rgba
+    out rtA.rgb = max.off(s0, s0) | rtA.a = max.off(s0, s0) src0=r0 wait last",
+    );
+    // i − 1 < 0 kills pixel 0: it keeps the initial 7.
+    let (code, out, err) = ctm(&[
+        "run",
+        &kill,
+        "--domain",
+        "4x2",
+        "--output-init",
+        &format!("0={init}:float32_1:4x2"),
+        "--output",
+        &format!("0={}:float32_1", d.path("o.f32")),
+        "--print",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("(0, 0): 7\n") && out.contains("(1, 0): 1\n") && out.contains("(0, 1): 7\n"),
+        "{out}"
+    );
+}
+
+#[test]
+fn exec_runs_a_raw_stream_against_memory_images() {
+    let d = Dir::new("exec");
+    let prog = d.file("id.s", IDENTITY);
+    let (pbase, obase) = (0x7000_0000u32, 0x7000_1000u32);
+    let fmt = SurfaceFormat::linear(Format::Float32_4, 4);
+    let mut cb = CommandBuffer::new();
+    cb.push(Cmd::SetInstFmt { base: pbase, fmt })
+        .push(Cmd::SetOutFmt {
+            output: 0,
+            base: obase,
+            fmt,
+            height: 2,
+        })
+        .push(Cmd::SetCondVal(3.0f32.to_bits()))
+        .push(Cmd::SetDomain(Domain::new(4, 2)))
+        .push(Cmd::StartProgram)
+        .push(Cmd::FlushOutCache);
+    let cmd = d.file("cmd.bin", cb.to_bytes());
+    let init = d.file("init.bin", [0x55u8; 256]);
+    let dump = d.path("out.bin");
+    let (code, _, err) = ctm(&[
+        "exec",
+        &cmd,
+        "--mem",
+        &format!("0x70001000={init}"),
+        "--program",
+        &format!("{pbase:#x}={prog}"),
+        "--dump",
+        &format!("{obase:#x}:256={dump}"),
+        "-v",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    if jit_available() {
+        assert!(
+            err.contains("engine: jit"),
+            "exec runs the JIT like run: {err}"
+        );
+    }
+    let got = f32s(&std::fs::read(&dump).unwrap());
+    assert_eq!(
+        &got[(4 + 3) * 4..(4 + 3) * 4 + 4],
+        &[3.0, 1.0, 3.0, 1.0],
+        "pixel (3, 1)"
+    );
+    // A bad packet: error with its offset, exit status 1.
+    let mut bad = cb.to_bytes();
+    bad.extend(0x4000_0000u32.to_le_bytes());
+    let cmd = d.file("bad.bin", &bad);
+    let (code, _, err) = ctm(&["exec", &cmd, "--program", &format!("{pbase:#x}={prog}")]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains(&format!("byte {:#x}", cb.to_bytes().len())),
+        "{err}"
+    );
+    // An address outside the arenas: the arenas are listed.
+    let (code, _, err) = ctm(&["exec", &cmd, "--mem", &format!("0x1234={init}")]);
+    assert_eq!(code, 1);
+    assert!(err.contains("cached system 0x70000000"), "{err}");
+    // Arena sizes: --memory, with usage errors for bad values.
+    let (code, _, err) = ctm(&["exec", &cmd, "--memory", "sys-cached=1G"]);
+    assert_eq!(code, 2, "{err}");
+    let (code, _, err) = ctm(&["exec", &cmd, "--memory", "sys=3X"]);
+    assert_eq!(code, 2, "{err}");
+}
