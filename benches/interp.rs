@@ -18,6 +18,7 @@ fn kernel(name: &str, asm: &str, size: u32, tex: &Images, uniforms: &Uniforms) {
         engine: Interpreter::new(),
         uniforms,
         options: RunOptions::default(),
+        stop: None,
     };
     let mut best = f64::MAX;
     let mut pixinst = 0;

@@ -79,6 +79,8 @@ const ARENAS: [(ArenaKind, u32); 4] = [
     (ArenaKind::SystemCached, 0x7000_0000),
 ];
 const MAX_ARENA: u32 = 512 << 20;
+/// Unread buffer reports a device keeps.
+pub const MAX_UNREAD: usize = 1024;
 
 /// What `amOpenManagedConnection` reports: base GPU address and size of each
 /// arena (the attested `AMmanagedDeviceInfo` members).
@@ -145,6 +147,12 @@ pub enum DeviceError {
     /// An id `submit` never returned.
     #[error("no command buffer has id {0}")]
     UnknownBuffer(u32),
+    /// A report already read, or dropped as one of more than
+    /// [`MAX_UNREAD`] unread ones.
+    #[error(
+        "the report of command buffer {0} was already read (or dropped: at most {MAX_UNREAD} unread reports are kept)"
+    )]
+    ReportGone(u32),
     /// A buffer stopped with a fault.
     #[error("command buffer {id}: {source}")]
     Buffer {
@@ -165,7 +173,11 @@ pub struct Device {
     mc: Mc,
     pe: Pe,
     next: [u32; 4],
-    buffers: Vec<Result<BufferReport, PeError>>,
+    /// Reports of submitted buffers not yet read, by id (at most
+    /// [`MAX_UNREAD`]; the oldest go first).
+    buffers: std::collections::BTreeMap<u32, Result<BufferReport, PeError>>,
+    /// Ids handed out so far.
+    submitted: u32,
     staging: Option<(u32, usize)>,
 }
 
@@ -185,7 +197,8 @@ impl Device {
             mc: Mc::new(Memory::new(arenas), config.cache_mode),
             pe: Pe::new(config.settings),
             next: [0; 4],
-            buffers: Vec::new(),
+            buffers: Default::default(),
+            submitted: 0,
             staging: None,
         }
     }
@@ -283,8 +296,12 @@ impl Device {
             .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
             .collect();
         let result = self.pe.execute(&mut self.mc, &words);
-        self.buffers.push(result);
-        Ok(BufferId(self.buffers.len() as u32))
+        self.submitted += 1;
+        self.buffers.insert(self.submitted, result);
+        while self.buffers.len() > MAX_UNREAD {
+            self.buffers.pop_first();
+        }
+        Ok(BufferId(self.submitted))
     }
 
     /// Copies `cb` into cached system memory (a staging area reused between
@@ -307,19 +324,23 @@ impl Device {
     /// Whether buffer `id` has been consumed (`amCommandBufferConsumed`);
     /// false for an unknown id.
     pub fn consumed(&self, id: BufferId) -> bool {
-        id.0 != 0 && (id.0 as usize) <= self.buffers.len()
+        id.0 != 0 && id.0 <= self.submitted
     }
 
-    /// Waits for buffer `id` and returns what it did, or its fault.
-    pub fn wait(&self, id: BufferId) -> Result<&BufferReport, DeviceError> {
-        let r =
-            id.0.checked_sub(1)
-                .and_then(|k| self.buffers.get(k as usize))
-                .ok_or(DeviceError::UnknownBuffer(id.0))?;
-        r.as_ref().map_err(|e| DeviceError::Buffer {
-            id: id.0,
-            source: e.clone(),
-        })
+    /// Waits for buffer `id` and returns what it did, or its fault. A
+    /// report is kept until it is read once (and at most [`MAX_UNREAD`]
+    /// unread reports are kept): a long-lived device does not grow.
+    pub fn wait(&mut self, id: BufferId) -> Result<BufferReport, DeviceError> {
+        match self.buffers.remove(&id.0) {
+            Some(r) => r.map_err(|source| DeviceError::Buffer { id: id.0, source }),
+            None if self.consumed(id) => Err(DeviceError::ReportGone(id.0)),
+            None => Err(DeviceError::UnknownBuffer(id.0)),
+        }
+    }
+
+    /// Reports submitted but not yet read (at most [`MAX_UNREAD`]).
+    pub fn unread_reports(&self) -> usize {
+        self.buffers.len()
     }
 
     /// Chooses the clause engine for later runs.

@@ -402,6 +402,7 @@ impl Case {
                 budget: 20_000,
                 ..RunOptions::default()
             },
+            stop: None,
         }
         .run(self.domain, 0x3F00_0000, &mut tex, &mut sink);
         let outcome = result.map(|stats| Observed {

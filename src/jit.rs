@@ -23,7 +23,9 @@ use crate::runtime::{Ctx, Engine, EngineStats, FetchRequest, LoopEntry, LoopExit
 use ctm_jit::compile::{ClauseCode, Compiled, JitOptions, cached};
 use ctm_jit::host::DazGuard;
 use ctm_jit::ir::{Clause, Op, Program};
-use ctm_jit::state::{GROUP_LANES, Io, Lanes, LoopState, TexTable, Uniforms, loop_exit};
+use ctm_jit::state::{
+    GROUP_LANES, GROUP_QUADS, Io, Lanes, LoopState, TexTable, Uniforms, loop_exit,
+};
 use std::ffi::c_void;
 use std::sync::Arc;
 
@@ -70,7 +72,7 @@ impl JitEngine {
                 fetch: host_fetch,
                 umrt: host_umrt,
                 one: [1.0; 4],
-                tex: TexTable::NONE.0.as_ptr(),
+                tex: TexTable::NONE.as_ptr(),
                 oob: [0; 4],
             }),
             stats: EngineStats::default(),
@@ -128,7 +130,7 @@ impl JitEngine {
         let uniforms: *const Uniforms = ctx.uniforms;
         // Compiled code reads the unit's direct inputs, which stay valid
         // while `ctx.tex` is borrowed (the `TextureUnit::direct` contract).
-        self.io.tex = ctx.tex.direct().0.as_ptr();
+        self.io.tex = ctx.tex.direct().as_ptr();
         let mut host = Host {
             ctx,
             clause,
@@ -138,7 +140,7 @@ impl JitEngine {
         self.io.host = (&raw mut host).cast::<c_void>();
         let r = call(lanes, uniforms, &mut *self.io);
         self.io.host = std::ptr::null_mut();
-        self.io.tex = TexTable::NONE.0.as_ptr();
+        self.io.tex = TexTable::NONE.as_ptr();
         if self.io.oob != [0; 4] {
             let n: i64 = self.io.oob.iter().map(|&c| -i64::from(c)).sum();
             host.ctx.tex.count_out_of_bounds(n as u64);
@@ -165,6 +167,7 @@ impl Engine for JitEngine {
             let _default = DazGuard::new(false);
             return self.interp.run_clause(program, clause, lanes, ctx);
         }
+        check_lanes(lanes)?;
         let prepared = matches!(&self.current,
             Some((_, _, at)) if *at == std::ptr::from_ref(program) as usize);
         if !prepared {
@@ -173,6 +176,12 @@ impl Engine for JitEngine {
         let Some((_, code, _)) = &self.current else {
             unreachable!("code_for sets the current program");
         };
+        if clause as usize >= code.len() {
+            return Err(RunError::Engine {
+                engine: "jit",
+                message: format!("the program has no clause {clause}"),
+            });
+        }
         // `self.current` keeps the code alive for the call: nothing below
         // replaces it.
         let f = match code.clause(clause) {
@@ -252,9 +261,24 @@ impl Engine for JitEngine {
         ctx: &mut Ctx<'_>,
         state: &mut LoopState,
     ) -> Result<LoopExit, RunError> {
+        check_lanes(lanes)?;
+        let prepared = matches!(&self.current,
+            Some((_, _, at)) if *at == std::ptr::from_ref(program) as usize);
+        if !prepared {
+            self.code_for(program)?;
+        }
         let Some((_, code, _)) = &self.current else {
-            unreachable!("loop_at offered a loop, so a program is prepared");
+            unreachable!("code_for sets the current program");
         };
+        if entry.index >= code.loop_count() {
+            return Err(RunError::Engine {
+                engine: "jit",
+                message: format!(
+                    "loop region {} is not one of the prepared program's",
+                    entry.index
+                ),
+            });
+        }
         let (f, first) = (
             code.loop_fn(entry.index),
             code.loop_region(entry.index).clauses[0],
@@ -292,10 +316,49 @@ impl Engine for JitEngine {
     }
 }
 
+/// Compiled code loops over `lanes.quads` quads of the state: more than a
+/// group holds would leave it.
+fn check_lanes(lanes: &Lanes) -> Result<(), RunError> {
+    if (1..=GROUP_QUADS as u32).contains(&lanes.quads) {
+        Ok(())
+    } else {
+        Err(RunError::Engine {
+            engine: "jit",
+            message: format!(
+                "a group holds 1 to {GROUP_QUADS} quads, not {} (Lanes::quads)",
+                lanes.quads
+            ),
+        })
+    }
+}
+
 /// The lanes `lane0..lane0 + count` that are present.
 fn span(host: &Host<'_, '_>, lane0: u32, count: u32) -> std::ops::Range<usize> {
     let start = (lane0 as usize).min(host.lanes);
     start..(start + count as usize).min(host.lanes)
+}
+
+/// Runs a callback body; a panic in it (a bug: texture units are already
+/// guarded) becomes the call's error instead of unwinding into compiled
+/// code, which would abort the process.
+fn no_unwind(io: *mut Io, body: impl FnOnce() -> u32) -> u32 {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(body)) {
+        Ok(status) => status,
+        Err(panic) => {
+            // SAFETY: `io` is the engine's `Io` with a live `host` for the
+            // duration of the callback (see `host_fetch`); the body that
+            // borrowed it has ended.
+            let host = unsafe { &mut *(*io).host.cast::<Host<'_, '_>>() };
+            host.error = Some(RunError::Engine {
+                engine: "jit",
+                message: format!(
+                    "a runtime call panicked: {}",
+                    crate::interp::panic_message(panic.as_ref())
+                ),
+            });
+            1
+        }
+    }
 }
 
 /// Runtime callback: the fetch of node `node` for a batch of lanes.
@@ -304,6 +367,15 @@ fn span(host: &Host<'_, '_>, lane0: u32, count: u32) -> std::ops::Range<usize> {
 /// `io` must be the engine's `Io` with `host` pointing to a live `Host`
 /// (set by `JitEngine::run_clause` for the duration of the call).
 unsafe extern "C" fn host_fetch(io: *mut Io, node: u32, lane0: u32, count: u32, mask: u32) -> u32 {
+    // SAFETY: forwarded unchanged; no panic may unwind into compiled code.
+    no_unwind(io, || unsafe { fetch_body(io, node, lane0, count, mask) })
+}
+
+/// The body of [`host_fetch`].
+///
+/// # Safety
+/// As for [`host_fetch`].
+unsafe fn fetch_body(io: *mut Io, node: u32, lane0: u32, count: u32, mask: u32) -> u32 {
     // Rust code runs in the default floating-point environment.
     let _default = DazGuard::new(false);
     // SAFETY: guaranteed by the caller (see above); compiled code does not
@@ -362,6 +434,15 @@ unsafe extern "C" fn host_fetch(io: *mut Io, node: u32, lane0: u32, count: u32, 
 /// # Safety
 /// As for [`host_fetch`].
 unsafe extern "C" fn host_umrt(io: *mut Io, node: u32, lane0: u32, count: u32, mask: u32) -> u32 {
+    // SAFETY: forwarded unchanged; no panic may unwind into compiled code.
+    no_unwind(io, || unsafe { umrt_body(io, node, lane0, count, mask) })
+}
+
+/// The body of [`host_umrt`].
+///
+/// # Safety
+/// As for [`host_fetch`].
+unsafe fn umrt_body(io: *mut Io, node: u32, lane0: u32, count: u32, mask: u32) -> u32 {
     let _default = DazGuard::new(false);
     // SAFETY: guaranteed by the caller (see `host_fetch`).
     let io = unsafe { &mut *io };

@@ -86,7 +86,7 @@ impl Rig {
     fn submit(&mut self, cb: &CommandBuffer) -> Result<ctm::pe::BufferReport, DeviceError> {
         let id = self.dev.submit_commands(cb)?;
         assert!(self.dev.consumed(id));
-        self.dev.wait(id).cloned()
+        self.dev.wait(id)
     }
 
     fn pixel(&self, i: u32, j: u32) -> [f32; 4] {

@@ -264,7 +264,7 @@ impl TexDesc {
 /// One [`TexDesc`] per input, as compiled code indexes them.
 #[derive(Clone, Copy, Debug)]
 #[repr(C)]
-pub struct TexTable(pub [TexDesc; 16]);
+pub struct TexTable([TexDesc; 16]);
 
 // SAFETY: the page pointers are only read through, by compiled code, while
 // the memory they point into is borrowed by the run that built the table.
@@ -275,6 +275,31 @@ unsafe impl Send for TexTable {}
 impl TexTable {
     /// No input is read directly.
     pub const NONE: TexTable = TexTable([TexDesc::NONE; 16]);
+
+    /// Lets compiled code read input `input` (0–15) through `desc`.
+    ///
+    /// # Safety
+    /// Compiled code will read, for any lane and any coordinates, the 4
+    /// bytes at `pages[a >> 16] + (a & 0xFFFF) + chan_off[c]` for every `a =
+    /// base_low + ((y · pitch + x) << shift)` with 0 ≤ x < `size[0]` and 0 ≤
+    /// y < `size[1]`, and at `a = zero`: `desc.pages` must point to a table
+    /// with an entry for every such `a >> 16`, each entry to 64 KiB of
+    /// readable memory, and all of it must stay valid and unwritten for as long as this table
+    /// is handed to compiled code ([`crate::state::Io::tex`]). `size` must
+    /// not exceed `pitch` × the rows the pages cover, and `shift` ≤ 4.
+    pub unsafe fn set(&mut self, input: usize, desc: TexDesc) {
+        self.0[input & 15] = desc;
+    }
+
+    /// The descriptor of input `input` (0–15).
+    pub fn desc(&self, input: usize) -> &TexDesc {
+        &self.0[input & 15]
+    }
+
+    /// The table as compiled code reads it.
+    pub fn as_ptr(&self) -> *const TexDesc {
+        self.0.as_ptr()
+    }
 }
 
 /// Byte offsets of [`TexDesc`] compiled code relies on.

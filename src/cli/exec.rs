@@ -56,9 +56,8 @@ pub struct ExecArgs {
     /// Model the caches strictly (missing flushes/invalidates become visible).
     #[arg(long)]
     strict_caches: bool,
-    /// Instructions one group of quads may execute before a run stops.
-    #[arg(long, value_name = "N")]
-    budget: Option<u64>,
+    #[command(flatten)]
+    limits: super::Limits,
     /// Print the stream in the text form and stop (nothing runs).
     #[arg(long)]
     list: bool,
@@ -167,7 +166,7 @@ pub fn exec(a: ExecArgs, v: Verbosity) -> Result<u8, Error> {
             &a.engine,
             a.threads.map(|t| t as usize),
             a.check_hazards,
-            a.budget,
+            &a.limits,
         )?,
     });
     let mut dumps = Vec::new();
@@ -238,7 +237,7 @@ pub fn exec(a: ExecArgs, v: Verbosity) -> Result<u8, Error> {
         b.finish_and_clear();
     }
     let seconds = start.elapsed().as_secs_f64();
-    let outcome = dev.wait(id).cloned();
+    let outcome = dev.wait(id);
     for (base, len, path) in &dumps {
         let mut buf = vec![0u8; *len as usize];
         dev.read(*base, &mut buf)

@@ -107,7 +107,7 @@ pub fn settings(
     engine: &str,
     threads: Option<usize>,
     hazards: bool,
-    budget: Option<u64>,
+    limits: &Limits,
 ) -> Result<RunSettings, Error> {
     let engine = if engine == "auto" {
         EngineKind::best()
@@ -126,10 +126,35 @@ pub fn settings(
         s.threads = t;
     }
     s.options.check_hazards = hazards;
-    if let Some(b) = budget {
+    if let Some(b) = limits.budget {
         s.options.budget = b;
     }
+    if let Some(t) = limits.timeout {
+        if !(t > 0.0 && t.is_finite()) {
+            return usage(format!(
+                "--timeout {t}: expected a positive number of seconds"
+            ));
+        }
+        s.timeout = Some(std::time::Duration::from_secs_f64(t));
+    }
+    s.max_instructions = limits.max_instructions;
     Ok(s)
+}
+
+/// How long a run may go on: the flags every running command takes.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct Limits {
+    /// Instructions one group of quads may execute before the run stops as
+    /// a runaway (default 16777216).
+    #[arg(long, value_name = "N")]
+    pub budget: Option<u64>,
+    /// Stop the run after this many seconds (wall clock).
+    #[arg(long, value_name = "SECONDS")]
+    pub timeout: Option<f64>,
+    /// Stop the run after this many instructions in all (counted per group
+    /// of quads, like --budget).
+    #[arg(long, value_name = "N")]
+    pub max_instructions: Option<u64>,
 }
 
 /// A progress bar on a terminal's standard error.

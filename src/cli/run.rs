@@ -130,10 +130,8 @@ pub struct RunArgs {
     /// Model the caches strictly (missing flushes/invalidates become visible).
     #[arg(long)]
     strict_caches: bool,
-    /// Instructions one group of quads may execute before the run stops as
-    /// a runaway (default 16777216).
-    #[arg(long, value_name = "N")]
-    budget: Option<u64>,
+    #[command(flatten)]
+    limits: super::Limits,
     /// Also write the command stream and memory images this run builds
     /// into DIR, with the `ctm exec` line that replays it (replay.sh).
     #[arg(long, value_name = "DIR")]
@@ -233,7 +231,7 @@ pub fn prepare_as(a: &RunArgs, v: Verbosity, tracing: bool) -> Result<Prepared, 
         &a.engine,
         a.threads.map(|t| t as usize),
         a.check_hazards,
-        a.budget,
+        &a.limits,
     )?;
     job.settings.jit = jit_options(a)?;
     job.cache_mode = if a.strict_caches {

@@ -6,7 +6,7 @@
 //! the JIT lowers, so the two engines agree bit for bit.
 
 use crate::runtime::hazard::Place;
-use crate::runtime::{Ctx, Engine, FetchRequest, RunError, first_lane};
+use crate::runtime::{Ctx, Engine, FetchRequest, RunError, TexFault, first_lane};
 use ctm_jit::fp;
 use ctm_jit::ir::{Binary, Gate, Op, Program, Select, Test, UmrtIndex, Unary};
 use ctm_jit::ir::{CONSTS, TEMPS};
@@ -16,6 +16,9 @@ use ctm_jit::state::{Channel, GROUP_LANES, Lanes, Mask};
 #[derive(Debug, Default)]
 pub struct Interpreter {
     vals: Vec<Channel>,
+    /// The program last verified: its address and shape (a run passes the
+    /// same program for every row).
+    verified: Option<(usize, usize, u16)>,
 }
 
 impl Interpreter {
@@ -66,6 +69,24 @@ fn binary(op: Binary) -> fn(u32, u32) -> u32 {
 }
 
 impl Engine for Interpreter {
+    /// Verifies the program: hand-built IR that breaks the rules is an
+    /// error here, as in the JIT, not a panic later.
+    fn prepare(&mut self, program: &Program) -> Result<(), RunError> {
+        let key = (
+            std::ptr::from_ref(program) as usize,
+            program.clauses.len(),
+            program.len,
+        );
+        if self.verified != Some(key) {
+            program.verify().map_err(|e| RunError::Engine {
+                engine: "interp",
+                message: format!("invalid IR: {e}"),
+            })?;
+            self.verified = Some(key);
+        }
+        Ok(())
+    }
+
     fn run_clause(
         &mut self,
         program: &Program,
@@ -73,7 +94,20 @@ impl Engine for Interpreter {
         lanes: &mut Lanes,
         ctx: &mut Ctx<'_>,
     ) -> Result<(), RunError> {
-        let clause = &program.clauses[clause as usize];
+        let bad = |message: String| RunError::Engine {
+            engine: "interp",
+            message,
+        };
+        if !(1..=GROUP_LANES as u32 / 4).contains(&lanes.quads) {
+            return Err(bad(format!(
+                "a group holds 1 to {} quads, not {} (Lanes::quads)",
+                GROUP_LANES / 4,
+                lanes.quads
+            )));
+        }
+        let Some(clause) = program.clauses.get(clause as usize) else {
+            return Err(bad(format!("the program has no clause {clause}")));
+        };
         let n = lanes.lane_count();
         let vals = &mut self.vals;
         if vals.len() < clause.values as usize {
@@ -293,6 +327,28 @@ impl Engine for Interpreter {
     }
 }
 
+/// Calls a texture unit, turning a panic in it into a fault: the unit may
+/// be the embedder's code, and compiled code calls it through frames a
+/// panic must not unwind through.
+pub(crate) fn guarded<T>(call: impl FnOnce() -> Result<T, TexFault>) -> Result<T, TexFault> {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(call)) {
+        Ok(r) => r,
+        Err(panic) => Err(TexFault(format!(
+            "the texture unit panicked: {}",
+            panic_message(panic.as_ref())
+        ))),
+    }
+}
+
+/// The message of a caught panic.
+pub(crate) fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "(no message)".into())
+}
+
 /// Fetches for the lanes `lane0..lane0 + coords.len()` of a group whose bit
 /// is set in `m` (bit 0 = `lane0`); the other lanes of `got` become zeros.
 /// Both engines fetch through here.
@@ -307,13 +363,12 @@ pub(crate) fn fetch_lanes(
 ) -> Result<(), RunError> {
     if m != 0 {
         let pixels = &ctx.pixels[lane0..lane0 + coords.len()];
-        ctx.tex
-            .fetch(req, coords, m, pixels, got)
-            .map_err(|fault| RunError::Texture {
-                pc,
-                fault,
-                pixel: pixels[first_lane(m)],
-            })?;
+        let tex = &mut *ctx.tex;
+        guarded(|| tex.fetch(req, coords, m, pixels, got)).map_err(|fault| RunError::Texture {
+            pc,
+            fault,
+            pixel: pixels[first_lane(m)],
+        })?;
     }
     for (l, g) in got.iter_mut().enumerate() {
         if m & (1 << l) == 0 {
@@ -346,13 +401,14 @@ pub(crate) fn umrt_lanes(
                 UmrtIndex::Shared => lead,
                 UmrtIndex::PerProcessor => l,
             };
-            ctx.tex
-                .uncached_write(x[at], y[at], value[l])
-                .map_err(|fault| RunError::Texture {
+            let tex = &mut *ctx.tex;
+            guarded(|| tex.uncached_write(x[at], y[at], value[l])).map_err(|fault| {
+                RunError::Texture {
                     pc,
                     fault,
                     pixel: ctx.pixels[lane0 + l],
-                })?;
+                }
+            })?;
         }
     }
     Ok(())

@@ -199,6 +199,27 @@ impl Job {
         self
     }
 
+    /// Stops the run after `limit` of wall-clock time
+    /// ([`RunError::Stopped`](crate::runtime::RunError::Stopped)).
+    pub fn timeout(mut self, limit: std::time::Duration) -> Job {
+        self.settings.timeout = Some(limit);
+        self
+    }
+
+    /// Stops the run after `n` instructions in all (counted per group of
+    /// quads, like [`Job::budget`]).
+    pub fn max_instructions(mut self, n: u64) -> Job {
+        self.settings.max_instructions = Some(n);
+        self
+    }
+
+    /// Lets `handle` stop the run from another thread
+    /// ([`Cancel::cancel`](crate::runtime::Cancel::cancel)).
+    pub fn cancel(mut self, handle: &crate::runtime::Cancel) -> Job {
+        self.settings.cancel = Some(handle.clone());
+        self
+    }
+
     /// Sets how the JIT compiles.
     pub fn jit(mut self, jit: JitOptions) -> Job {
         self.settings.jit = jit;

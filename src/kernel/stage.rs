@@ -33,7 +33,13 @@ impl Staged {
     /// Submits the commands and reads the results back.
     pub fn run(mut self) -> Result<JobResult, KernelError> {
         let id = self.dev.submit_commands(&self.commands)?;
-        let report = self.dev.wait(id)?.runs.first().cloned().unwrap_or_default();
+        let report = self
+            .dev
+            .wait(id)?
+            .runs
+            .into_iter()
+            .next()
+            .unwrap_or_default();
         let (w, h, t) = (self.width, self.height, self.threads);
         let mut outputs = Vec::new();
         for &(n, base, fmt) in &self.outputs {

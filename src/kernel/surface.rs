@@ -232,7 +232,11 @@ pub(super) fn fetch(
     let out = &mut data.spare_capacity_mut()[..len];
     // Large surfaces are copied by several threads, a band of rows each
     // (the copy and the fresh pages' faults then scale with the run).
-    let threads = if len >= 1 << 20 { threads.max(1) } else { 1 };
+    let threads = if len >= 1 << 20 {
+        threads.clamp(1, 64).min(height.max(1) as usize)
+    } else {
+        1
+    };
     let band = (height as usize).div_ceil(threads).max(1);
     let copy = |first: usize, part: &mut [MaybeUninit<u8>]| -> Result<(), KernelError> {
         for (y, chunk) in part.chunks_mut(line).enumerate() {

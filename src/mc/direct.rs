@@ -28,7 +28,9 @@ pub struct DirectInputs<'a> {
 
 impl std::fmt::Debug for DirectInputs<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let direct = self.table.0.iter().filter(|d| !d.pages.is_null()).count();
+        let direct = (0..16)
+            .filter(|&k| !self.table.desc(k).pages.is_null())
+            .count();
         f.debug_struct("DirectInputs")
             .field("direct", &direct)
             .finish_non_exhaustive()
@@ -47,11 +49,20 @@ impl<'a> DirectInputs<'a> {
         let mut table = TexTable::NONE;
         let mut pages = Vec::new();
         if mc.mode == CacheMode::Coherent {
-            for (desc, s) in table.0.iter_mut().zip(inputs) {
+            for (k, s) in inputs.iter().enumerate() {
                 if let Some(s) = s
                     && let Some((d, p)) = describe(mc, s)
                 {
-                    *desc = d;
+                    // SAFETY: `describe` builds a page table with an entry
+                    // for every 64 KiB page of the surface's span (pitch ×
+                    // height elements from its base, bounds = pitch and
+                    // height) plus the zero page, each a 64 KiB page of
+                    // `mc`'s memory or the static zero page (elements never
+                    // straddle a page: the base is 2 KiB aligned and the
+                    // element sizes divide 64 KiB); `_pages` keeps the table and
+                    // `'a` borrows `mc`, so nothing frees or writes them
+                    // while the table is in use; shift ≤ 4 (float formats).
+                    unsafe { table.set(k, d) };
                     pages.push(p);
                 }
             }

@@ -31,6 +31,13 @@ use ctm_jit::ir::Program;
 use std::collections::HashMap;
 use std::sync::Arc;
 
+/// A built program's identity: its words, uncached mode, whether every
+/// register write is kept, one clause per instruction.
+type BuildKey = (Vec<u32>, bool, bool, bool);
+
+/// Built programs a PE keeps (see `Pe::compiled`).
+pub const MAX_BUILT: usize = 64;
+
 /// Processors of the modelled chip (R580), for the clock model.
 pub const PROCESSORS: u64 = 48;
 
@@ -123,7 +130,11 @@ pub struct Pe {
     pub programs: HashMap<u32, ProgramDesc>,
     /// How runs execute.
     pub settings: RunSettings,
-    compiled: HashMap<(Vec<u32>, bool, bool, bool), Arc<Program>>,
+    /// Built programs by content and build options, with the tick they
+    /// were last used (at most [`MAX_BUILT`], the least recently used go).
+    compiled: HashMap<BuildKey, (Arc<Program>, u64)>,
+    /// Ticks of `compiled`.
+    tick: u64,
 }
 
 impl Pe {
@@ -140,6 +151,11 @@ impl Pe {
             settings,
             ..Pe::default()
         }
+    }
+
+    /// Programs built and kept for later runs (at most [`MAX_BUILT`]).
+    pub fn built_programs(&self) -> usize {
+        self.compiled.len()
     }
 
     /// Executes a stream of words.

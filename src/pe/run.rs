@@ -23,13 +23,16 @@ use crate::co::CondLoc;
 use crate::engine::EngineKind;
 use crate::mc::{CacheId, DiagnosticCounts, DirectInputs, Mc, RunView, Surface, UncachedWrite};
 use crate::runtime::hazard::Hazard;
-use crate::runtime::{Engine, EngineStats, RunError, RunOptions, RunStats, Runner};
+use crate::runtime::{
+    Cancel, Engine, EngineStats, RunError, RunOptions, RunStats, Runner, Stop, Watchdog,
+};
 use crate::{abi::ProgramInfo, frontend, isa};
 use ctm_jit::compile::JitOptions;
 use ctm_jit::ir::{CONSTS, INT_CONSTS, Program};
 use ctm_jit::state::{IntConst, Lanes, Uniforms};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::time::Duration;
 
 /// Quad rows executed between two deliveries of results when they are
 /// delivered in order (see `deliver`).
@@ -57,6 +60,13 @@ pub struct RunSettings {
     /// Makes each worker's engine instead of [`RunSettings::engine`]
     /// (observing engines such as the tracer's).
     pub engine_factory: Option<EngineFactory>,
+    /// Stops runs when pulled from another thread.
+    pub cancel: Option<Cancel>,
+    /// Wall-clock limit of each run.
+    pub timeout: Option<Duration>,
+    /// Instructions each run may execute in all (counted per group of
+    /// quads, as the per-group budget counts them).
+    pub max_instructions: Option<u64>,
 }
 
 /// All the host's cores.
@@ -74,6 +84,9 @@ impl Default for RunSettings {
             jit: JitOptions::default(),
             progress: None,
             engine_factory: None,
+            cancel: None,
+            timeout: None,
+            max_instructions: None,
         }
     }
 }
@@ -173,7 +186,9 @@ impl Pe {
         let o = self.settings.options;
         let checked = o.check_hazards || o.single_step;
         let key = (words, desc.uncached, checked, o.single_step);
-        if let Some(p) = self.compiled.get(&key) {
+        self.tick += 1;
+        if let Some((p, used)) = self.compiled.get_mut(&key) {
+            *used = self.tick;
             return Ok((p.clone(), info, desc));
         }
         let opts = frontend::Options {
@@ -182,7 +197,16 @@ impl Pe {
             ..frontend::Options::loaded(desc.uncached)
         };
         let program = Arc::new(frontend::build(&slots, opts));
-        self.compiled.insert(key, program.clone());
+        if self.compiled.len() >= super::MAX_BUILT
+            && let Some(oldest) = self
+                .compiled
+                .iter()
+                .min_by_key(|(_, (_, used))| *used)
+                .map(|(k, _)| k.clone())
+        {
+            self.compiled.remove(&oldest);
+        }
+        self.compiled.insert(key, (program.clone(), self.tick));
         Ok((program, info, desc))
     }
 
@@ -393,6 +417,16 @@ impl Pe {
             v,
         };
         let rows_done = AtomicU64::new(0);
+        let stop = Arc::new(Stop::new(
+            self.settings.cancel.clone(),
+            self.settings.max_instructions,
+            self.settings.timeout,
+        ));
+        // Ends with this function (also on an error): the watchdog stops.
+        let _watchdog = self
+            .settings
+            .timeout
+            .map(|t| Watchdog::start(stop.clone(), t));
         let mut hazards: Vec<Hazard> = Vec::new();
         let chunk = if direct {
             rows.len().max(1)
@@ -421,6 +455,7 @@ impl Pe {
                         engine: &mut *w.engine,
                         uniforms: &uniforms,
                         options: self.settings.options,
+                        stop: Some(&*stop),
                     };
                     let stats = runner.run_rows_in(
                         &mut w.lanes,

@@ -99,6 +99,17 @@ pub enum RunError {
         /// Pixel.
         pixel: (u32, u32),
     },
+    /// The run was stopped from outside its program: cancelled, or past
+    /// its time or instruction limit.
+    #[error("pc {pc}, pixel {pixel:?}: stopped: {why}")]
+    Stopped {
+        /// Where the group was.
+        pc: u16,
+        /// Why.
+        why: super::StopReason,
+        /// Pixel.
+        pixel: (u32, u32),
+    },
     /// The engine could not prepare the program (e.g. code generation
     /// failed as a whole).
     #[error("the {engine} engine cannot run this program: {message}")]

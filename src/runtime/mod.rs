@@ -21,6 +21,7 @@ mod error;
 mod flow;
 pub mod hazard;
 mod io;
+mod stop;
 pub mod texture;
 
 pub use engine::{Ctx, Engine, EngineStats, LoopEntry, LoopExit};
@@ -28,6 +29,7 @@ pub use error::{RunError, Stack};
 use flow::{Flow, exec_fc};
 pub use flow::{FlowView, LoopFrame};
 pub use io::{Domain, FetchRequest, GroupOut, NoTextures, PixelOut, Sink, TexFault, TextureUnit};
+pub use stop::{Cancel, LOOP_SLICE, Stop, StopReason, Watchdog};
 
 use ctm_jit::host::DazGuard;
 use ctm_jit::ir::{Program, Term};
@@ -95,6 +97,9 @@ pub struct Runner<'a, E: Engine> {
     pub uniforms: &'a Uniforms,
     /// Options.
     pub options: RunOptions,
+    /// Stops the whole run from outside (cancel, time or instruction
+    /// limits); `None`: nothing but the program stops it.
+    pub stop: Option<&'a Stop>,
 }
 
 /// Counters of a finished run.
@@ -251,7 +256,11 @@ impl<E: Engine> Runner<'_, E> {
             helper,
             pad: 0,
             executed: *executed,
-            budget: self.options.budget,
+            // A slice at a time, so that the shim checks `stop` often.
+            budget: self
+                .options
+                .budget
+                .min((*executed).saturating_add(LOOP_SLICE)),
             pixel_instructions: stats.pixel_instructions,
         };
         let mut ctx = Ctx {
@@ -381,6 +390,13 @@ impl<E: Engine> Runner<'_, E> {
                             pixel: pixel_of(lanes.active | lanes.running),
                         });
                     }
+                    if let Some(why) = self.stop.and_then(|s| s.check(executed)) {
+                        return Err(RunError::Stopped {
+                            pc,
+                            why,
+                            pixel: pixel_of(lanes.active | lanes.running),
+                        });
+                    }
                     let mut ctx = Ctx {
                         uniforms: self.uniforms,
                         tex: &mut *tex,
@@ -440,6 +456,9 @@ impl<E: Engine> Runner<'_, E> {
             }
         }
         stats.group_instructions += executed;
+        if let Some(stop) = self.stop {
+            stop.spend(executed);
+        }
         let present = if lanes.lane_count() >= 32 {
             !0
         } else {

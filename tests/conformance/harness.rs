@@ -153,6 +153,7 @@ fn run_on(kind: EngineKind, asm: &str, s: &Setup) -> Result<Outcome, RunError> {
             engine: Interpreter::new(),
             uniforms: &s.uniforms,
             options: s.options,
+            stop: None,
         }
         .run(s.domain, s.v, &mut tex, &mut sink)?,
         EngineKind::Jit(opts) => {
@@ -162,6 +163,7 @@ fn run_on(kind: EngineKind, asm: &str, s: &Setup) -> Result<Outcome, RunError> {
                 engine: &mut engine,
                 uniforms: &s.uniforms,
                 options: s.options,
+                stop: None,
             }
             .run(s.domain, s.v, &mut tex, &mut sink)?;
             assert!(

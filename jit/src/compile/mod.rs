@@ -89,6 +89,10 @@ pub enum JitError {
     /// The module could not be finalised.
     #[error("cannot finalise compiled code: {0}")]
     Module(String),
+    /// The program is not valid IR (hand-built or corrupted): nothing is
+    /// compiled for it.
+    #[error("invalid IR: {0}")]
+    Invalid(#[from] crate::ir::VerifyError),
 }
 
 /// One clause's code.
@@ -235,8 +239,18 @@ impl Compiled {
         program: &Program,
     ) -> (Result<ClauseFn, String>, Option<Duration>) {
         let mut took = None;
-        let code = self.general[i as usize].get_or_init(|| {
+        let Some(slot) = self.general.get(i as usize) else {
+            return (Err(format!("no clause {i}")), None);
+        };
+        let code = slot.get_or_init(|| {
             let start = Instant::now();
+            // The program is the caller's word: verify it like `compile`.
+            if let Err(e) = program.verify() {
+                return Err(format!("invalid IR: {e}"));
+            }
+            if i as usize >= program.clauses.len() {
+                return Err(format!("the program has no clause {i}"));
+            }
             let r = compile_one(program, i as usize, self.opts, Body::General).map(|(m, f)| {
                 self.general_modules
                     .lock()
@@ -258,6 +272,11 @@ impl Compiled {
             .enumerate()
             .find(|(_, (r, _))| r.start == pc)
             .map(|(k, (r, _))| (k, r))
+    }
+
+    /// Number of compiled loop regions.
+    pub fn loop_count(&self) -> usize {
+        self.loops.len()
     }
 
     /// The code of loop region `k` (see [`Compiled::loop_at`]).
@@ -440,6 +459,9 @@ fn compile_one(
 /// }
 /// ```
 pub fn compile(program: &Program, opts: JitOptions) -> Result<Compiled, JitError> {
+    // Compiled code indexes the machine state with what the IR says: only
+    // verified IR keeps every access inside it (docs/design.md, "Safety").
+    program.verify()?;
     let start = Instant::now();
     let isa = make_isa(opts)?;
     let mut module = JITModule::new(JITBuilder::with_isa(isa, default_libcall_names()));

@@ -18,6 +18,7 @@ pub fn clif(
     opts: JitOptions,
     describe: &dyn Fn(u16) -> String,
 ) -> Result<String, JitError> {
+    program.verify()?;
     let isa = make_isa(opts)?;
     let module = JITModule::new(JITBuilder::with_isa(isa, default_libcall_names()));
     let mut fctx = FunctionBuilderContext::new();

@@ -43,6 +43,11 @@ impl fmt::Display for AsmError {
 
 impl std::error::Error for AsmError {}
 
+/// Largest source the assembler reads.
+pub const MAX_SOURCE: usize = 16 << 20;
+/// Longest line the assembler reads.
+pub const MAX_LINE: usize = 64 << 10;
+
 /// Assembles a whole program into instruction words (6 per instruction).
 ///
 /// ```
@@ -76,6 +81,18 @@ pub struct Assembled {
 /// assert_eq!(a.words.len(), 6);
 /// ```
 pub fn assemble_source(text: &str) -> Result<Assembled, AsmError> {
+    if text.len() > MAX_SOURCE {
+        return Err(err(
+            1,
+            1,
+            format!(
+                "{} bytes of source; at most {} MiB are read ({MAX_INSTS} instructions need far less)",
+                text.len(),
+                MAX_SOURCE >> 20
+            ),
+            None,
+        ));
+    }
     // Pass 1: tokenize, collect labels and count statements.
     let mut uncached = false;
     let mut lines = Vec::new();
@@ -83,6 +100,17 @@ pub fn assemble_source(text: &str) -> Result<Assembled, AsmError> {
     let mut count = 0usize;
     for (n, raw) in text.lines().enumerate() {
         let line = n + 1;
+        if raw.len() > MAX_LINE {
+            return Err(err(
+                line,
+                1,
+                format!(
+                    "a line of {} bytes; lines hold at most {MAX_LINE}",
+                    raw.len()
+                ),
+                None,
+            ));
+        }
         let mut toks = tokenize(raw, line)?;
         let mut start = 0;
         loop {
@@ -155,17 +183,22 @@ pub fn assemble_source(text: &str) -> Result<Assembled, AsmError> {
             continue;
         }
         if !toks.is_empty() {
+            // Stop at the first statement too many: a huge source is
+            // rejected before it is all tokenised.
+            if count == MAX_INSTS {
+                return Err(err(
+                    line,
+                    1,
+                    format!(
+                        "instruction {} of more than {MAX_INSTS}: the instruction store holds {MAX_INSTS}",
+                        count + 1
+                    ),
+                    None,
+                ));
+            }
             lines.push((line, toks, raw.chars().count()));
             count += 1;
         }
-    }
-    if count > MAX_INSTS {
-        return Err(err(
-            lines[MAX_INSTS].0,
-            1,
-            format!("{count} instructions; the instruction store holds {MAX_INSTS}"),
-            None,
-        ));
     }
     // Pass 2: parse statements.
     let mut words = Vec::with_capacity(count * WORDS_PER_INST);
