@@ -217,7 +217,10 @@ impl Engine for JitEngine {
             &program.clauses[clause as usize],
             lanes,
             |lanes, uniforms, io| {
-                // SAFETY: `f` was compiled for this program's clause with the
+                // SAFETY: the argument in full is in the `ctm_jit` crate docs
+                // ("Why compiled code stays inside its memory"): `quads` was
+                // checked above, the code was compiled from verified IR;
+                // `f` was compiled for this program's clause with the
                 // `ClauseFn` ABI and reads/writes only `lanes`, `uniforms` and
                 // `io` within their layouts (offsets asserted in
                 // `ctm_jit::state`); `self.current` keeps the machine code alive;
@@ -291,7 +294,9 @@ impl Engine for JitEngine {
             &program.clauses[first as usize],
             lanes,
             |lanes, uniforms, io| {
-                // SAFETY: `f` was compiled for a loop region of this program
+                // SAFETY: see the `ctm_jit` crate docs and `run_clause`:
+                // `quads` was checked above; `f` was compiled for a loop
+                // region of this program
                 // with the `LoopFn` ABI; it calls the region's compiled clauses
                 // (same contract as in `run_clause`) and reads/writes `state`
                 // within its layout; `self.current` keeps the code alive.
