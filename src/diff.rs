@@ -366,6 +366,21 @@ impl Case {
         }
     }
 
+    /// A case around a given program (raw words; undecodable slots are
+    /// errors when reached), with the constants, inputs and domain of
+    /// [`Case::random`]`(seed)`. Used by the fuzz targets.
+    pub fn from_words(words: &[u32], uncached: bool, seed: u64) -> Case {
+        let mut case = Case::random(seed);
+        let mut asm =
+            crate::isa::disasm::disassemble_program(words, crate::isa::disasm::Options::default());
+        if uncached {
+            asm.insert_str(0, ".uncached\n");
+        }
+        case.asm = asm;
+        case.uncached = uncached;
+        case
+    }
+
     /// Runs the case on `engine` (JIT engines compile with `jit`); also
     /// returns what the engine did (fallbacks, native clause runs).
     pub fn run(&self, engine: EngineKind, jit: JitOptions) -> (Outcome, EngineStats) {

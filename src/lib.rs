@@ -35,6 +35,7 @@ pub mod device;
 pub mod diff;
 pub mod engine;
 pub mod frontend;
+pub mod fuzz;
 pub mod interp;
 pub mod isa;
 pub mod jit;

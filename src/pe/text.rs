@@ -196,6 +196,22 @@ pub fn disassemble_stream(words: &[u32]) -> String {
                 let _ = writeln!(out, ".word {:#010x}   # @{:#x}: filler", words[at], at * 4);
                 at += n;
             }
+            Ok((Some(cmd), n)) if words[at] & 0xFF != 0 => {
+                // Reserved header bits the text form cannot say: the
+                // packet's words as they are.
+                let raw: Vec<String> = words[at..at + n]
+                    .iter()
+                    .map(|w| format!("{w:#010x}"))
+                    .collect();
+                let _ = writeln!(
+                    out,
+                    ".word {}   # @{:#x}: {} with reserved header bits set",
+                    raw.join(" "),
+                    at * 4,
+                    cmd.op().info().name
+                );
+                at += n;
+            }
             Ok((Some(cmd), n)) => {
                 let info = cmd.op().info();
                 let mut line = info.name.to_string();

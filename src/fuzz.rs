@@ -1,0 +1,422 @@
+//! Fuzz targets and a seed-replayable driver.
+//!
+//! Each [`Target`] takes arbitrary bytes and checks what must hold for any
+//! input: no panic, and the invariants of that door —
+//!
+//! * [`Target::Elf`]: loading either fails with an error or gives an
+//!   executable that writes and loads back to the same code and notes;
+//! * [`Target::Words`]: any words decode (or fail per instruction) and
+//!   disassemble to text that assembles back to the same words;
+//! * [`Target::Asm`]: any text either fails with a positioned error or
+//!   assembles to words that disassemble and assemble back identically;
+//! * [`Target::Stream`]: any command stream runs against a small device to
+//!   a report or a fault, and its text form assembles back to the words;
+//! * [`Target::Program`]: any program runs on the interpreter and the JIT
+//!   (both optimisation levels) with the same outcome, bit for bit.
+//!
+//! The same functions serve `cargo fuzz` (the `fuzz/` directory, nightly)
+//! and [`Driver`], a stable mutation fuzzer that CI runs for a bounded time
+//! (`tests/fuzz.rs`): it mutates a corpus of seeds with a deterministic
+//! generator, so a run is replayed exactly from its seed, and returns every
+//! failing input (the test saves them under `fuzz/crashes/`).
+
+use crate::diff::{Case, Rng, compare};
+use crate::engine::EngineKind;
+use ctm_jit::compile::{JitOptions, OptLevel};
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::time::{Duration, Instant};
+
+/// A fuzzed door.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Target {
+    /// ELF executables.
+    Elf,
+    /// Instruction words: decode, encode, disassemble.
+    Words,
+    /// Assembly text.
+    Asm,
+    /// Command streams against a device.
+    Stream,
+    /// Whole programs on both engines.
+    Program,
+}
+
+impl Target {
+    /// Every target.
+    pub const ALL: [Target; 5] = [
+        Target::Elf,
+        Target::Words,
+        Target::Asm,
+        Target::Stream,
+        Target::Program,
+    ];
+
+    /// Its name (directory names, `cargo fuzz` targets).
+    pub fn name(self) -> &'static str {
+        match self {
+            Target::Elf => "elf",
+            Target::Words => "words",
+            Target::Asm => "asm",
+            Target::Stream => "stream",
+            Target::Program => "program",
+        }
+    }
+
+    /// Checks one input: `Err` says which invariant broke. Panics are the
+    /// caller's to catch ([`Driver`] does).
+    pub fn check(self, data: &[u8]) -> Result<(), String> {
+        match self {
+            Target::Elf => elf(data),
+            Target::Words => words(data),
+            Target::Asm => asm(data),
+            Target::Stream => stream(data),
+            Target::Program => program(data),
+        }
+    }
+
+    /// Seeds to mutate: inputs that reach deep into the door.
+    pub fn seeds(self) -> Vec<Vec<u8>> {
+        let sources = seed_sources();
+        let programs: Vec<Vec<u32>> = sources
+            .iter()
+            .filter_map(|s| crate::isa::asm::assemble(s).ok())
+            .collect();
+        let bytes = |w: &[u32]| -> Vec<u8> { w.iter().flat_map(|x| x.to_le_bytes()).collect() };
+        match self {
+            Target::Elf => programs
+                .iter()
+                .map(|w| crate::abi::write(&crate::abi::Executable::from_code(w.clone())))
+                .collect(),
+            Target::Words | Target::Program => programs.iter().map(|w| bytes(w)).collect(),
+            Target::Asm => sources.iter().map(|s| s.as_bytes().to_vec()).collect(),
+            Target::Stream => {
+                let mut out = Vec::new();
+                for src in &sources {
+                    let Ok(k) = crate::kernel::Kernel::assemble(src) else {
+                        continue;
+                    };
+                    let job = crate::kernel::Job::new(4, 2).output(0, crate::mc::Format::Float32_4);
+                    if let Ok(st) = k.stage(&job) {
+                        out.push(st.commands.to_bytes());
+                    }
+                }
+                out
+            }
+        }
+    }
+}
+
+/// Small programs that exercise every instruction type and flow control.
+fn seed_sources() -> Vec<String> {
+    let mut v = vec![
+        "out rtA.rgb = max.off(s0, s0) | rtA.a = max.off(s0, s0) src0=r0 wait last".to_string(),
+        "tex ld r1.rgba, in0.rgba, r0.rgba unscaled acquire wait
+alu r2.rgb = mad(s0.rrr, s1, s2) | r2.a = rcp(s0) src0=r1 src1=c0 src2=r0 srcp=sub
+alu _ = max.off(s0, s0) | _ = max.off(s0, s0) src0=r2 res=r<0
+IF alu_result != 0 -> @6 jump=incr
+alu r3.rgb = sop() | r3.a = sin(s0) src0=r2
+ELSE -> @7
+alu r3.rgb = dp3(s0, s1) | r3.a = dp() src0=r2 src1=r1
+ENDIF
+out rtA.rgb = max.off(s0, s0) | rtA.a = max.off(s0, s0) src0=r3 wait last"
+            .to_string(),
+        "alu r1.rgb = max.off(s0, s0) | r1.a = max.off(s0, s0) src0=0.0
+LOOP i0 -> @5
+alu r1.rgb = mad(s0, s1, c[aL+0]) | r1.a = ex2(s0) src0=r1 src1=r0
+alu p.r<0 = mad(s0, s1, s2) | _ = max.off(s0, s0) src0=r1 src1=1.0 src2=-1.0
+BREAKLOOP p.r == 0 -> @5
+ENDLOOP i0 -> @2
+out rtA.rgb = max.off(s0, s0) | rtA.a = max.off(s0, s0) src0=r1 wait last"
+            .to_string(),
+        ".uncached
+tex ld r1.rgba, in0.rgba, r0.rgba unscaled acquire wait
+alu r2.rgb = mad(s0.r00, s0.111, s1.0gr) | r2.a = max.off(s0.0, s0.0) src0=r1 src1=r0
+out rtC.rgb = max.off(s0, s0) | rtC.a = max.off(s0, s0) src0=r2
+out _ = max.off(s0, s0) | _ = max.off(s0, s0) src0=r0 wait last"
+            .to_string(),
+    ];
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        let mut files: Vec<_> = entries.flatten().map(|e| e.path()).collect();
+        files.sort();
+        for p in files {
+            if p.extension().is_some_and(|e| e == "s")
+                && let Ok(t) = std::fs::read_to_string(&p)
+            {
+                v.push(t);
+            }
+        }
+    }
+    v
+}
+
+fn words_of(data: &[u8]) -> Vec<u32> {
+    data.chunks(4)
+        .map(|c| {
+            let mut w = [0u8; 4];
+            w[..c.len()].copy_from_slice(c);
+            u32::from_le_bytes(w)
+        })
+        .collect()
+}
+
+fn elf(data: &[u8]) -> Result<(), String> {
+    let Ok(loaded) = crate::abi::load(data) else {
+        return Ok(());
+    };
+    let exe = loaded.exe;
+    let again = crate::abi::load(&crate::abi::write(&exe))
+        .map_err(|e| format!("a loaded executable does not load after writing: {e}"))?;
+    if again.exe.code != exe.code || again.exe.info != exe.info {
+        return Err("write then load changed the executable".into());
+    }
+    Ok(())
+}
+
+fn words(data: &[u8]) -> Result<(), String> {
+    let mut w = words_of(&data[..data.len().min(crate::isa::MAX_INSTS * 24)]);
+    w.truncate(w.len() / 6 * 6);
+    let text = crate::isa::disasm::disassemble_program(&w, crate::isa::disasm::Options::default());
+    let back = crate::isa::asm::assemble(&text)
+        .map_err(|e| format!("the disassembly does not assemble: {e}\n{text}"))?;
+    if back != w {
+        return Err(format!("disassembly does not round-trip:\n{text}"));
+    }
+    let _ = crate::isa::validate::validate(&crate::isa::decode_program(&w));
+    Ok(())
+}
+
+fn asm(data: &[u8]) -> Result<(), String> {
+    let text = String::from_utf8_lossy(data);
+    let Ok(a) = crate::isa::asm::assemble_source(&text) else {
+        return Ok(());
+    };
+    let listing =
+        crate::isa::disasm::disassemble_program(&a.words, crate::isa::disasm::Options::default());
+    let back = crate::isa::asm::assemble(&listing)
+        .map_err(|e| format!("the disassembly of assembled text does not assemble: {e}"))?;
+    if back != a.words {
+        return Err("assembled text does not round-trip through the disassembler".into());
+    }
+    Ok(())
+}
+
+fn stream(data: &[u8]) -> Result<(), String> {
+    let mut w = words_of(data);
+    w.truncate(4096);
+    let text = crate::pe::disassemble_stream(&w);
+    let back = crate::pe::assemble_stream(&text)
+        .map_err(|e| format!("a stream's listing does not assemble: {e}\n{text}"))?;
+    if back != w {
+        return Err(format!("a stream's listing does not round-trip:\n{text}"));
+    }
+    // Small arenas; everything lies in the cached one at its base, where a
+    // program is loaded so that `start_program` finds one.
+    let mut dev = crate::device::Device::open(crate::device::DeviceConfig {
+        arena_sizes: [64 << 10, 64 << 10, 64 << 10, 1 << 20],
+        settings: crate::pe::RunSettings {
+            engine: EngineKind::Interp,
+            threads: 1,
+            options: crate::runtime::RunOptions {
+                budget: 100_000,
+                ..Default::default()
+            },
+            max_instructions: Some(2_000_000),
+            ..Default::default()
+        },
+        ..Default::default()
+    });
+    let base = dev.info().base_address_sys_c;
+    static PROGRAM: std::sync::OnceLock<Vec<u32>> = std::sync::OnceLock::new();
+    let words =
+        PROGRAM.get_or_init(|| crate::isa::asm::assemble(&seed_sources()[1]).unwrap_or_default());
+    let _ = dev.load_program(&crate::abi::Executable::from_code(words.clone()), base);
+    let bytes: Vec<u8> = w.iter().flat_map(|x| x.to_le_bytes()).collect();
+    let at = base + (512 << 10);
+    if dev.write(at, &bytes).is_ok()
+        && let Ok(id) = dev.submit(at, bytes.len() as u32)
+    {
+        let _ = dev.wait(id);
+    }
+    Ok(())
+}
+
+fn program(data: &[u8]) -> Result<(), String> {
+    if crate::engine::EngineKind::Jit.check().is_err() || data.len() < 2 {
+        return Ok(());
+    }
+    let (head, rest) = data.split_at(2);
+    let seed = u64::from(head[0]);
+    let uncached = head[1] & 1 != 0;
+    let mut w = words_of(&rest[..rest.len().min(64 * 24)]);
+    w.truncate(w.len() / 6 * 6);
+    if w.is_empty() {
+        return Ok(());
+    }
+    let case = Case::from_words(&w, uncached, seed);
+    let (want, _) = case.run(EngineKind::Interp, JitOptions::default());
+    let opt_level = if head[1] & 2 != 0 {
+        OptLevel::None
+    } else {
+        OptLevel::Speed
+    };
+    let opts = JitOptions {
+        opt_level,
+        quads_per_iter: [0, 1, 2, 4][usize::from(head[1] >> 2 & 3)],
+    };
+    let (got, _) = case.run(EngineKind::Jit, opts);
+    match compare(&case, &want, &got, "interp", "jit") {
+        None => Ok(()),
+        Some(report) => Err(report),
+    }
+}
+
+/// A failing input: the bytes and what broke (an invariant's message or a
+/// panic's).
+#[derive(Clone, Debug)]
+pub struct Failure {
+    /// The input.
+    pub data: Vec<u8>,
+    /// What happened.
+    pub message: String,
+}
+
+/// What a driver run did.
+#[derive(Clone, Debug, Default)]
+pub struct Summary {
+    /// Inputs tried.
+    pub inputs: u64,
+    /// Inputs that broke something.
+    pub failures: Vec<Failure>,
+}
+
+/// A deterministic mutation fuzzer over one target.
+#[derive(Debug)]
+pub struct Driver {
+    target: Target,
+    rng: Rng,
+    corpus: Vec<Vec<u8>>,
+}
+
+impl Driver {
+    /// A driver for `target` starting from `seed`, with the target's seeds
+    /// and `extra` inputs as corpus.
+    pub fn new(target: Target, seed: u64, extra: Vec<Vec<u8>>) -> Driver {
+        let mut corpus = target.seeds();
+        corpus.extend(extra);
+        if corpus.is_empty() {
+            corpus.push(Vec::new());
+        }
+        Driver {
+            target,
+            rng: Rng::new(seed),
+            corpus,
+        }
+    }
+
+    /// Checks one input, catching panics (the process's panic hook still
+    /// prints them; fuzzing binaries silence it).
+    pub fn try_one(target: Target, data: &[u8]) -> Result<(), String> {
+        match catch_unwind(AssertUnwindSafe(|| target.check(data))) {
+            Ok(r) => r,
+            Err(p) => Err(format!(
+                "panic: {}",
+                crate::interp::panic_message(p.as_ref())
+            )),
+        }
+    }
+
+    /// Runs for `time` or `max_inputs` inputs, whichever ends first.
+    pub fn run(&mut self, time: Duration, max_inputs: u64) -> Summary {
+        let start = Instant::now();
+        let mut summary = Summary::default();
+        while summary.inputs < max_inputs && start.elapsed() < time {
+            let input = self.next_input();
+            summary.inputs += 1;
+            if let Err(message) = Driver::try_one(self.target, &input) {
+                summary.failures.push(Failure {
+                    data: input,
+                    message,
+                });
+                if summary.failures.len() >= 10 {
+                    break;
+                }
+            } else if self.rng.percent(2) && self.corpus.len() < 4096 {
+                // Keep some inputs that pass: mutations of mutations reach
+                // further.
+                self.corpus.push(input);
+            }
+        }
+        summary
+    }
+
+    /// The next input: a corpus entry, mutated one to eight times.
+    fn next_input(&mut self) -> Vec<u8> {
+        let r = &mut self.rng;
+        let mut d = self.corpus[r.below(self.corpus.len() as u32) as usize].clone();
+        for _ in 0..1 + r.below(8) {
+            let len = d.len() as u32;
+            match r.below(8) {
+                0 if len > 0 => {
+                    let at = r.below(len) as usize;
+                    d[at] ^= 1 << r.below(8);
+                }
+                1 if len > 0 => {
+                    let at = r.below(len) as usize;
+                    d[at] = r.next_u32() as u8;
+                }
+                2 => {
+                    let at = r.below(len + 1) as usize;
+                    let n = 1 + r.below(8) as usize;
+                    let bytes: Vec<u8> = (0..n).map(|_| r.next_u32() as u8).collect();
+                    d.splice(at..at, bytes);
+                }
+                3 if len > 0 => {
+                    let at = r.below(len) as usize;
+                    let n = (1 + r.below(16) as usize).min(d.len() - at);
+                    d.drain(at..at + n);
+                }
+                4 if len >= 4 => {
+                    // An interesting dword.
+                    let at = (r.below(len / 4) * 4) as usize;
+                    let v = [
+                        0u32,
+                        0xFFFF_FFFF,
+                        0x8000_0000,
+                        0x7F80_0000,
+                        0x7FFF_FFFF,
+                        1,
+                        0xC000_0000,
+                    ][r.below(7) as usize];
+                    d[at..at + 4].copy_from_slice(&v.to_le_bytes());
+                }
+                5 => {
+                    // Splice a piece of another corpus entry.
+                    let other = &self.corpus[r.below(self.corpus.len() as u32) as usize];
+                    if !other.is_empty() {
+                        let a = r.below(other.len() as u32) as usize;
+                        let b = (a + 1 + r.below(64) as usize).min(other.len());
+                        let at = r.below(len + 1) as usize;
+                        d.splice(at..at, other[a..b].to_vec());
+                    }
+                }
+                6 if len >= 4 => {
+                    // Flip a bit of a dword-aligned word (fields).
+                    let at = (r.below(len / 4) * 4) as usize + r.below(4) as usize;
+                    d[at] ^= 1 << r.below(8);
+                }
+                _ if len > 1 => {
+                    // Duplicate a chunk.
+                    let a = r.below(len) as usize;
+                    let b = (a + 1 + r.below(32) as usize).min(d.len());
+                    let chunk = d[a..b].to_vec();
+                    let at = r.below(len) as usize;
+                    d.splice(at..at, chunk);
+                }
+                _ => {}
+            }
+        }
+        d.truncate(1 << 16);
+        d
+    }
+}
