@@ -47,6 +47,8 @@ pub mod runtime;
 pub mod trace;
 
 pub use ctm_jit::compile::{JitOptions, OptLevel};
+/// The DPP's numeric rules, one function per operation (from `ctm-jit`).
+pub use ctm_jit::fp;
 /// The clause IR both engines execute (from `ctm-jit`).
 pub use ctm_jit::ir;
 /// Quads and lanes (from `ctm-jit`).

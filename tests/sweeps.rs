@@ -1,0 +1,251 @@
+//! Numeric sweeps through both engines' code paths, compared bit for bit.
+//!
+//! * In CI: every pair (and, for MAD, CND and CMP, every triple) of the
+//!   special values — ±0, ±denormals, ±Inf, NaNs with payloads, ±1, ±max,
+//!   the smallest normal — through every binary operation, presubtract,
+//!   dot product, selection and MAD, with output modifiers and clamps.
+//! * Behind a flag (minutes on all cores): every one of the 2^32 inputs of
+//!   each unary operation — RCP, RSQ, EX2, LN2, FRC, SIN, COS — and of the
+//!   output modifiers and the clamp on raw patterns:
+//!   `cargo test --release --test sweeps -- --ignored --nocapture`.
+
+mod common;
+
+use common::both;
+use ctm::engine::EngineKind;
+use ctm::interp::Interpreter;
+use ctm::jit::JitEngine;
+use ctm::kernel::{HostSurface, Job, Kernel};
+use ctm::mc::Format;
+use ctm::runtime::{Ctx, Engine, NoTextures};
+use ctm::state::{Lanes, Uniforms};
+
+/// The special values.
+const SPECIAL: [u32; 15] = [
+    0x0000_0000, // +0
+    0x8000_0000, // −0
+    0x0000_0001, // smallest denormal
+    0x8000_0001, // −smallest denormal
+    0x007F_FFFF, // largest denormal
+    0x0080_0000, // smallest normal
+    0x7F80_0000, // +Inf
+    0xFF80_0000, // −Inf
+    0x7FC0_0000, // quiet NaN
+    0x7F80_0001, // NaN, smallest payload
+    0xFFC0_0123, // −NaN with a payload
+    0x3F80_0000, // +1
+    0xBF80_0000, // −1
+    0x7F7F_FFFF, // +max
+    0xFF7F_FFFF, // −max
+];
+
+/// Every triple (a, b, c) of special values as float32_4 texels (a, b, c, a).
+fn triples() -> (u32, u32, HostSurface) {
+    let n = SPECIAL.len();
+    let count = n * n * n;
+    let w = 64u32;
+    let h = count.div_ceil(64) as u32;
+    let mut data = Vec::with_capacity((w * h) as usize * 16);
+    for k in 0..(w * h) as usize {
+        let k = k % count;
+        let (a, b, c) = (SPECIAL[k / (n * n)], SPECIAL[k / n % n], SPECIAL[k % n]);
+        for v in [a, b, c, a] {
+            data.extend_from_slice(&v.to_le_bytes());
+        }
+    }
+    let s = HostSurface::new(Format::Float32_4, w, h, data).unwrap();
+    (w, h, s)
+}
+
+/// Runs `body` (after r1 = (a, b, c, a) is fetched; the results in r2–r5
+/// go to render targets A–D) over every triple on both engines.
+fn sweep(body: &str) -> Vec<Vec<u32>> {
+    let src = format!(
+        "tex ld r1.rgba, in0.rgba, r0.rgba unscaled acquire wait
+{body}
+out rtA.rgb = max.off(s0, s0) | rtA.a = max.off(s0, s0) src0=r2
+out rtB.rgb = max.off(s0, s0) | rtB.a = max.off(s0, s0) src0=r3
+out rtC.rgb = max.off(s0, s0) | rtC.a = max.off(s0, s0) src0=r4
+out rtD.rgb = max.off(s0, s0) | rtD.a = max.off(s0, s0) src0=r5 wait last"
+    );
+    let k = Kernel::assemble(&src).unwrap_or_else(|e| panic!("{e}\n{src}"));
+    let (w, h, input) = triples();
+    let mut job = Job::new(w, h).input(0, input);
+    for t in 0..4 {
+        job = job.output(t, Format::Float32_4);
+    }
+    let r = both(&k, &job);
+    (0..4)
+        .map(|t| {
+            r.output(t)
+                .unwrap()
+                .data
+                .chunks_exact(4)
+                .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn mad_and_its_modifiers_on_every_triple() {
+    let out = sweep(
+        "alu r2.rgb = mad(s0.rrr, s0.ggg, s0.bbb) | r2.a = mad(s0.r, s0.g, s0.b) src0=r1
+alu r3.rgb = mad.x2(s0.rrr, s0.ggg, s0.bbb) | r3.a = mad.d8(s0.r, s0.g, s0.b) src0=r1
+alu r4.rgb = mad.sat(s0.rrr, s0.ggg, s0.bbb) | r4.a = mad.x4.sat(s0.r, s0.g, s0.b) src0=r1
+alu r5.rgb = mad(-s0.rrr, abs(s0.ggg), -abs(s0.bbb)) | r5.a = mad.off(s0.r, s0.g, s0.b) src0=r1",
+    );
+    // The rule itself, for the plain MAD: a separately rounded multiply
+    // and add, NaN standardised, denormals flushed.
+    let n = SPECIAL.len();
+    for (k, px) in out[0].chunks_exact(4).take(n * n * n).enumerate() {
+        let (a, b, c) = (SPECIAL[k / (n * n)], SPECIAL[k / n % n], SPECIAL[k % n]);
+        let want = ctm::fp::omod(ctm::fp::mad(a, b, c), 0);
+        assert_eq!(px[3], want, "mad({a:#x}, {b:#x}, {c:#x})");
+    }
+}
+
+#[test]
+fn selections_on_every_triple() {
+    sweep(
+        "alu r2.rgb = min(s0.rrr, s0.ggg) | r2.a = max(s0.r, s0.g) src0=r1
+alu r3.rgb = min.off(s0.rrr, s0.ggg) | r3.a = max.off(s0.r, s0.g) src0=r1
+alu r4.rgb = cnd(s0.rrr, s0.ggg, s0.bbb) | r4.a = cmp(s0.r, s0.g, s0.b) src0=r1
+alu r5.rgb = cmp.off(s0.rrr, s0.ggg, s0.bbb) | r5.a = cnd.off(s0.r, s0.g, s0.b) src0=r1",
+    );
+}
+
+#[test]
+fn dot_products_and_presubtracts_on_every_triple() {
+    sweep(
+        "alu r6.rgb = max.off(s0.gbr, s0.gbr) | r6.a = max.off(s0.g, s0.g) src0=r1
+alu r2.rgb = dp3(s0, s1) | r2.a = dp() src0=r1 src1=r6
+alu r3.rgb = d2a(s0, s1, s0) | r3.a = dp() src0=r1 src1=r6
+alu r4.rgb = max.off(sp, sp) | r4.a = max.off(sp, sp) src0=r1 src1=r6 srcp=add/sub
+alu r5.rgb = max.off(sp, sp) | r5.a = max.off(sp, sp) src0=r1 src1=r6 srcp=bias/inv",
+    );
+}
+
+#[test]
+fn transcendentals_and_fractions_of_every_special_value() {
+    sweep(
+        "alu r2.rgb = frc(s0) | r2.a = rcp(s0) src0=r1
+alu r3.rgb = sop() | r3.a = rsq(s0) src0=r1
+alu r4.rgb = sop() | r4.a = ex2(s0) src0=r1
+alu r5.rgb = sop() | r5.a = ln2.sat(s0) src0=r1
+alu r2.rgb = sop() | r2.a = sin(s0) src0=r1
+alu r3.rgb = frc.x8(s0) | r3.a = cos.d2(s0) src0=r1",
+    );
+}
+
+/// Every 32-bit pattern through `alpha` (alpha unit) and `rgb` (RGB unit)
+/// on the interpreter and the JIT engines, their lanes filled directly;
+/// fails on any pattern whose results differ.
+fn exhaustive(name: &str, alpha: &str, rgb: &str) {
+    if EngineKind::Jit.check().is_err() {
+        return;
+    }
+    // 32 instructions: r(32 + k) = op(r k), alpha and RGB.
+    let mut src = String::new();
+    for k in 0..32 {
+        src += &format!(
+            "alu r{}.rgb = {rgb} | r{}.a = {alpha} src0=r{k}\n",
+            32 + k,
+            32 + k
+        );
+    }
+    src += "out rtA.rgb = max.off(s0, s0) | rtA.a = max.off(s0, s0) src0=r32 wait last\n";
+    let k = Kernel::assemble(&src).unwrap();
+    let program = ctm::bench::program_of(&k);
+    // Each call: 32 registers × 16 lanes, every channel of a lane the
+    // same input (the alpha op reads .a, the RGB op .rgb).
+    let per_call: u64 = 32 * 16;
+    let threads = ctm::pe::all_cores() as u64;
+    let calls = (1u64 << 32).div_ceil(per_call);
+    let bad: u64 = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                let program = &program;
+                s.spawn(move || {
+                    let uniforms = Uniforms::default();
+                    let pixels = [(0, 0); 16];
+                    let mut interp = Interpreter::new();
+                    let mut jit = JitEngine::new(ctm::JitOptions::default());
+                    interp.prepare(program).unwrap();
+                    jit.prepare(program).unwrap();
+                    let mut a = Lanes::new_boxed();
+                    let mut b = Lanes::new_boxed();
+                    let mut bad = 0u64;
+                    for call in (t..calls).step_by(threads as usize) {
+                        for lanes in [&mut a, &mut b] {
+                            lanes.reset(4, 64);
+                            (lanes.running, lanes.active) = (0xFFFF, 0xFFFF);
+                            for r in 0..32 {
+                                for l in 0..16 {
+                                    let v = (call * per_call + (r * 16 + l) as u64) as u32;
+                                    lanes.temps[r] = {
+                                        let mut reg = lanes.temps[r];
+                                        for c in reg.iter_mut() {
+                                            c[l] = v;
+                                        }
+                                        reg
+                                    };
+                                }
+                            }
+                        }
+                        let mut tex = NoTextures;
+                        let mut ctx = Ctx {
+                            uniforms: &uniforms,
+                            tex: &mut tex,
+                            hazards: None,
+                            pixels: &pixels,
+                        };
+                        interp.run_clause(program, 0, &mut a, &mut ctx).unwrap();
+                        {
+                            let _daz = ctm_jit::host::DazGuard::new(true);
+                            jit.run_clause(program, 0, &mut b, &mut ctx).unwrap();
+                        }
+                        if a.temps[32..64] != b.temps[32..64] {
+                            for r in 32..64 {
+                                for c in 0..4 {
+                                    for l in 0..16 {
+                                        if a.temps[r][c][l] != b.temps[r][c][l] && bad < 10 {
+                                            eprintln!(
+                                                "{name}: input {:#010x}: interp {:#010x}, jit {:#010x}",
+                                                a.temps[r - 32][c][l],
+                                                a.temps[r][c][l],
+                                                b.temps[r][c][l]
+                                            );
+                                        }
+                                        bad += u64::from(a.temps[r][c][l] != b.temps[r][c][l]);
+                                    }
+                                }
+                            }
+                        }
+                    }
+                    bad
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).sum()
+    });
+    eprintln!("{name}: 2^32 inputs, {bad} differ");
+    assert_eq!(bad, 0, "{name}");
+}
+
+#[test]
+#[ignore = "minutes on all cores: cargo test --release --test sweeps -- --ignored"]
+fn every_input_of_every_unary_operation() {
+    for (name, alpha, rgb) in [
+        ("rcp / frc", "rcp(s0)", "frc(s0)"),
+        ("rsq / frc.x2", "rsq(s0)", "frc.x2(s0)"),
+        ("ex2 / max.x4", "ex2(s0)", "max.x4(s0, s0)"),
+        ("ln2 / max.x8", "ln2(s0)", "max.x8(s0, s0)"),
+        ("sin / max.d2", "sin(s0)", "max.d2(s0, s0)"),
+        ("cos / max.d4", "cos(s0)", "max.d4(s0, s0)"),
+        ("max.sat / max.d8", "max.sat(s0, s0)", "max.d8(s0, s0)"),
+        ("max.x2.sat / max (x1)", "max.x2.sat(s0, s0)", "max(s0, s0)"),
+    ] {
+        exhaustive(name, alpha, rgb);
+    }
+}
