@@ -3,19 +3,48 @@
 //! memory, errors — must agree bit for bit, at both Cranelift optimisation
 //! levels and batch widths.
 //!
-//! CI runs a bounded number of programs; set `CTM_DIFF_PROGRAMS` (and
-//! optionally `CTM_DIFF_SEED`) for a longer run, e.g.
-//! `CTM_DIFF_PROGRAMS=200000 cargo test --release --test differential`.
+//! CI runs a bounded number of programs (2,400). A long run checks the
+//! seeds `CTM_DIFF_SEED .. CTM_DIFF_SEED + CTM_DIFF_PROGRAMS` on
+//! `CTM_DIFF_THREADS` threads (default: all cores), each program on the
+//! interpreter and on the JIT — optimisation level and batch width
+//! rotating — and prints progress; to resume after an interruption, start
+//! again at the seed the last progress line names:
+//!
+//! ```text
+//! CTM_DIFF_PROGRAMS=1000000 CTM_DIFF_SEED=1 cargo test --release --test differential -- --nocapture
+//! ```
 
 use ctm::diff::{Case, compare};
 use ctm::engine::EngineKind;
 use ctm_jit::compile::{JitOptions, OptLevel};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// The next seed offset each part will check (all before it are done).
+static PROGRESS: [AtomicU64; 256] = [const { AtomicU64::new(0) }; 256];
 
 fn env(name: &str, default: u64) -> u64 {
     std::env::var(name)
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(default)
+}
+
+/// Programs `seed0 + k` for `k ≡ part (mod parts)`, on the half's share
+/// of the threads.
+fn run_half(half: u64) {
+    let threads = env(
+        "CTM_DIFF_THREADS",
+        std::thread::available_parallelism().map_or(2, |n| n.get() as u64),
+    )
+    .max(2);
+    // Two tests (the harness runs them side by side), each with half the
+    // threads; part p of `threads` takes seeds k ≡ p (mod threads).
+    let per = threads / 2;
+    std::thread::scope(|s| {
+        for p in 0..per {
+            s.spawn(move || run_part(half * per + p, 2 * per));
+        }
+    });
 }
 
 /// Programs `seed0 + k` for `k ≡ part (mod parts)`.
@@ -43,7 +72,22 @@ fn run_part(part: u64, parts: u64) {
     ];
     let mut errors = 0;
     let mut loop_runs = 0;
+    let mut done = 0u64;
     for k in (part..total).step_by(parts as usize) {
+        done += 1;
+        if part == 0 && done.is_multiple_of(10_000) {
+            // Each part checks its seeds in order: every seed below the
+            // slowest part's next one is checked.
+            let upto = (0..parts as usize)
+                .map(|p| PROGRESS[p % PROGRESS.len()].load(Ordering::Relaxed))
+                .min()
+                .unwrap_or(0);
+            eprintln!(
+                "differential: every seed below {} checked (resume with CTM_DIFF_SEED={})",
+                seed0 + upto,
+                seed0 + upto
+            );
+        }
         let case = Case::random(seed0 + k);
         let (want, _) = case.run(EngineKind::Interp, JitOptions::default());
         if want.is_err() {
@@ -63,8 +107,12 @@ fn run_part(part: u64, parts: u64) {
         if let Some(report) = compare(&case, &want, &got, "interp", &format!("jit {opts:?}")) {
             panic!("{report}");
         }
+        PROGRESS[part as usize % PROGRESS.len()].store(k + 1, Ordering::Relaxed);
     }
-    eprintln!("compiled loop regions ran in {loop_runs} of {programs} programs");
+    eprintln!(
+        "differential part {part}/{parts}: {programs} programs of seeds {seed0}..{} agree; compiled loop regions ran in {loop_runs}",
+        seed0 + total
+    );
     // Compiled loop regions run in enough programs to be compared.
     assert!(
         loop_runs * 20 > programs,
@@ -77,13 +125,13 @@ fn run_part(part: u64, parts: u64) {
     );
 }
 
-// Two halves, so the test harness runs them on two threads.
+// Two halves, so the test harness runs them side by side.
 #[test]
-fn random_programs_agree_across_engines_even_seeds() {
-    run_part(0, 2);
+fn random_programs_agree_across_engines_first_half() {
+    run_half(0);
 }
 
 #[test]
-fn random_programs_agree_across_engines_odd_seeds() {
-    run_part(1, 2);
+fn random_programs_agree_across_engines_second_half() {
+    run_half(1);
 }

@@ -36,7 +36,9 @@ output. Output elements the program does not write stay zero (or keep
 
 Before anything runs, the program's notes are checked against the flags:
 every input it reads, output it writes and loop constant it uses must be
-bound. The largest domain is 8188×8188.
+bound. The largest domain is 8188×8188. A group of quads stops after
+--budget instructions (2^24 by default); the whole run after --timeout
+seconds or --max-instructions instructions in all.
 
 Exit status: 0 success, 1 error, 2 usage error (also an unbound input,
 output or loop constant), 3 hazards found (--check-hazards).";
