@@ -55,6 +55,8 @@ struct Host<'a, 'c> {
     ctx: &'a mut Ctx<'c>,
     clause: &'a Clause,
     lanes: usize,
+    /// The group's helper lanes (`Lanes::helper`).
+    helper: u32,
     error: Option<RunError>,
 }
 
@@ -135,6 +137,7 @@ impl JitEngine {
             ctx,
             clause,
             lanes: lanes.lane_count(),
+            helper: lanes.helper,
             error: None,
         };
         self.io.host = (&raw mut host).cast::<c_void>();
@@ -413,6 +416,7 @@ unsafe fn fetch_body(io: *mut Io, node: u32, lane0: u32, count: u32, mask: u32) 
         kind,
         input,
         unscaled,
+        helpers: host.helper >> lanes.start,
     };
     if let Err(e) = fetch_lanes(
         host.ctx,

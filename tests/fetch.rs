@@ -9,7 +9,8 @@
 mod common;
 
 use common::both;
-use ctm::kernel::{HostSurface, Job, Kernel};
+use ctm::co::{CondLoc, CondTest};
+use ctm::kernel::{CondSetup, HostSurface, Job, Kernel};
 use ctm::mc::Format;
 
 /// Looks input 0 up at the coordinates input 1 holds for the pixel: once
@@ -160,5 +161,38 @@ fn helper_lanes_reads_are_not_counted_outside_the_surface() {
         let got = both(&k, &job);
         // Row j = 2 (5 pixels) reads outside twice each (own and neighbour).
         assert_eq!(got.report.diagnostics.out_of_bounds_reads, 10, "{format}");
+    }
+}
+
+#[test]
+fn lanes_skipped_by_the_conditional_unit_are_not_counted_either() {
+    // Conditional execution at the PE: pairs that fail are not run and act
+    // as helper lanes; their lookups (here all outside the input) are not
+    // counted, on either engine or path. Only the top pair of each quad
+    // (even rows, buffer 1.0 > 0.5) runs: 16 pixels, one read outside each.
+    let k = Kernel::assemble(
+        "    alu r2.rgb = mad(s0, s1.aaa, s1.rgb) | r2.a = max.off(s0, s0) src0=r0 src1=c0
+    tex ld r1.rgba, in0.rgba, r2.rgba unscaled acquire wait
+    out rtA.rgb = max.off(s0, s0) | rtA.a = max.off(s0, s0) src0=r1 last",
+    )
+    .unwrap();
+    let (w, h) = (8u32, 4u32);
+    let buf: Vec<f32> = (0..w * h)
+        .map(|k| if k / w % 2 == 0 { 1.0 } else { 0.0 })
+        .collect();
+    for format in [Format::Float32_4, Format::Uint8_4] {
+        let job = Job::new(w, h)
+            .input(0, HostSurface::filled(format, w, h, 0.5))
+            .output(0, Format::Float32_4)
+            .constant(0, [100.0, 0.0, 0.0, 1.0])
+            .cond_val(0.5)
+            .cond(CondSetup {
+                test: CondTest::Less,
+                loc: CondLoc::Pe,
+                write: false,
+                buffer: HostSurface::from_f32(Format::Float32_1, w, h, &buf).unwrap(),
+            });
+        let got = both(&k, &job);
+        assert_eq!(got.report.diagnostics.out_of_bounds_reads, 16, "{format}");
     }
 }

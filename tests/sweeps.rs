@@ -183,13 +183,9 @@ fn exhaustive(name: &str, alpha: &str, rgb: &str) {
                             for r in 0..32 {
                                 for l in 0..16 {
                                     let v = (call * per_call + (r * 16 + l) as u64) as u32;
-                                    lanes.temps[r] = {
-                                        let mut reg = lanes.temps[r];
-                                        for c in reg.iter_mut() {
-                                            c[l] = v;
-                                        }
-                                        reg
-                                    };
+                                    for c in lanes.temps[r].iter_mut() {
+                                        c[l] = v;
+                                    }
                                 }
                             }
                         }

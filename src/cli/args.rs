@@ -3,6 +3,7 @@
 
 use super::{Error, usage};
 use ctm::mc::Format;
+use ctm::{JitOptions, OptLevel};
 use std::path::PathBuf;
 
 /// `WxH` (also `×` or `X` between).
@@ -136,6 +137,24 @@ pub fn parse_range(s: &str) -> Option<(f32, f32)> {
     let (lo, hi) = s.split_once("..")?;
     let (lo, hi) = (lo.trim().parse().ok()?, hi.trim().parse().ok()?);
     (lo < hi).then_some((lo, hi))
+}
+
+/// `--opt-level` and `--quads` as JIT options (`quads` 0: chosen per clause).
+pub fn jit_options(opt_level: &str, quads: u8) -> Result<JitOptions, Error> {
+    let opt_level = match opt_level {
+        "none" => OptLevel::None,
+        "speed" => OptLevel::Speed,
+        other => return usage(format!("--opt-level `{other}`: expected none or speed")),
+    };
+    if !matches!(quads, 0 | 1 | 2 | 4) {
+        return usage(format!(
+            "--quads {quads}: expected 1, 2 or 4 (0: chosen per clause)"
+        ));
+    }
+    Ok(JitOptions {
+        opt_level,
+        quads_per_iter: quads,
+    })
 }
 
 #[cfg(test)]

@@ -6,13 +6,13 @@ use super::args::{
 use super::data::{self, Form};
 use super::{EXIT_HAZARDS, EXIT_OK, Error, Verbosity, say, settings, summary, usage, warn};
 use clap::Args;
+use ctm::JitOptions;
 use ctm::co::{CondLoc, CondTest};
 use ctm::kernel::{
     CondSetup, HostSurface, Job, JobResult, JobWarning, Kernel, KernelError, Unbound,
 };
 use ctm::mc::{CacheMode, Format};
 use ctm::program;
-use ctm::{JitOptions, OptLevel};
 use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -179,21 +179,7 @@ pub struct Prepared {
 }
 
 fn jit_options(a: &RunArgs) -> Result<JitOptions, Error> {
-    let opt_level = match a.opt_level.as_str() {
-        "none" => OptLevel::None,
-        "speed" => OptLevel::Speed,
-        other => return usage(format!("--opt-level `{other}`: expected none or speed")),
-    };
-    if !matches!(a.quads, 0 | 1 | 2 | 4) {
-        return usage(format!(
-            "--quads {}: expected 1, 2 or 4 (0: chosen per clause)",
-            a.quads
-        ));
-    }
-    Ok(JitOptions {
-        opt_level,
-        quads_per_iter: a.quads,
-    })
+    super::args::jit_options(&a.opt_level, a.quads)
 }
 
 /// An input-like binding `PATH[:FORMAT][:WxH]` read now.

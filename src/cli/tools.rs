@@ -7,7 +7,6 @@ use ctm::isa::disasm::{self, Options};
 use ctm::isa::{self, InstType, validate};
 use ctm::kernel::Kernel;
 use ctm::program::{self, Origin};
-use ctm::{JitOptions, OptLevel};
 use std::path::{Path, PathBuf};
 
 /// Commands on program files.
@@ -290,20 +289,9 @@ fn clif(a: ClifArgs) -> Result<u8, Error> {
         Some(Err(e)) => format!("(undecodable: {e})"),
         None => String::new(),
     };
-    let opt_level = match a.opt_level.as_str() {
-        "none" => OptLevel::None,
-        "speed" => OptLevel::Speed,
-        other => return usage(format!("--opt-level `{other}`: expected none or speed")),
-    };
-    if !matches!(a.quads, 0 | 1 | 2 | 4) {
-        return usage(format!("--quads {}: expected 0, 1, 2 or 4", a.quads));
-    }
     let text = ctm_jit::compile::clif(
         &program,
-        JitOptions {
-            opt_level,
-            quads_per_iter: a.quads,
-        },
+        super::args::jit_options(&a.opt_level, a.quads)?,
         &describe,
     )?;
     print(&text)?;

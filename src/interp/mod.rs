@@ -277,6 +277,7 @@ impl Engine for Interpreter {
                         kind: *kind,
                         input: *input,
                         unscaled: *unscaled,
+                        helpers: lanes.helper,
                     };
                     fetch_lanes(ctx, pc, req, 0, &xy[..n], m, &mut got[..n])?;
                     for (c, d) in dst.iter().enumerate() {

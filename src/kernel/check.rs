@@ -2,7 +2,7 @@
 //! program's notes (`docs/abi.md` §5) say which inputs, outputs and
 //! constants it uses, and each must be bound.
 
-use super::surface::{HostSurface, check_size};
+use super::surface::HostSurface;
 use super::{Job, Kernel, KernelError, MAX_DOMAIN};
 use crate::mc::BASE_ALIGN;
 use std::fmt;
@@ -149,7 +149,6 @@ impl Kernel {
             return bad(format!("boolean constant {n} out of range (0–31)"));
         }
         if let Some(c) = &job.cond {
-            check_size("the conditional buffer", c.buffer.width, c.buffer.height)?;
             c.buffer.check("the conditional buffer")?;
             if (c.buffer.width, c.buffer.height) != (w, h) {
                 return bad(format!(

@@ -154,13 +154,15 @@ impl HostSurface {
         check_size(what, self.width, self.height)?;
         let want = self.width as usize * self.height as usize * self.format.bytes();
         if self.data.len() != want {
-            return Err(KernelError::Job(format!(
-                "{what}: {} bytes of data for {}×{} elements of {} ({want} bytes expected)",
-                self.data.len(),
-                self.width,
-                self.height,
-                self.format,
-            )));
+            let e = SizeMismatch {
+                got: self.data.len(),
+                want,
+                unit: "bytes",
+                format: self.format,
+                width: self.width,
+                height: self.height,
+            };
+            return Err(KernelError::Job(format!("{what}: {e}")));
         }
         Ok(())
     }

@@ -31,7 +31,7 @@ pub use format::{Format, Layout, Linear, ReservedFormat, Surface, SurfaceFormat,
 pub use memory::{Arena, ArenaKind, BASE_ALIGN, Memory, Unmapped};
 
 use crate::runtime::texture::texel_floor;
-use crate::runtime::{Domain, FetchRequest, TexFault, TextureUnit};
+use crate::runtime::{FetchRequest, TexFault, TextureUnit};
 use ctm_jit::ir::FetchKind;
 use ctm_jit::state::{Mask, TexTable};
 use std::collections::HashMap;
@@ -434,7 +434,6 @@ pub struct RunView<'a> {
     out0: Option<Surface>,
     overlay: HashMap<u64, [u8; 16]>,
     direct: &'a TexTable,
-    domain: Option<Domain>,
     /// Uncached writes made, in order.
     pub writes: Vec<UncachedWrite>,
 }
@@ -449,23 +448,7 @@ impl<'a> RunView<'a> {
             out0,
             overlay: HashMap::new(),
             direct: &TexTable::NONE,
-            domain: None,
             writes: Vec::new(),
-        }
-    }
-
-    /// The run's domain: lookups by lanes outside it (helpers) are not
-    /// counted as reads outside their surface.
-    pub fn with_domain(mut self, domain: Domain) -> Self {
-        self.domain = Some(domain);
-        self
-    }
-
-    /// Whether a lookup by the lane at `pixel` counts in the diagnostics.
-    fn counts(&self, pixel: Option<&(u32, u32)>) -> bool {
-        match (self.domain, pixel) {
-            (Some(d), Some(&(i, j))) => d.contains(i, j),
-            _ => true,
         }
     }
 
@@ -500,7 +483,7 @@ impl TextureUnit for RunView<'_> {
         req: FetchRequest,
         coords: &[[u32; 4]],
         mask: Mask,
-        pixels: &[(u32, u32)],
+        _pixels: &[(u32, u32)],
         out: &mut [[u32; 4]],
     ) -> Result<(), TexFault> {
         let lanes = coords.iter().zip(out.iter_mut()).enumerate();
@@ -524,7 +507,7 @@ impl TextureUnit for RunView<'_> {
                         texel_floor(c[0], s.fmt.pitch, req.unscaled).unwrap_or(-1),
                         texel_floor(c[1], s.height, req.unscaled).unwrap_or(-1),
                     );
-                    let count = self.counts(pixels.get(lane));
+                    let count = req.helpers & (1 << lane) == 0;
                     let read = |x, y| {
                         self.mc
                             .read_element_counted(CacheId::Input, &s, x, y, count)
@@ -551,7 +534,7 @@ impl TextureUnit for RunView<'_> {
                     *o = match at {
                         Some(a) => s.fmt.format.read(&self.uncached_element(&s, a)[..n]),
                         None => {
-                            if self.counts(pixels.get(lane)) {
+                            if req.helpers & (1 << lane) == 0 {
                                 Diagnostics::bump(&self.mc.diagnostics.out_of_bounds_reads);
                             }
                             s.fmt.format.read(&[0; 16][..n])

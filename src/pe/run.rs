@@ -440,9 +440,7 @@ impl Pe {
                 // allocate pages of an input.
                 let direct_inputs = DirectInputs::new(mc, &self.inputs);
                 run_rows(rows, &mut workers, &|w: &mut Worker, row: u32| {
-                    let mut view = RunView::new(mc, &self.inputs, out0)
-                        .with_direct(&direct_inputs)
-                        .with_domain(d);
+                    let mut view = RunView::new(mc, &self.inputs, out0).with_direct(&direct_inputs);
                     let mut sink = RowSink {
                         targets,
                         mc,

@@ -15,6 +15,10 @@ pub struct FetchRequest {
     pub input: u8,
     /// Coordinates in texel units (else scaled by the input's size).
     pub unscaled: bool,
+    /// Which of the fetching lanes (same bits as the fetch's mask) are
+    /// helpers (`Lanes::helper`): their lookups read like any other but are
+    /// not counted as reads outside a surface (docs/machine.md §5.5).
+    pub helpers: Mask,
 }
 
 /// A fault raised by the texture unit; the run stops with it.

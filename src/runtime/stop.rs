@@ -106,11 +106,6 @@ impl Stop {
         }
     }
 
-    /// The time limit given to [`Stop::new`], if any.
-    pub fn timeout(&self) -> Option<Duration> {
-        (self.timeout != Duration::MAX).then_some(self.timeout)
-    }
-
     /// Stops the run for exceeding its time limit (called by a watchdog).
     pub fn time_out(&self) {
         let _ = self

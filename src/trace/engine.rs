@@ -11,7 +11,7 @@ use crate::runtime::{
     Ctx, Engine, EngineStats, FetchRequest, FlowView, RunError, TexFault, TextureUnit,
 };
 use ctm_jit::ir::{Program, TEMPS};
-use ctm_jit::state::{GROUP_LANES, Lanes, Mask, TexTable};
+use ctm_jit::state::{GROUP_LANES, Lanes, Mask};
 use std::sync::{Arc, Mutex};
 
 /// The flow state last observed for the traced group.
@@ -201,10 +201,6 @@ impl TextureUnit for Recording<'_> {
 
     fn uncached_write(&mut self, x: u32, y: u32, value: u32) -> Result<(), TexFault> {
         self.inner.uncached_write(x, y, value)
-    }
-
-    fn direct(&self) -> &TexTable {
-        &TexTable::NONE
     }
 }
 
