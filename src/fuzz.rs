@@ -12,7 +12,10 @@
 //! * [`Target::Stream`]: any command stream runs against a small device to
 //!   a report or a fault, and its text form assembles back to the words;
 //! * [`Target::Program`]: any program runs on the interpreter and the JIT
-//!   (both optimisation levels) with the same outcome, bit for bit.
+//!   (both optimisation levels) with the same outcome, bit for bit;
+//! * [`Target::Shader`]: any bytes read as Direct3D 9 bytecode fail with a
+//!   positioned error or give a shader that writes back to the same tokens
+//!   and round-trips through its text; any text either fails or round-trips.
 //!
 //! The same functions serve `cargo fuzz` (the `fuzz/` directory, nightly)
 //! and [`Driver`], a stable mutation fuzzer that CI runs for a bounded time
@@ -39,16 +42,19 @@ pub enum Target {
     Stream,
     /// Whole programs on both engines.
     Program,
+    /// Direct3D 9 shader bytecode and text.
+    Shader,
 }
 
 impl Target {
     /// Every target.
-    pub const ALL: [Target; 5] = [
+    pub const ALL: [Target; 6] = [
         Target::Elf,
         Target::Words,
         Target::Asm,
         Target::Stream,
         Target::Program,
+        Target::Shader,
     ];
 
     /// Its name (directory names, `cargo fuzz` targets).
@@ -59,6 +65,7 @@ impl Target {
             Target::Asm => "asm",
             Target::Stream => "stream",
             Target::Program => "program",
+            Target::Shader => "shader",
         }
     }
 
@@ -71,6 +78,7 @@ impl Target {
             Target::Asm => asm(data),
             Target::Stream => stream(data),
             Target::Program => program(data),
+            Target::Shader => shader(data),
         }
     }
 
@@ -89,6 +97,14 @@ impl Target {
                 .collect(),
             Target::Words | Target::Program => programs.iter().map(|w| bytes(w)).collect(),
             Target::Asm => sources.iter().map(|s| s.as_bytes().to_vec()).collect(),
+            Target::Shader => SHADER_SEEDS
+                .iter()
+                .filter_map(|s| crate::d3d9::assemble(s).ok())
+                .flat_map(|s| {
+                    let tokens = bytes(&crate::d3d9::write(&s));
+                    [tokens, crate::d3d9::disassemble(&s).into_bytes()]
+                })
+                .collect(),
             Target::Stream => {
                 let mut out = Vec::new();
                 for src in &sources {
@@ -148,6 +164,78 @@ out _ = max.off(s0, s0) | _ = max.off(s0, s0) src0=r0 wait last"
         }
     }
     v
+}
+
+/// Shaders that reach every part of the reader and the text.
+const SHADER_SEEDS: [&str; 3] = [
+    "ps_2_0
+dcl t0.xy
+dcl_2d s0
+def c0, 0.5, -1, 0x7fc00001, 1e-40
+texld r0, t0, s0
+mad_sat r1, r0, c0.x, -c0_abs.yzwx
+sincos r2.xy, r1.x, c1, c2
+mov oC0, r1",
+    "ps_2_x
+defb b0, true
+defi i0, 4, 0, 0, 0
+if b0
+rep i0
+setp_lt p0, r0.x, c0.x
+(!p0.y) add r0, r0, c1
+break_ge r0.x, c2.x
+breakp p0.x
+endrep
+else
+callnz l0, !p0.x
+endif
+dsx r1, r0
+texldd r2, r0, s1, r1, r1
+mov oDepth, r2.x
+ret
+label l0
+ret",
+    "ps_3_0
+.comment 0x42415443, 0x1c
+dcl_texcoord0_centroid v0.xy
+dcl_color1 v1
+dcl vPos.xy
+dcl vFace
+dcl_cube s2
+loop aL, i0
+add r0, r0, c[aL+3]
+add_pp r0.xz, r0, v[aL.x+1]_abs
+endloop
+texldl r1, r0, s2
+texkill v0
+cmp oC1, vFace, r1, -r1",
+];
+
+fn shader(data: &[u8]) -> Result<(), String> {
+    if let Ok(s) = crate::d3d9::read_bytes(data) {
+        let tokens = crate::d3d9::write(&s);
+        if tokens != words_of(data) {
+            return Err("a shader read from tokens writes different tokens".into());
+        }
+        let text = crate::d3d9::disassemble(&s);
+        match crate::d3d9::assemble(&text) {
+            Ok(back) if back == s => {}
+            Ok(_) => return Err(format!("a shader's text assembles differently:\n{text}")),
+            Err(e) => return Err(format!("a shader's text does not assemble: {e}\n{text}")),
+        }
+    }
+    if let Ok(text) = std::str::from_utf8(data)
+        && let Ok(s) = crate::d3d9::assemble(text)
+    {
+        let listing = crate::d3d9::disassemble(&s);
+        if crate::d3d9::assemble(&listing).as_ref() != Ok(&s) {
+            return Err(format!("assembled text does not round-trip:\n{listing}"));
+        }
+        if crate::d3d9::read(&crate::d3d9::write(&s)).as_ref() != Ok(&s) {
+            return Err("an assembled shader does not read back from its tokens".into());
+        }
+    }
+    Ok(())
 }
 
 fn words_of(data: &[u8]) -> Vec<u32> {

@@ -13,6 +13,8 @@
 //!   the flow-control shim between them.
 //! * [`mc`], [`co`], [`pe`]: the memory controller, the conditional output
 //!   unit and the command processor.
+//! * [`d3d9`]: Direct3D 9 pixel shaders (ps_2_0, ps_2_x, ps_3_0): bytecode,
+//!   text.
 //! * [`trace`]: one pixel, instruction by instruction.
 //!
 //! Everything the public API needs is reachable from this crate (the IR,
@@ -31,6 +33,7 @@
 pub mod abi;
 pub mod bench;
 pub mod co;
+pub mod d3d9;
 pub mod device;
 pub mod diff;
 pub mod engine;

@@ -100,3 +100,8 @@ fn command_streams() {
 fn programs_on_both_engines() {
     fuzz(Target::Program);
 }
+
+#[test]
+fn d3d9_shaders() {
+    fuzz(Target::Shader);
+}

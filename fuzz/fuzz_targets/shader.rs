@@ -1,0 +1,8 @@
+//! cargo-fuzz target: `ctm::fuzz::Target::Shader` (see `src/fuzz.rs`).
+#![no_main]
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| {
+    if let Err(message) = ctm::fuzz::Target::Shader.check(data) {
+        panic!("{message}");
+    }
+});

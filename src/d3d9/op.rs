@@ -1,0 +1,205 @@
+//! The pixel shader instructions of shader models 2 and 3: opcode numbers
+//! (`D3DSIO_*`), names, operands and the versions that have them.
+
+use super::Version;
+
+macro_rules! opcodes {
+    ($($v:ident $code:literal $name:literal $dst:literal $src:literal $min:ident;)*) => {
+        /// An instruction's operation (the low 16 bits of its token).
+        /// Declarations, definitions, comments and `end` are items of their
+        /// own ([`super::Item`]).
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        pub enum Opcode {
+            $(#[doc = concat!("`", $name, "` (", stringify!($code), ").")] $v,)*
+        }
+
+        impl Opcode {
+            /// Every operation.
+            pub const ALL: &'static [Opcode] = &[$(Opcode::$v,)*];
+
+            /// The `D3DSIO_*` number.
+            pub fn code(self) -> u16 {
+                match self { $(Opcode::$v => $code,)* }
+            }
+
+            /// The assembler's name (without comparison or `texld` suffix).
+            pub fn name(self) -> &'static str {
+                match self { $(Opcode::$v => $name,)* }
+            }
+
+            /// Whether it writes a destination operand.
+            pub fn has_dst(self) -> bool {
+                match self { $(Opcode::$v => $dst == 1,)* }
+            }
+
+            /// The first version that has it.
+            pub fn since(self) -> Version {
+                match self { $(Opcode::$v => Version::$min,)* }
+            }
+
+            fn base_sources(self) -> usize {
+                match self { $(Opcode::$v => $src,)* }
+            }
+        }
+    };
+}
+
+opcodes! {
+    Nop 0 "nop" 0 0 Ps20;
+    Mov 1 "mov" 1 1 Ps20;
+    Add 2 "add" 1 2 Ps20;
+    Sub 3 "sub" 1 2 Ps20;
+    Mad 4 "mad" 1 3 Ps20;
+    Mul 5 "mul" 1 2 Ps20;
+    Rcp 6 "rcp" 1 1 Ps20;
+    Rsq 7 "rsq" 1 1 Ps20;
+    Dp3 8 "dp3" 1 2 Ps20;
+    Dp4 9 "dp4" 1 2 Ps20;
+    Min 10 "min" 1 2 Ps20;
+    Max 11 "max" 1 2 Ps20;
+    Slt 12 "slt" 1 2 Ps20;
+    Sge 13 "sge" 1 2 Ps20;
+    Exp 14 "exp" 1 1 Ps20;
+    Log 15 "log" 1 1 Ps20;
+    Lrp 18 "lrp" 1 3 Ps20;
+    Frc 19 "frc" 1 1 Ps20;
+    M4x4 20 "m4x4" 1 2 Ps20;
+    M4x3 21 "m4x3" 1 2 Ps20;
+    M3x4 22 "m3x4" 1 2 Ps20;
+    M3x3 23 "m3x3" 1 2 Ps20;
+    M3x2 24 "m3x2" 1 2 Ps20;
+    Call 25 "call" 0 1 Ps2x;
+    Callnz 26 "callnz" 0 2 Ps2x;
+    Loop 27 "loop" 0 2 Ps30;
+    Ret 28 "ret" 0 0 Ps2x;
+    Endloop 29 "endloop" 0 0 Ps30;
+    Label 30 "label" 0 1 Ps2x;
+    Pow 32 "pow" 1 2 Ps20;
+    Crs 33 "crs" 1 2 Ps20;
+    Abs 35 "abs" 1 1 Ps20;
+    Nrm 36 "nrm" 1 1 Ps20;
+    Sincos 37 "sincos" 1 1 Ps20;
+    Rep 38 "rep" 0 1 Ps2x;
+    Endrep 39 "endrep" 0 0 Ps2x;
+    If 40 "if" 0 1 Ps2x;
+    Ifc 41 "if" 0 2 Ps2x;
+    Else 42 "else" 0 0 Ps2x;
+    Endif 43 "endif" 0 0 Ps2x;
+    Break 44 "break" 0 0 Ps2x;
+    Breakc 45 "break" 0 2 Ps2x;
+    Texkill 65 "texkill" 1 0 Ps20;
+    Tex 66 "texld" 1 2 Ps20;
+    Cnd 80 "cnd" 1 3 Ps20;
+    Cmp 88 "cmp" 1 3 Ps20;
+    Dp2add 90 "dp2add" 1 3 Ps20;
+    Dsx 91 "dsx" 1 1 Ps2x;
+    Dsy 92 "dsy" 1 1 Ps2x;
+    Texldd 93 "texldd" 1 4 Ps2x;
+    Setp 94 "setp" 1 2 Ps2x;
+    Texldl 95 "texldl" 1 2 Ps30;
+    Breakp 96 "breakp" 0 1 Ps2x;
+}
+
+impl Opcode {
+    /// The operation numbered `code`, if pixel shaders 2.0–3.0 have it.
+    pub fn from_code(code: u16) -> Option<Opcode> {
+        Opcode::ALL.iter().copied().find(|o| o.code() == code)
+    }
+
+    /// How many source operands it takes in `version` (`sincos` takes two
+    /// constant registers besides its source before ps_3_0).
+    pub fn sources(self, version: Version) -> usize {
+        match self {
+            Opcode::Sincos if version < Version::Ps30 => 3,
+            _ => self.base_sources(),
+        }
+    }
+
+    /// Whether its control bits hold a comparison (`if_gt`, `break_lt`,
+    /// `setp_ne`).
+    pub fn compares(self) -> bool {
+        matches!(self, Opcode::Ifc | Opcode::Breakc | Opcode::Setp)
+    }
+
+    /// Whether it may be predicated (`(p0) …`): not flow control, not
+    /// `texkill`.
+    pub fn predicable(self) -> bool {
+        self.has_dst() && self != Opcode::Texkill
+    }
+}
+
+/// The comparisons of `if_comp`, `break_comp` and `setp_comp`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Compare {
+    /// `gt` (1).
+    Gt,
+    /// `eq` (2).
+    Eq,
+    /// `ge` (3).
+    Ge,
+    /// `lt` (4).
+    Lt,
+    /// `ne` (5).
+    Ne,
+    /// `le` (6).
+    Le,
+}
+
+impl Compare {
+    /// Every comparison.
+    pub const ALL: [Compare; 6] = [
+        Compare::Gt,
+        Compare::Eq,
+        Compare::Ge,
+        Compare::Lt,
+        Compare::Ne,
+        Compare::Le,
+    ];
+
+    /// The control code (bits 16–18 of the instruction token).
+    pub fn code(self) -> u8 {
+        match self {
+            Compare::Gt => 1,
+            Compare::Eq => 2,
+            Compare::Ge => 3,
+            Compare::Lt => 4,
+            Compare::Ne => 5,
+            Compare::Le => 6,
+        }
+    }
+
+    /// The comparison with control code `code`.
+    pub fn from_code(code: u8) -> Option<Compare> {
+        Compare::ALL.into_iter().find(|c| c.code() == code)
+    }
+
+    /// The suffix (`gt`, …).
+    pub fn name(self) -> &'static str {
+        match self {
+            Compare::Gt => "gt",
+            Compare::Eq => "eq",
+            Compare::Ge => "ge",
+            Compare::Lt => "lt",
+            Compare::Ne => "ne",
+            Compare::Le => "le",
+        }
+    }
+
+    /// `a <comparison> b` on floats (IEEE: every comparison with NaN is
+    /// false but `ne`).
+    pub fn test(self, a: f32, b: f32) -> bool {
+        match self {
+            Compare::Gt => a > b,
+            Compare::Eq => a == b,
+            Compare::Ge => a >= b,
+            Compare::Lt => a < b,
+            Compare::Ne => a != b,
+            Compare::Le => a <= b,
+        }
+    }
+}
+
+/// `texld`'s control bits: 1 projects (`texldp`), 2 biases (`texldb`).
+pub const TEXLD_PROJECT: u8 = 1;
+/// See [`TEXLD_PROJECT`].
+pub const TEXLD_BIAS: u8 = 2;
