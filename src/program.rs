@@ -1,6 +1,7 @@
-//! Reading a DPP program from a file in any of its three forms: an ELF
-//! executable (`docs/abi.md`), assembly text (`docs/asm.md`), or raw
-//! little-endian instruction words.
+//! Reading a DPP program from a file in any of its forms: an ELF
+//! executable (`docs/abi.md`), assembly text (`docs/asm.md`), raw
+//! little-endian instruction words, or a Direct3D 9 pixel shader (bytecode
+//! or text, `docs/d3d9.md`) compiled on load.
 
 use std::path::{Path, PathBuf};
 
@@ -16,6 +17,8 @@ pub enum Origin {
     Assembly,
     /// Raw instruction words.
     Raw,
+    /// A Direct3D 9 pixel shader, compiled on load.
+    Shader,
 }
 
 /// A program read from a file.
@@ -56,6 +59,15 @@ pub enum LoadError {
         /// The file.
         path: PathBuf,
         /// What is wrong.
+        message: String,
+    },
+    /// A Direct3D 9 shader that does not read, assemble or compile.
+    #[error("{path}: {message}")]
+    Shader {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong (with the token offset, the line and column, or
+        /// the instruction).
         message: String,
     },
     /// The file could not be read.
@@ -149,6 +161,26 @@ pub fn load_bytes(bytes: &[u8], path: &Path, raw: bool) -> Result<Loaded, LoadEr
             origin: Origin::Elf,
         });
     }
+    let shader_error = |message: String| LoadError::Shader {
+        path: path.to_path_buf(),
+        message,
+    };
+    let shader = if bytes.len() >= 4 && bytes[2..4] == [0xFF, 0xFF] {
+        Some(crate::d3d9::read_bytes(bytes).map_err(|e| shader_error(e.to_string()))?)
+    } else if is_shader_text(bytes) {
+        let text = String::from_utf8_lossy(bytes);
+        Some(crate::d3d9::assemble(&text).map_err(|e| shader_error(e.to_string()))?)
+    } else {
+        None
+    };
+    if let Some(shader) = shader {
+        let compiled = crate::d3d9::compile(&shader).map_err(|e| shader_error(e.to_string()))?;
+        return Ok(Loaded {
+            exe: compiled.exe,
+            warnings: Vec::new(),
+            origin: Origin::Shader,
+        });
+    }
     let text = std::str::from_utf8(bytes).map_err(|e| LoadError::Raw {
         path: path.to_path_buf(),
         message: format!(
@@ -167,4 +199,21 @@ pub fn load_bytes(bytes: &[u8], path: &Path, raw: bool) -> Result<Loaded, LoadEr
         warnings: Vec::new(),
         origin: Origin::Assembly,
     })
+}
+
+/// Whether text starts (after blank lines and comments) with a pixel
+/// shader version (`ps_2_0`, `ps_2_x`, `ps_3_0`).
+pub fn is_shader_text(bytes: &[u8]) -> bool {
+    let text = String::from_utf8_lossy(&bytes[..bytes.len().min(4096)]);
+    text.lines()
+        .map(|l| {
+            let cut = [l.find("//"), l.find(';')]
+                .into_iter()
+                .flatten()
+                .min()
+                .unwrap_or(l.len());
+            l[..cut].trim()
+        })
+        .find(|l| !l.is_empty())
+        .is_some_and(|l| l.to_ascii_lowercase().starts_with("ps_"))
 }

@@ -100,7 +100,8 @@ proptest! {
         let e = Executable {
             code: (0..n * 6).map(|k| k as u32).collect(),
             info: ProgramInfo { proginfo_reserved: 1, fg_depth_src: fg, proginfo_extra: extra,
-                inputs, outputs, cond_out, f32_consts, i32_consts, early_exit },
+                inputs, outputs, cond_out, f32_consts, i32_consts, early_exit,
+                values: Default::default(), bindings: vec![] },
             text_offset: 0,
         };
         let loaded = abi::load(&abi::write(&e)).unwrap();
@@ -396,4 +397,46 @@ fn errors_name_offsets_in_their_message() {
         load_err(&b).to_string(),
         "offset 0x7: EI_OSABI is 100, expected 98 (ELFOSABI_ATI)"
     );
+}
+
+#[test]
+fn ctm_notes_carry_constant_values_and_bindings() {
+    let info = ProgramInfo {
+        f32_consts: vec![3],
+        values: abi::ConstValues {
+            floats: vec![
+                (3, [0x3F80_0000, 0x7FC0_0001, 0, 0x8000_0000]),
+                (255, [1, 2, 3, 4]),
+            ],
+            ints: vec![(0, [16, 2, 0xFF])],
+            bools: vec![(5, true), (31, false)],
+            defaults: vec![(7, [1, 2, 3, 4])],
+        },
+        bindings: vec![("v0".into(), "in0".into()), ("oC1".into(), "out1".into())],
+        ..ProgramInfo::default()
+    };
+    let e = Executable { info, ..exe() };
+    let bytes = abi::write(&e);
+    let loaded = abi::load(&bytes).unwrap();
+    assert_eq!(loaded.exe.info, e.info);
+    assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
+    // Without them the layout is the one the Guide's notes alone give.
+    let plain = Executable {
+        info: ProgramInfo::default(),
+        ..exe()
+    };
+    assert!(abi::write(&plain).len() < bytes.len());
+    // An index outside its file is an error at its record.
+    let bad = Executable {
+        info: ProgramInfo {
+            values: abi::ConstValues {
+                bools: vec![(32, true)],
+                ..Default::default()
+            },
+            ..ProgramInfo::default()
+        },
+        ..exe()
+    };
+    let err = abi::load(&abi::write(&bad)).unwrap_err().to_string();
+    assert!(err.contains("ctm BOOLS") && err.contains("32"), "{err}");
 }

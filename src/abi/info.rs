@@ -24,6 +24,37 @@ pub struct ProgramInfo {
     pub i32_consts: Vec<u32>,
     /// The program contains an early exit (`LAST`).
     pub early_exit: bool,
+    /// **(ctm)** Constant values the executable carries (`ctm` notes,
+    /// docs/abi.md §5.5): loaded after the host's, so they win.
+    pub values: ConstValues,
+    /// **(ctm)** Names of the program's resources in its source language
+    /// (`v0` → `in0`), for binding by name (docs/abi.md §5.5).
+    pub bindings: Vec<(String, String)>,
+}
+
+/// Constant values carried by an executable (compiled shaders' `def`,
+/// `defi`, `defb` and the compiler's own constants).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ConstValues {
+    /// Float constants: index (0–255) and the four channels' bits.
+    pub floats: Vec<(u32, [u32; 4])>,
+    /// Integer constants: index (0–31), count, initial aL, step.
+    pub ints: Vec<(u32, [u8; 3])>,
+    /// Boolean constants: index (0–31) and value.
+    pub bools: Vec<(u32, bool)>,
+    /// Float constants' defaults: loaded before the host's values, so the
+    /// host may set them (a shader's `vFace`).
+    pub defaults: Vec<(u32, [u32; 4])>,
+}
+
+impl ConstValues {
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.floats.is_empty()
+            && self.ints.is_empty()
+            && self.bools.is_empty()
+            && self.defaults.is_empty()
+    }
 }
 
 impl Default for ProgramInfo {
@@ -38,6 +69,8 @@ impl Default for ProgramInfo {
             f32_consts: Vec::new(),
             i32_consts: Vec::new(),
             early_exit: false,
+            values: ConstValues::default(),
+            bindings: Vec::new(),
         }
     }
 }

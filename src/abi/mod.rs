@@ -14,7 +14,7 @@ mod info;
 mod notes;
 mod write;
 
-pub use info::ProgramInfo;
+pub use info::{ConstValues, ProgramInfo};
 use notes::{check_sections, parse_notes};
 pub use write::write;
 
@@ -38,6 +38,25 @@ pub const EM_ATI_R5XX: u16 = 122;
 pub const EF_ATI_DPP: u32 = 1;
 /// The note name, `"ATI DPP"` + NUL.
 pub const NOTE_NAME: &[u8; 8] = b"ATI DPP\0";
+
+/// The name of ctm's own notes (§5.5), `"ctm"` + NUL.
+pub const CTM_NOTE_NAME: &[u8; 4] = b"ctm\0";
+
+/// ctm's note types (§5.5), under [`CTM_NOTE_NAME`].
+pub mod ctm_note {
+    /// Float constant values: records of index and four words.
+    pub const FLOATS: u32 = 1;
+    /// Integer constant values: records of index and a packed word
+    /// (count, initial aL, step in bytes 0–2).
+    pub const INTS: u32 = 2;
+    /// Boolean constant values: records of index and 0 or 1.
+    pub const BOOLS: u32 = 3;
+    /// Bindings: UTF-8 lines `NAME=RESOURCE`, padded with NULs.
+    pub const BINDINGS: u32 = 4;
+    /// Float constant defaults (the host may override them): records as
+    /// [`FLOATS`].
+    pub const DEFAULTS: u32 = 5;
+}
 
 /// The seven note types (§5.3).
 pub mod note {

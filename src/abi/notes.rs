@@ -41,6 +41,18 @@ pub(super) fn parse_notes(
             let desc = &bytes[desc_at as usize..(desc_at + u64::from(descsz)) as usize];
             let record = at;
             at += needed;
+            if name == CTM_NOTE_NAME {
+                if descsz % 4 != 0 {
+                    return Err(AbiError::BadNoteSize {
+                        offset: record,
+                        note: "ctm",
+                        descsz,
+                        expected: "a multiple of 4",
+                    });
+                }
+                ctm_note(ty, desc, desc_at, record, &mut info, warnings)?;
+                continue;
+            }
             if name != NOTE_NAME {
                 warnings.push(AbiWarning {
                     offset: record,
@@ -161,6 +173,93 @@ pub(super) fn parse_notes(
         });
     }
     Ok(info)
+}
+
+/// One of ctm's notes (§5.5): constant values and bindings.
+fn ctm_note(
+    ty: u32,
+    desc: &[u8],
+    desc_at: u64,
+    record: u64,
+    info: &mut ProgramInfo,
+    warnings: &mut Vec<AbiWarning>,
+) -> Result<(), AbiError> {
+    let words: Vec<u32> = desc
+        .chunks_exact(4)
+        .map(|c| u32::from_le_bytes(c.try_into().expect("4")))
+        .collect();
+    let records = |size: usize, note: &'static str, limit: u32| {
+        if !words.len().is_multiple_of(size) {
+            return Err(AbiError::BadNoteSize {
+                offset: record,
+                note,
+                descsz: desc.len() as u32,
+                expected: if size == 5 {
+                    "a multiple of 20 (index and four words)"
+                } else {
+                    "a multiple of 8 (index and value)"
+                },
+            });
+        }
+        let mut out = Vec::new();
+        for (k, r) in words.chunks_exact(size).enumerate() {
+            if r[0] >= limit {
+                return Err(AbiError::IndexOutOfRange {
+                    offset: desc_at + (k * size * 4) as u64,
+                    note,
+                    index: r[0],
+                    limit,
+                });
+            }
+            out.push((k, r));
+        }
+        Ok(out)
+    };
+    match ty {
+        ctm_note::FLOATS => {
+            for (_, r) in records(5, "ctm FLOATS", 256)? {
+                info.values.floats.push((r[0], [r[1], r[2], r[3], r[4]]));
+            }
+        }
+        ctm_note::DEFAULTS => {
+            for (_, r) in records(5, "ctm DEFAULTS", 256)? {
+                info.values.defaults.push((r[0], [r[1], r[2], r[3], r[4]]));
+            }
+        }
+        ctm_note::INTS => {
+            for (_, r) in records(2, "ctm INTS", 32)? {
+                let b = r[1].to_le_bytes();
+                info.values.ints.push((r[0], [b[0], b[1], b[2]]));
+            }
+        }
+        ctm_note::BOOLS => {
+            for (_, r) in records(2, "ctm BOOLS", 32)? {
+                info.values.bools.push((r[0], r[1] != 0));
+            }
+        }
+        ctm_note::BINDINGS => {
+            let text = std::str::from_utf8(desc).map_err(|_| AbiError::BadNoteSize {
+                offset: record,
+                note: "ctm BINDINGS",
+                descsz: desc.len() as u32,
+                expected: "UTF-8 text",
+            })?;
+            for line in text.trim_end_matches('\0').lines() {
+                match line.split_once('=') {
+                    Some((a, b)) => info.bindings.push((a.to_string(), b.to_string())),
+                    None => warnings.push(AbiWarning {
+                        offset: desc_at,
+                        message: format!("ctm binding `{line}` has no `=`; ignored"),
+                    }),
+                }
+            }
+        }
+        _ => warnings.push(AbiWarning {
+            offset: record,
+            message: format!("unknown ctm note type {ty} ignored"),
+        }),
+    }
+    Ok(())
 }
 
 /// Optional cross-check of the section headers against the program headers

@@ -3,12 +3,69 @@
 use super::*;
 
 fn note_record(out: &mut Vec<u8>, ty: u32, words: &[u32]) {
-    out.extend_from_slice(&8u32.to_le_bytes());
+    named_record(out, NOTE_NAME, ty, words);
+}
+
+fn named_record(out: &mut Vec<u8>, name: &[u8], ty: u32, words: &[u32]) {
+    out.extend_from_slice(&(name.len() as u32).to_le_bytes());
     out.extend_from_slice(&((words.len() * 4) as u32).to_le_bytes());
     out.extend_from_slice(&ty.to_le_bytes());
-    out.extend_from_slice(NOTE_NAME);
+    out.extend_from_slice(name);
     for w in words {
         out.extend_from_slice(&w.to_le_bytes());
+    }
+}
+
+/// ctm's notes (§5.5), only where there is something to say.
+fn ctm_notes(out: &mut Vec<u8>, i: &ProgramInfo) {
+    let v = &i.values;
+    if !v.floats.is_empty() {
+        let words: Vec<u32> = v
+            .floats
+            .iter()
+            .flat_map(|(n, x)| [*n, x[0], x[1], x[2], x[3]])
+            .collect();
+        named_record(out, CTM_NOTE_NAME, ctm_note::FLOATS, &words);
+    }
+    if !v.ints.is_empty() {
+        let words: Vec<u32> = v
+            .ints
+            .iter()
+            .flat_map(|(n, x)| [*n, u32::from_le_bytes([x[0], x[1], x[2], 0])])
+            .collect();
+        named_record(out, CTM_NOTE_NAME, ctm_note::INTS, &words);
+    }
+    if !v.bools.is_empty() {
+        let words: Vec<u32> = v
+            .bools
+            .iter()
+            .flat_map(|(n, b)| [*n, u32::from(*b)])
+            .collect();
+        named_record(out, CTM_NOTE_NAME, ctm_note::BOOLS, &words);
+    }
+    if !v.defaults.is_empty() {
+        let words: Vec<u32> = v
+            .defaults
+            .iter()
+            .flat_map(|(n, x)| [*n, x[0], x[1], x[2], x[3]])
+            .collect();
+        named_record(out, CTM_NOTE_NAME, ctm_note::DEFAULTS, &words);
+    }
+    if !i.bindings.is_empty() {
+        let mut text = String::new();
+        for (a, b) in &i.bindings {
+            text.push_str(a);
+            text.push('=');
+            text.push_str(b);
+            text.push('\n');
+        }
+        let mut bytes = text.into_bytes();
+        bytes.resize(bytes.len().next_multiple_of(4), 0);
+        let words: Vec<u32> = bytes
+            .chunks_exact(4)
+            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect();
+        named_record(out, CTM_NOTE_NAME, ctm_note::BINDINGS, &words);
     }
 }
 
@@ -27,6 +84,7 @@ pub fn write(exe: &Executable) -> Vec<u8> {
     note_record(&mut notes, note::FLOAT32CONSTS, &i.f32_consts);
     note_record(&mut notes, note::INT32CONSTS, &i.i32_consts);
     note_record(&mut notes, note::EARLYEXIT, &[u32::from(i.early_exit)]);
+    ctm_notes(&mut notes, i);
 
     let shstrtab = b"\0.note\0.text\0.shstrtab\0";
     let notes_at = 52 + 2 * 32;

@@ -19,6 +19,55 @@ pub fn parse_dims(s: &str) -> Result<(u32, u32), String> {
     Ok((n(w)?, n(h)?))
 }
 
+/// `N=REST` or `NAME=REST`: NAME is a register of the program's source
+/// (a shader's `v0`, `oC1`, `c3`, `vFace`) that its `bindings` map to
+/// `PREFIXn`, or `PREFIXn` itself; n at most `max`.
+pub fn split_named<'a>(
+    s: &'a str,
+    what: &str,
+    max: usize,
+    prefix: &str,
+    bindings: &[(String, String)],
+) -> Result<(usize, &'a str), Error> {
+    let Some((name, rest)) = s.split_once('=') else {
+        return usage(format!("{what} `{s}`: expected N=… or REGISTER=…"));
+    };
+    let name = name.trim();
+    if name.chars().all(|c| c.is_ascii_digit()) {
+        return split_id(s, what, max);
+    }
+    let resource = bindings
+        .iter()
+        .find(|(n, _)| n.eq_ignore_ascii_case(name))
+        .map(|(_, r)| r.as_str())
+        .unwrap_or(name);
+    let n = resource
+        .strip_prefix(prefix)
+        .and_then(|n| n.parse::<usize>().ok())
+        .filter(|&n| n <= max);
+    match n {
+        Some(n) => Ok((n, rest)),
+        None => {
+            let known: Vec<String> = bindings.iter().map(|(a, b)| format!("{a}={b}")).collect();
+            usage(format!(
+                "{what} `{s}`: `{name}` is not {} of this program{}",
+                match prefix {
+                    "in" => "an input",
+                    "out" => "an output",
+                    "c" => "a float constant",
+                    "i" => "an integer constant",
+                    _ => "a boolean constant",
+                },
+                if known.is_empty() {
+                    String::new()
+                } else {
+                    format!(" (its registers: {})", known.join(", "))
+                }
+            ))
+        }
+    }
+}
+
 /// `N=REST` with N at most `max`.
 pub fn split_id<'a>(s: &'a str, what: &str, max: usize) -> Result<(usize, &'a str), Error> {
     let Some((n, rest)) = s.split_once('=') else {

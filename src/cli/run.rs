@@ -1,7 +1,7 @@
 //! `ctm run` and `ctm bench`: a program over a domain on files.
 
 use super::args::{
-    int_const, numbers, parse_dims, parse_range, path_format, path_format_dims, split_id,
+    int_const, numbers, parse_dims, parse_range, path_format, path_format_dims, split_named,
 };
 use super::data::{self, Form};
 use super::{EXIT_HAZARDS, EXIT_OK, Error, Verbosity, say, settings, summary, usage, warn};
@@ -53,11 +53,16 @@ pub struct RunArgs {
     #[arg(long, value_name = "WxH", value_parser = parse_dims)]
     domain: (u32, u32),
     /// Bind input N (0–15): a raw file of W×H elements of FORMAT, or a
-    /// PNG / .npy file (FORMAT optional, size from the file).
+    /// PNG / .npy file (FORMAT optional, size from the file). Shaders: N
+    /// may be the register (`v0`, `t1`, `s2`).
     #[arg(long = "input", value_name = "N=PATH[:FORMAT][:WxH]")]
     inputs: Vec<String>,
+    /// Shaders: bind sampler sN's texture (as --input sN=…).
+    #[arg(long = "sampler", value_name = "sN=PATH[:FORMAT][:WxH]")]
+    samplers: Vec<String>,
     /// Write output N (0–3): domain-sized FORMAT elements; *.npy and *.png
-    /// paths are written in that form, `-` to standard output.
+    /// paths are written in that form, `-` to standard output. Shaders: N
+    /// may be `oC0`–`oC3`.
     #[arg(long = "output", value_name = "N=PATH:FORMAT")]
     outputs: Vec<String>,
     /// Start output N from this file (raw, PNG or .npy; the domain's size)
@@ -65,13 +70,14 @@ pub struct RunArgs {
     /// does not.
     #[arg(long = "output-init", value_name = "N=PATH[:FORMAT]")]
     output_inits: Vec<String>,
-    /// Float constant cN (0–255).
+    /// Float constant cN (0–255); shaders also `c3=…`, `vFace=…`.
     #[arg(long = "const", value_name = "N=x,y,z,w")]
     consts: Vec<String>,
-    /// Integer constant iN (0–31): loop count, initial aL, aL step.
+    /// Integer constant iN (0–31): loop count, initial aL, aL step
+    /// (a shader's `i0=…` gives its x, y, z).
     #[arg(long = "const-int", value_name = "N=count,init,step")]
     ints: Vec<String>,
-    /// Boolean constant bN (0–31).
+    /// Boolean constant bN (0–31); shaders also `b0=…`.
     #[arg(long = "const-bool", value_name = "N=0|1")]
     bools: Vec<String>,
     /// Constants from a file: one `c3 = 1, 2, 3, 4`, `i0 = 9, 0, 1` or
@@ -228,8 +234,14 @@ pub fn prepare_as(a: &RunArgs, v: Verbosity, tracing: bool) -> Result<Prepared, 
         CacheMode::Coherent
     };
     job.cond_val = a.cond_val;
-    for spec in &a.inputs {
-        let (n, rest) = split_id(spec, "--input", 15)?;
+    let names = loaded.exe.info.bindings.clone();
+    for (flag, spec) in a
+        .inputs
+        .iter()
+        .map(|s| ("--input", s))
+        .chain(a.samplers.iter().map(|s| ("--sampler", s)))
+    {
+        let (n, rest) = split_named(spec, flag, 15, "in", &names)?;
         job = job.input(n as u8, read_binding(rest, spec, None)?);
     }
     let mut sinks = Vec::new();
@@ -248,7 +260,7 @@ pub fn prepare_as(a: &RunArgs, v: Verbosity, tracing: bool) -> Result<Prepared, 
         })
     };
     for spec in &a.outputs {
-        let (n, rest) = split_id(spec, "--output", 3)?;
+        let (n, rest) = split_named(spec, "--output", 3, "out", &names)?;
         let (path, format) = path_format(rest, spec)?;
         if job.outputs.iter().any(|&(k, _)| usize::from(k) == n) {
             return usage(format!("--output `{spec}`: output {n} is already bound"));
@@ -258,7 +270,7 @@ pub fn prepare_as(a: &RunArgs, v: Verbosity, tracing: bool) -> Result<Prepared, 
         sinks.push(sink(n as u8, path, form, (0.0, 1.0))?);
     }
     for spec in &a.output_inits {
-        let (n, rest) = split_id(spec, "--output-init", 3)?;
+        let (n, rest) = split_named(spec, "--output-init", 3, "out", &names)?;
         let bound = job
             .outputs
             .iter()
@@ -283,7 +295,7 @@ pub fn prepare_as(a: &RunArgs, v: Verbosity, tracing: bool) -> Result<Prepared, 
         job = job.output_init(n as u8, s);
     }
     for spec in &a.pngs {
-        let (n, rest) = split_id(spec, "--png", 3)?;
+        let (n, rest) = split_named(spec, "--png", 3, "out", &names)?;
         let (path, range) = match rest.rsplit_once(':') {
             Some((p, r)) if parse_range(r).is_some() => (p, parse_range(r)),
             _ => (rest, None),
@@ -324,19 +336,19 @@ pub fn prepare_as(a: &RunArgs, v: Verbosity, tracing: bool) -> Result<Prepared, 
         }
     }
     for spec in &a.consts {
-        let (n, rest) = split_id(spec, "--const", 255)?;
+        let (n, rest) = split_named(spec, "--const", 255, "c", &names)?;
         let v = numbers::<f32>(rest, 4, spec)?;
         job.consts.retain(|c| c.0 != n);
         job = job.constant(n, [v[0], v[1], v[2], v[3]]);
     }
     for spec in &a.ints {
-        let (n, rest) = split_id(spec, "--const-int", 31)?;
+        let (n, rest) = split_named(spec, "--const-int", 31, "i", &names)?;
         let (count, init, step) = int_const(rest, spec)?;
         job.ints.retain(|c| c.0 != n);
         job = job.int(n, count, init, step);
     }
     for spec in &a.bools {
-        let (n, rest) = split_id(spec, "--const-bool", 31)?;
+        let (n, rest) = split_named(spec, "--const-bool", 31, "b", &names)?;
         let b = match rest.trim() {
             "0" => false,
             "1" => true,

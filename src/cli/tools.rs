@@ -176,6 +176,7 @@ fn info(path: &Path, raw: bool) -> Result<u8, Error> {
         ),
         Origin::Assembly => "assembly source (notes derived from the code)".into(),
         Origin::Raw => "raw instruction words (notes derived from the code)".into(),
+        Origin::Shader => "Direct3D 9 pixel shader, compiled (docs/d3d9.md)".into(),
     };
     let mut out = format!(
         "file:              {}\nformat:            {form}\n",

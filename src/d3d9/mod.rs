@@ -25,12 +25,14 @@
 //! assert!(d3d9::disassemble(&s).contains("mul oC0, v0.xyxy, c0"));
 //! ```
 
+mod compile;
 mod disasm;
 mod op;
 mod read;
 mod text;
 mod write;
 
+pub use compile::{CompileError, Compiled, Stats, compile};
 pub use disasm::disassemble;
 pub use op::{Compare, Opcode};
 pub use read::{ReadError, ReadErrorKind, read, read_bytes};

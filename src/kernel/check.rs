@@ -173,11 +173,10 @@ impl Kernel {
         if let Some(&n) = writes.iter().find(|&&n| !bound_output(n)) {
             return Err(KernelError::Unbound(Unbound::Output(n as u8)));
         }
-        if let Some(&n) = info
-            .i32_consts
-            .iter()
-            .find(|&&n| !job.ints.iter().any(|&(k, _)| k as u32 == n))
-        {
+        if let Some(&n) = info.i32_consts.iter().find(|&&n| {
+            !job.ints.iter().any(|&(k, _)| k as u32 == n)
+                && !info.values.ints.iter().any(|&(k, _)| k == n)
+        }) {
             return Err(KernelError::Unbound(Unbound::IntConst(n as u8)));
         }
         let cond_written = job.cond.as_ref().is_some_and(|c| c.write);
@@ -191,7 +190,14 @@ impl Kernel {
 
         let mut warnings = Vec::new();
         for &n in &info.f32_consts {
-            if !job.consts.iter().any(|&(k, _)| k as u32 == n) {
+            if !job.consts.iter().any(|&(k, _)| k as u32 == n)
+                && !info.values.floats.iter().any(|&(k, _)| k == n)
+                && !info.values.defaults.iter().any(|&(k, _)| k == n)
+                && !info
+                    .bindings
+                    .iter()
+                    .any(|(name, r)| name.ends_with(".size") && *r == format!("c{n}"))
+            {
                 warnings.push(JobWarning::UnsetConst(n as u16));
             }
         }

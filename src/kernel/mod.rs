@@ -80,6 +80,24 @@ pub struct CondSetup {
     pub buffer: HostSurface,
 }
 
+/// A machine resource a program's named register stands for
+/// ([`Kernel::resource`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Resource {
+    /// Input surface.
+    Input(u8),
+    /// Output surface (render target).
+    Output(u8),
+    /// The conditional value.
+    Cond,
+    /// Float constant.
+    Float(u16),
+    /// Integer (loop) constant.
+    Int(u8),
+    /// Boolean constant.
+    Bool(u8),
+}
+
 /// Everything one run needs besides the program.
 #[derive(Clone, Debug)]
 pub struct Job {
@@ -306,6 +324,46 @@ impl Kernel {
     /// A kernel for an executable.
     pub fn new(exe: Executable) -> Kernel {
         Kernel { exe }
+    }
+
+    /// Compiles a Direct3D 9 pixel shader (`docs/d3d9.md`); its register
+    /// bindings are in the executable ([`Kernel::resource`]).
+    pub fn from_d3d9(shader: &crate::d3d9::Shader) -> Result<Kernel, crate::d3d9::CompileError> {
+        Ok(Kernel::new(crate::d3d9::compile(shader)?.exe))
+    }
+
+    /// What a named resource of the program's source (a shader register:
+    /// `v0`, `s1`, `oC0`, `oDepth`, `c3`, `i0`, `b2`, `vFace`) is on the
+    /// machine. Constant registers not in the bindings keep their number.
+    pub fn resource(&self, name: &str) -> Option<Resource> {
+        let bound = self
+            .exe
+            .info
+            .bindings
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, r)| r.as_str());
+        let text = bound.unwrap_or(name);
+        let num = |p: &str| text.strip_prefix(p).and_then(|n| n.parse::<u16>().ok());
+        if text == "cond" {
+            return Some(Resource::Cond);
+        }
+        if let Some(n) = num("in").filter(|&n| n < 16) {
+            return Some(Resource::Input(n as u8));
+        }
+        if let Some(n) = num("out").filter(|&n| n < 4) {
+            return Some(Resource::Output(n as u8));
+        }
+        if let Some(n) = num("c").filter(|&n| n < 256) {
+            return Some(Resource::Float(n));
+        }
+        if let Some(n) = num("i").filter(|&n| n < 32) {
+            return Some(Resource::Int(n as u8));
+        }
+        if let Some(n) = num("b").filter(|&n| n < 32) {
+            return Some(Resource::Bool(n as u8));
+        }
+        None
     }
 
     /// Assembles a kernel from source (`docs/asm.md`).

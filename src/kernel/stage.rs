@@ -99,6 +99,37 @@ impl Kernel {
         });
 
         let mut constf = vec![0u8; 256 * 16];
+        // Defaults the executable carries, then the job's values.
+        for &(n, v) in &self.exe.info.values.defaults {
+            let n = n as usize;
+            for (k, x) in v.iter().enumerate() {
+                constf[n * 16 + 4 * k..n * 16 + 4 * k + 4].copy_from_slice(&x.to_le_bytes());
+            }
+        }
+        // A compiled shader's sampler sizes (`s0.size=c254` beside
+        // `s0=in1`): (width, height, 1/width, 1/height) of the bound input.
+        for (name, resource) in &self.exe.info.bindings {
+            let Some(sampler) = name.strip_suffix(".size") else {
+                continue;
+            };
+            let surface = self
+                .exe
+                .info
+                .bindings
+                .iter()
+                .find(|(n, _)| n == sampler)
+                .and_then(|(_, r)| r.strip_prefix("in")?.parse::<u8>().ok());
+            let constant = resource
+                .strip_prefix('c')
+                .and_then(|c| c.parse::<usize>().ok());
+            let bound = surface.and_then(|s| job.inputs.iter().find(|(k, _)| *k == s));
+            if let (Some(n), Some((_, h))) = (constant.filter(|&n| n < 256), bound) {
+                let (w, hh) = (h.width as f32, h.height as f32);
+                for (k, x) in [w, hh, 1.0 / w, 1.0 / hh].iter().enumerate() {
+                    constf[n * 16 + 4 * k..n * 16 + 4 * k + 4].copy_from_slice(&x.to_le_bytes());
+                }
+            }
+        }
         for &(n, v) in &job.consts {
             let slot = &mut constf[n * 16..n * 16 + 16];
             for (k, x) in v.iter().enumerate() {
@@ -114,6 +145,22 @@ impl Kernel {
         for &(n, b) in &job.bools {
             let slot = &mut constb[n * 4..n * 4 + 4];
             slot[0] = u8::from(b);
+        }
+        // Values the executable carries win over the job's (a shader's
+        // `def` overrides what the host sets, as in Direct3D 9).
+        let carried = &self.exe.info.values;
+        for &(n, v) in &carried.floats {
+            let n = n as usize;
+            for (k, x) in v.iter().enumerate() {
+                constf[n * 16 + 4 * k..n * 16 + 4 * k + 4].copy_from_slice(&x.to_le_bytes());
+            }
+        }
+        for &(n, v) in &carried.ints {
+            let n = n as usize;
+            consti[n * 4..n * 4 + 4].copy_from_slice(&[v[0], v[1], v[2], 0]);
+        }
+        for &(n, b) in &carried.bools {
+            constb[n as usize * 4] = u8::from(b);
         }
         for (data, make) in [
             (

@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod cli;
+pub mod shader;
 
 use ctm::engine::EngineKind;
 use ctm::kernel::{Job, JobResult, Kernel};

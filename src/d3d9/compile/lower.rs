@@ -1,0 +1,749 @@
+//! One shader instruction → DPP instructions (`docs/d3d9.md` §3.2 lists
+//! each expansion). Intermediate values go to scratch temporaries; only
+//! the final write to the destination is predicated and clamped.
+
+use super::emit::{Alu, Dpp, ONE, Unit, Val, ZERO};
+use super::{Block, CompileError, Compiler};
+use crate::d3d9::op::{Compare, TEXLD_PROJECT};
+use crate::d3d9::{Dst, Inst, Opcode, RegKind, Src, SrcMod, swizzle_channel};
+
+type R = Result<(), CompileError>;
+
+/// The R, G, B letters of a write mask (`"rg"`).
+pub(super) fn mask_rgb(mask: u8) -> String {
+    "rgb"
+        .chars()
+        .enumerate()
+        .filter(|(c, _)| mask & (1 << c) != 0)
+        .map(|(_, ch)| ch)
+        .collect()
+}
+
+fn mask_rgba(mask: u8) -> String {
+    "rgba"
+        .chars()
+        .enumerate()
+        .filter(|(c, _)| mask & (1 << c) != 0)
+        .map(|(_, ch)| ch)
+        .collect()
+}
+
+const REPLICATE: [&str; 4] = ["rrrr", "gggg", "bbbb", "aaaa"];
+
+/// Groups of written channels that share a predicate selection: (mask,
+/// RGB predicate, alpha predicate).
+fn pred_groups(pred: Option<&Src>, mask: u8) -> Vec<(u8, Option<String>, Option<String>)> {
+    let Some(p) = pred else {
+        return vec![(mask, None, None)];
+    };
+    let inv = if p.modifier == SrcMod::Not { "!" } else { "" };
+    let comp = |c: usize| swizzle_channel(p.swizzle, c);
+    let rgb: Vec<usize> = (0..3).filter(|c| mask & (1 << c) != 0).collect();
+    let mut groups: Vec<(u8, Option<String>, Option<String>)> = Vec::new();
+    if rgb.iter().all(|&c| comp(c) == c) {
+        if !rgb.is_empty() {
+            groups.push((
+                rgb.iter().map(|c| 1u8 << c).sum(),
+                Some(format!("{inv}rgba")),
+                None,
+            ));
+        }
+    } else {
+        for (k, rep) in REPLICATE.iter().enumerate() {
+            let m: u8 = rgb
+                .iter()
+                .filter(|&&c| comp(c) == k)
+                .map(|c| 1u8 << c)
+                .sum();
+            if m != 0 {
+                groups.push((m, Some(format!("{inv}{rep}")), None));
+            }
+        }
+    }
+    if mask & 8 != 0 {
+        let a = Some(format!("{inv}{}", REPLICATE[comp(3)]));
+        match groups.first_mut() {
+            Some(g) => {
+                g.0 |= 8;
+                g.2 = a;
+            }
+            None => groups.push((8, None, a)),
+        }
+    }
+    groups
+}
+
+/// A scratch temporary as a value.
+fn scratch(c: &Compiler, k: usize) -> Val {
+    Val::reg(format!("r{}", c.scratch(k)))
+}
+
+/// `rN.mask` destinations of an ALU instruction for a temporary.
+fn temp_dsts(a: &mut Alu, t: u16, mask: u8) {
+    let rgb = mask_rgb(mask);
+    if !rgb.is_empty() {
+        a.rgb_dst.push(format!("r{t}.{rgb}"));
+    }
+    if mask & 8 != 0 {
+        a.alpha_dst.push(format!("r{t}.a"));
+    }
+}
+
+/// An unpredicated, unclamped ALU instruction into scratch `t`.
+fn to_scratch(c: &mut Compiler, t: u16, mask: u8, rgb: Option<Unit>, alpha: Option<Unit>) {
+    let mut a = Alu {
+        rgb,
+        alpha,
+        ..Alu::default()
+    };
+    temp_dsts(&mut a, t, mask);
+    c.code.push(Dpp::Alu(a));
+}
+
+/// The final write of an instruction's result into `dst`, predicated
+/// (`pred`) and clamped (`_sat`); units not written are dropped unless the
+/// other unit needs them (`sop`, `dp`).
+fn write(
+    c: &mut Compiler,
+    dst: &Dst,
+    pred: Option<&Src>,
+    rgb: Option<Unit>,
+    alpha: Option<Unit>,
+) -> R {
+    let t = c.temp(dst.reg)?;
+    c.wrote_output(dst.reg, dst.mask);
+    let clamp = |u: Option<Unit>| {
+        u.map(|mut u| {
+            if dst.sat {
+                u.sat = true;
+                u.off = false;
+            }
+            u
+        })
+    };
+    for (m, p, ap) in pred_groups(pred, dst.mask) {
+        let mut a = Alu::default();
+        // SOP copies the alpha result; DP4 takes its fourth products from
+        // the alpha unit's inputs.
+        let alpha_needed =
+            m & 8 != 0 || rgb.as_ref().is_some_and(|u| u.op == "sop" || u.op == "dp4");
+        let rgb_needed = m & 7 != 0 || alpha.as_ref().is_some_and(|u| u.op == "dp");
+        a.rgb = if rgb_needed { clamp(rgb.clone()) } else { None };
+        a.alpha = if alpha_needed {
+            clamp(alpha.clone())
+        } else {
+            None
+        };
+        temp_dsts(&mut a, t, m);
+        a.pred = p;
+        a.apred = ap;
+        c.code.push(Dpp::Alu(a));
+    }
+    Ok(())
+}
+
+fn mad(a: Val, b: Val, c: Val) -> Unit {
+    Unit::new("mad", vec![a, b, c])
+}
+
+/// `-0.0`: adding it leaves every value (and −0) unchanged.
+fn neg_zero() -> Val {
+    Val::constant(ZERO).negated()
+}
+
+/// The value with channel x, y, z, w taken from `perm` of its channels.
+fn permute(v: &Val, perm: [usize; 4]) -> Val {
+    let mut out = v.clone();
+    out.swz = perm.map(|k| v.swz[k]);
+    out
+}
+
+/// The comparison `a CMP b` as (left − right, test against 0) so that the
+/// test is true exactly when the comparison is.
+fn compare(cmp: Compare, a: Val, b: Val) -> (Unit, &'static str) {
+    let diff = |x: Val, y: Val| mad(x, Val::constant(ONE), y.negated());
+    match cmp {
+        Compare::Gt => (diff(b, a), "<0"),
+        Compare::Lt => (diff(a, b), "<0"),
+        Compare::Ge => (diff(a, b), ">=0"),
+        Compare::Le => (diff(b, a), ">=0"),
+        Compare::Eq => (diff(a, b), "==0"),
+        Compare::Ne => (diff(a, b), "!=0"),
+    }
+}
+
+/// Sets the ALU result to the comparison of `inst`'s two scalar sources.
+fn compare_result(c: &mut Compiler, inst: &Inst) -> R {
+    let Some(cmp) = Compare::from_code(inst.control) else {
+        return c.error("missing comparison");
+    };
+    let a = c.val(&inst.src[0])?.scalar(0);
+    let b = c.val(&inst.src[1])?.scalar(0);
+    let (unit, test) = compare(cmp, a, b);
+    let res = match test {
+        "<0" => "a<0",
+        ">=0" => "a>=0",
+        "==0" => "a==0",
+        _ => "a!=0",
+    };
+    c.code.push(Dpp::Alu(Alu {
+        alpha: Some(unit),
+        res: Some(res),
+        ..Alu::default()
+    }));
+    Ok(())
+}
+
+/// The break instruction of the innermost loop with its pop count.
+fn break_of(c: &Compiler) -> Result<(String, String), CompileError> {
+    let (d, b) = c.if_depth_in_loop()?;
+    let Block::Loop { end_label, rep, .. } = b else {
+        unreachable!("if_depth_in_loop returns a loop");
+    };
+    let op = if *rep { "BREAKREP" } else { "BREAKLOOP" };
+    Ok((op.to_string(), format!("-> {end_label} pop={d}")))
+}
+
+/// `[!]p.X` of a predicate source (its first swizzle channel).
+fn pred_cond(p: &Src) -> String {
+    let inv = if p.modifier == SrcMod::Not { "!" } else { "" };
+    format!(
+        "{inv}p.{}",
+        ["r", "g", "b", "a"][swizzle_channel(p.swizzle, 0)]
+    )
+}
+
+pub(super) fn inst(c: &mut Compiler, i: &Inst) -> R {
+    use Opcode::*;
+    let pred = i.predicate.as_ref();
+    let v = |c: &mut Compiler, k: usize| c.val(&i.src[k]);
+    match i.op {
+        Nop => Ok(()),
+        Mov | Abs => {
+            let mut a = v(c, 0)?;
+            if i.op == Abs {
+                (a.abs, a.neg) = (true, false);
+            }
+            let d = dst(c, i)?;
+            write(
+                c,
+                &d,
+                pred,
+                Some(Unit::exact("max", vec![a.clone(), a.clone()], false)),
+                Some(Unit::exact("max", vec![a.clone(), a], false)),
+            )
+        }
+        Add | Sub | Mul | Mad => {
+            let a = v(c, 0)?;
+            let b = v(c, 1)?;
+            let u = match i.op {
+                Add => mad(a, Val::constant(ONE), b),
+                Sub => mad(a, Val::constant(ONE), b.negated()),
+                Mul => mad(a, b, neg_zero()),
+                _ => mad(a, b, v(c, 2)?),
+            };
+            let d = dst(c, i)?;
+            write(c, &d, pred, Some(u.clone()), Some(u))
+        }
+        Min | Max => {
+            let a = v(c, 0)?;
+            let b = v(c, 1)?;
+            // min: a < b ? a : b; max: a ≥ b ? a : b, as the DPP's MAX with
+            // its inputs swapped (b > a ? b : a).
+            let u = if i.op == Min {
+                Unit::exact("min", vec![a, b], false)
+            } else {
+                Unit::exact("max", vec![b, a], false)
+            };
+            let d = dst(c, i)?;
+            write(c, &d, pred, Some(u.clone()), Some(u))
+        }
+        Cmp | Cnd => {
+            let (a, b, x) = (v(c, 0)?, v(c, 1)?, v(c, 2)?);
+            let op = if i.op == Cmp { "cmp" } else { "cnd" };
+            let u = Unit::exact(op, vec![b, x, a], false);
+            let d = dst(c, i)?;
+            write(c, &d, pred, Some(u.clone()), Some(u))
+        }
+        Frc => {
+            let a = v(c, 0)?;
+            let u = Unit::new("frc", vec![a]);
+            let d = dst(c, i)?;
+            write(c, &d, pred, Some(u.clone()), Some(u))
+        }
+        Slt | Sge => {
+            let (a, b) = (v(c, 0)?, v(c, 1)?);
+            let s = c.scratch(0);
+            let diff = mad(a, Val::constant(ONE), b.negated());
+            to_scratch(c, s, 0xF, Some(diff.clone()), Some(diff));
+            let (t, f) = if i.op == Sge {
+                (ONE, ZERO)
+            } else {
+                (ZERO, ONE)
+            };
+            let u = Unit::exact(
+                "cmp",
+                vec![Val::constant(t), Val::constant(f), scratch(c, 0)],
+                false,
+            );
+            let d = dst(c, i)?;
+            write(c, &d, pred, Some(u.clone()), Some(u))
+        }
+        Dp3 | Dp4 => {
+            let (a, b) = (v(c, 0)?, v(c, 1)?);
+            let d = dst(c, i)?;
+            if i.op == Dp3 {
+                write(
+                    c,
+                    &d,
+                    pred,
+                    Some(Unit::new("dp3", vec![a, b])),
+                    Some(Unit::new("dp", vec![])),
+                )
+            } else {
+                write(
+                    c,
+                    &d,
+                    pred,
+                    Some(Unit::new("dp4", vec![a.clone(), b.clone()])),
+                    Some(Unit::new("dp", vec![a, b])),
+                )
+            }
+        }
+        Dp2add => {
+            let (a, b, x) = (v(c, 0)?, v(c, 1)?, v(c, 2)?);
+            let d = dst(c, i)?;
+            write(
+                c,
+                &d,
+                pred,
+                Some(Unit::new("d2a", vec![a, b, x.scalar(0)])),
+                Some(Unit::new("dp", vec![])),
+            )
+        }
+        Rcp | Rsq | Exp | Log => {
+            let mut a = v(c, 0)?.scalar(0);
+            if matches!(i.op, Rsq | Log) {
+                (a.abs, a.neg) = (true, false);
+            }
+            let op = match i.op {
+                Rcp => "rcp",
+                Rsq => "rsq",
+                Exp => "ex2",
+                _ => "ln2",
+            };
+            let d = dst(c, i)?;
+            write(
+                c,
+                &d,
+                pred,
+                Some(Unit::new("sop", vec![])),
+                Some(Unit::new(op, vec![a])),
+            )
+        }
+        Pow => {
+            // |a|^b = 2^(b · log2 |a|).
+            let mut a = v(c, 0)?.scalar(0);
+            (a.abs, a.neg) = (true, false);
+            let b = v(c, 1)?.scalar(0);
+            let s = c.scratch(0);
+            to_scratch(c, s, 8, None, Some(Unit::new("ln2", vec![a])));
+            let sa = scratch(c, 0).scalar(3);
+            to_scratch(c, s, 8, None, Some(mad(sa.clone(), b, neg_zero())));
+            let d = dst(c, i)?;
+            write(
+                c,
+                &d,
+                pred,
+                Some(Unit::new("sop", vec![])),
+                Some(Unit::new("ex2", vec![sa])),
+            )
+        }
+        Lrp => {
+            // a · (b − c) + c.
+            let (a, b, x) = (v(c, 0)?, v(c, 1)?, v(c, 2)?);
+            let s = c.scratch(0);
+            let diff = mad(b, Val::constant(ONE), x.clone().negated());
+            to_scratch(c, s, 0xF, Some(diff.clone()), Some(diff));
+            let u = mad(a, scratch(c, 0), x);
+            let d = dst(c, i)?;
+            write(c, &d, pred, Some(u.clone()), Some(u))
+        }
+        Nrm => {
+            // a · (1 / √(a.x² + a.y² + a.z²)).
+            let a = v(c, 0)?;
+            let s = c.scratch(0);
+            to_scratch(
+                c,
+                s,
+                8,
+                Some(Unit::new("dp3", vec![a.clone(), a.clone()])),
+                Some(Unit::new("dp", vec![])),
+            );
+            let sa = scratch(c, 0).scalar(3);
+            to_scratch(c, s, 8, None, Some(Unit::new("rsq", vec![sa.clone()])));
+            let u = mad(a, sa, neg_zero());
+            let d = dst(c, i)?;
+            write(c, &d, pred, Some(u.clone()), Some(u))
+        }
+        Crs => {
+            let (a, b) = (v(c, 0)?, v(c, 1)?);
+            let s = c.scratch(0);
+            // S = (a.z·b.y, a.x·b.z, a.y·b.x); d = a.yzx · b.zxy − S.
+            to_scratch(
+                c,
+                s,
+                7,
+                Some(mad(
+                    permute(&a, [2, 0, 1, 3]),
+                    permute(&b, [1, 2, 0, 3]),
+                    neg_zero(),
+                )),
+                None,
+            );
+            let u = mad(
+                permute(&a, [1, 2, 0, 3]),
+                permute(&b, [2, 0, 1, 3]),
+                scratch(c, 0).negated(),
+            );
+            let mut d = dst(c, i)?;
+            d.mask &= 7;
+            write(c, &d, pred, Some(u), None)
+        }
+        Sincos => {
+            // x = cos, y = sin of the angle in radians; the DPP's SIN and
+            // COS take turns.
+            let a = v(c, 0)?.scalar(0);
+            let k = c.constant([1.0 / std::f32::consts::TAU; 4])?;
+            let s = c.scratch(0);
+            to_scratch(
+                c,
+                s,
+                8,
+                None,
+                Some(mad(a, Val::reg(k).scalar(0), neg_zero())),
+            );
+            let sa = scratch(c, 0).scalar(3);
+            let d = dst(c, i)?;
+            for (bit, op) in [(1u8, "cos"), (2, "sin")] {
+                if d.mask & bit != 0 {
+                    let one = Dst { mask: bit, ..d };
+                    write(
+                        c,
+                        &one,
+                        pred,
+                        Some(Unit::new("sop", vec![])),
+                        Some(Unit::new(op, vec![sa.clone()])),
+                    )?;
+                }
+            }
+            Ok(())
+        }
+        M4x4 | M4x3 | M3x4 | M3x3 | M3x2 => matrix(c, i),
+        Dsx | Dsy => {
+            let mut a = v(c, 0)?;
+            if a.swz != [0, 1, 2, 3]
+                || i.src[0].rel.is_some()
+                || i.src[0].reg.kind == RegKind::Const
+            {
+                // MDH/MDV read their source in its natural order: move it.
+                let s = c.scratch(0);
+                let plain = Val {
+                    neg: false,
+                    abs: false,
+                    ..a.clone()
+                };
+                let mv = Unit::exact("max", vec![plain.clone(), plain], false);
+                to_scratch(c, s, 0xF, Some(mv.clone()), Some(mv));
+                a = Val {
+                    opnd: format!("r{s}"),
+                    swz: [0, 1, 2, 3],
+                    ..a
+                };
+            }
+            let op = if i.op == Dsx { "mdh" } else { "mdv" };
+            let u = Unit::new(op, vec![a.clone(), Val::constant(ONE).negated(), a]);
+            let d = dst(c, i)?;
+            write(c, &d, pred, Some(u.clone()), Some(u))
+        }
+        Texkill => {
+            let Some(d) = i.dst else {
+                return c.error("texkill without its register");
+            };
+            let t = c.temp(d.reg)?;
+            c.code.push(Dpp::Tex {
+                op: "kill",
+                dst: format!("r{t}.{}", mask_rgba(d.mask)),
+                input: 0,
+                chan: "rgba".into(),
+                coord: format!("r{t}.rgba"),
+                unscaled: false,
+                acquire: false,
+                wait: false,
+                pred: None,
+                apred: None,
+            });
+            Ok(())
+        }
+        Tex | Texldl | Texldd => lookup(c, i),
+        Setp => {
+            let Some(cmp) = Compare::from_code(i.control) else {
+                return c.error("setp without a comparison");
+            };
+            let (a, b) = (v(c, 0)?, v(c, 1)?);
+            let (u, test) = compare(cmp, a, b);
+            let d = i.dst.expect("setp has a destination");
+            for (m, p, ap) in pred_groups(pred, d.mask) {
+                let mut alu = Alu::default();
+                let rgb = mask_rgb(m);
+                if !rgb.is_empty() {
+                    alu.rgb = Some(u.clone());
+                    alu.rgb_dst.push(format!("p.{rgb}{test}"));
+                }
+                if m & 8 != 0 {
+                    alu.alpha = Some(u.clone());
+                    alu.alpha_dst.push(format!("p.a{test}"));
+                }
+                alu.pred = p;
+                alu.apred = ap;
+                c.code.push(Dpp::Alu(alu));
+            }
+            Ok(())
+        }
+        If | Ifc => {
+            let cond = if i.op == If {
+                format!("b{} == 0", i.src[0].reg.num)
+            } else {
+                compare_result(c, i)?;
+                "alu_result == 0".to_string()
+            };
+            let (else_label, end_label) = (c.label(), c.label());
+            let at = c.code.len();
+            c.code.push(Dpp::Fc(format!("IF {cond} -> {end_label}")));
+            c.push_block(Block::If {
+                else_label,
+                end_label,
+                has_else: false,
+                at,
+                cond,
+            });
+            Ok(())
+        }
+        Else => {
+            let Some(Block::If {
+                else_label,
+                end_label,
+                has_else,
+                at,
+                cond,
+            }) = c.blocks.last_mut()
+            else {
+                return c.error("else without if");
+            };
+            if *has_else {
+                return c.error("a second else");
+            }
+            *has_else = true;
+            let (else_label, end_label, at, cond) =
+                (else_label.clone(), end_label.clone(), *at, cond.clone());
+            c.code[at] = Dpp::Fc(format!("IF {cond} -> {else_label} jump=incr"));
+            c.code.push(Dpp::Fc(format!("ELSE -> {end_label}")));
+            c.code.push(Dpp::Label(else_label));
+            Ok(())
+        }
+        Endif => match c.blocks.pop() {
+            Some(Block::If { end_label, .. }) => {
+                c.code.push(Dpp::Fc("ENDIF".into()));
+                c.code.push(Dpp::Label(end_label));
+                Ok(())
+            }
+            _ => c.error("endif without if"),
+        },
+        Rep | Loop => {
+            let int = i.src[if i.op == Loop { 1 } else { 0 }].reg.num;
+            let (body_label, end_label) = (c.label(), c.label());
+            let op = if i.op == Loop { "LOOP" } else { "REP" };
+            c.code.push(Dpp::Fc(format!("{op} i{int} -> {end_label}")));
+            c.code.push(Dpp::Label(body_label.clone()));
+            c.push_block(Block::Loop {
+                end_label,
+                body_label,
+                int,
+                rep: i.op == Rep,
+            });
+            Ok(())
+        }
+        Endrep | Endloop => match c.blocks.pop() {
+            Some(Block::Loop {
+                end_label,
+                body_label,
+                int,
+                rep,
+            }) if rep == (i.op == Endrep) => {
+                let op = if rep { "ENDREP" } else { "ENDLOOP" };
+                c.code.push(Dpp::Fc(format!("{op} i{int} -> {body_label}")));
+                c.code.push(Dpp::Label(end_label));
+                Ok(())
+            }
+            _ => c.error(format!(
+                "{} without its {}",
+                i.op.name(),
+                if i.op == Endrep { "rep" } else { "loop" }
+            )),
+        },
+        Break => {
+            let (op, rest) = break_of(c)?;
+            c.code.push(Dpp::Fc(format!("{op} {rest}")));
+            Ok(())
+        }
+        Breakc => {
+            let (op, rest) = break_of(c)?;
+            compare_result(c, i)?;
+            c.code.push(Dpp::Fc(format!("{op} alu_result != 0 {rest}")));
+            Ok(())
+        }
+        Breakp => {
+            let (op, rest) = break_of(c)?;
+            let cond = pred_cond(&i.src[0]);
+            c.code.push(Dpp::Fc(format!("{op} {cond} != 0 {rest}")));
+            Ok(())
+        }
+        Call => {
+            c.code
+                .push(Dpp::Fc(format!("CALL -> l{}", i.src[0].reg.num)));
+            Ok(())
+        }
+        Callnz => {
+            // IF (switching off the pixels that do not call), CALL, ENDIF.
+            let skip = c.label();
+            let cond = match i.src[1].reg.kind {
+                RegKind::ConstBool => format!("b{} == 0", i.src[1].reg.num),
+                _ => format!("{} == 0", pred_cond(&i.src[1])),
+            };
+            c.code.push(Dpp::Fc(format!("IF {cond} -> {skip}")));
+            c.code
+                .push(Dpp::Fc(format!("CALL -> l{}", i.src[0].reg.num)));
+            c.code.push(Dpp::Fc("ENDIF".into()));
+            c.code.push(Dpp::Label(skip));
+            Ok(())
+        }
+        Label | Ret => unreachable!("handled by the body"),
+    }
+}
+
+/// The destination of an instruction that has one.
+fn dst(c: &Compiler, i: &Inst) -> Result<Dst, CompileError> {
+    match i.dst {
+        Some(d) => Ok(d),
+        None => c.error("missing destination"),
+    }
+}
+
+/// m4x4, m4x3, m3x4, m3x3, m3x2: one dot product per row.
+fn matrix(c: &mut Compiler, i: &Inst) -> R {
+    use Opcode::*;
+    let (dims, rows) = match i.op {
+        M4x4 => (4, 4),
+        M4x3 => (4, 3),
+        M3x4 => (3, 4),
+        M3x3 => (3, 3),
+        _ => (3, 2),
+    };
+    let d = dst(c, i)?;
+    let a = c.val(&i.src[0])?;
+    let aliased = i.src.iter().any(|s| {
+        s.reg.kind == d.reg.kind && s.reg.num <= d.reg.num && d.reg.num < s.reg.num + rows
+    });
+    let s = c.scratch(1);
+    for row in 0..rows {
+        let bit = 1u8 << row;
+        if d.mask & bit == 0 {
+            continue;
+        }
+        let mut src = i.src[1];
+        src.reg.num += row;
+        let b = c.val(&src)?;
+        let (rgb, alpha) = if dims == 4 {
+            (
+                Unit::new("dp4", vec![a.clone(), b.clone()]),
+                Unit::new("dp", vec![a.clone(), b]),
+            )
+        } else {
+            (
+                Unit::new("dp3", vec![a.clone(), b]),
+                Unit::new("dp", vec![]),
+            )
+        };
+        if aliased {
+            to_scratch(c, s, bit, Some(rgb), Some(alpha));
+        } else {
+            let one = Dst { mask: bit, ..d };
+            write(c, &one, i.predicate.as_ref(), Some(rgb), Some(alpha))?;
+        }
+    }
+    if aliased {
+        let m = d.mask & ((1u8 << rows) - 1);
+        let sv = Val::reg(format!("r{s}"));
+        let mv = Unit::exact("max", vec![sv.clone(), sv], false);
+        let out = Dst { mask: m, ..d };
+        write(c, &out, i.predicate.as_ref(), Some(mv.clone()), Some(mv))?;
+    }
+    Ok(())
+}
+
+/// texld, texldp, texldb, texldl, texldd: point sampling at wrapped
+/// coordinates (fraction × the input's size, in texels).
+fn lookup(c: &mut Compiler, i: &Inst) -> R {
+    let d = dst(c, i)?;
+    let coord = c.val(&i.src[0])?;
+    let sampler = i.src[1];
+    let (surface, size) = c.sampler(sampler.reg.num)?;
+    let s = c.scratch(0);
+    let sv = scratch(c, 0);
+    let mut uv = coord.clone();
+    if i.op == Opcode::Tex && i.control == TEXLD_PROJECT {
+        // (u / w, v / w).
+        to_scratch(
+            c,
+            s,
+            8,
+            None,
+            Some(Unit::new("rcp", vec![coord.clone().scalar(3)])),
+        );
+        to_scratch(
+            c,
+            s,
+            3,
+            Some(mad(coord, sv.clone().scalar(3), neg_zero())),
+            None,
+        );
+        uv = sv.clone();
+    }
+    to_scratch(c, s, 3, Some(Unit::new("frc", vec![uv])), None);
+    to_scratch(
+        c,
+        s,
+        3,
+        Some(mad(sv, Val::reg(format!("c{size}")), neg_zero())),
+        None,
+    );
+    let chan: String = (0..4)
+        .map(|k| ['r', 'g', 'b', 'a'][swizzle_channel(sampler.swizzle, k)])
+        .collect();
+    let t = c.temp(d.reg)?;
+    for (m, p, ap) in pred_groups(i.predicate.as_ref(), d.mask) {
+        c.code.push(Dpp::Tex {
+            op: "ld",
+            dst: format!("r{t}.{}", mask_rgba(m)),
+            input: surface,
+            chan: chan.clone(),
+            coord: format!("r{s}.rgba"),
+            unscaled: true,
+            acquire: false,
+            wait: false,
+            pred: p,
+            apred: ap,
+        });
+    }
+    Ok(())
+}

@@ -1,0 +1,713 @@
+//! Compiling pixel shaders to DPP programs (`docs/d3d9.md` §3).
+//!
+//! The shader's registers map onto the machine as follows (ctm's choices,
+//! listed by [`Compiled::bindings`]): each input `v#`/`t#` it reads is an
+//! input surface read at the pixel's own position, loaded into a temporary
+//! at the start; each sampler `s#` is an input surface read with point
+//! sampling and wrapped coordinates; `oC0`–`oC3` are outputs 0–3 (render
+//! targets A–D), `oDepth` the conditional value; `c#`, `i#`, `b#` are the
+//! constant files at the same numbers, `def` values carried in the
+//! executable; `vPos` is r0 (the pixel's (i, j)); `vFace` a constant that is
+//! +1 unless the host sets it. The compiler's own constants take the float
+//! constants from c255 down.
+//!
+//! Lowering is per instruction ([`lower`]); flow control maps onto the
+//! DPP's constructs (`docs/isa.md` §6.9); a last pass places the texture
+//! semaphore (one acquire on the last of a run of lookups, a wait before
+//! the first instruction that touches their results) and the NOP the
+//! derivative operations need.
+
+mod emit;
+mod lower;
+
+use super::{Def, Inst, Item, Opcode, Reg, RegKind, Shader, Version};
+use crate::abi::{ConstValues, Executable};
+use emit::{Alu, Dpp, Unit, Val};
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// A shader the compiler cannot translate, with the item at fault.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CompileError {
+    /// Index of the item in [`Shader::items`] (None: the shader as a whole).
+    pub item: Option<usize>,
+    /// The item's text.
+    pub text: String,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl fmt::Display for CompileError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.item {
+            Some(k) => write!(f, "item {} (`{}`): {}", k + 1, self.text, self.message),
+            None => write!(f, "{}", self.message),
+        }
+    }
+}
+
+impl std::error::Error for CompileError {}
+
+/// A compiled shader.
+#[derive(Clone, Debug)]
+pub struct Compiled {
+    /// The executable (code, notes, carried constants, bindings).
+    pub exe: Executable,
+    /// The DPP assembly it was built from.
+    pub listing: String,
+    /// Shader register → machine resource (`v0` → `in0`, `oC1` → `out1`,
+    /// `s0.size` → `c254`, …), also in the executable's notes.
+    pub bindings: Vec<(String, String)>,
+    /// Numbers about the output.
+    pub stats: Stats,
+}
+
+/// Measures of the compiled code.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Shader instructions (not counting declarations, definitions, labels).
+    pub shader_insts: usize,
+    /// DPP instructions.
+    pub dpp_insts: usize,
+    /// ALU/OUTPUT instructions whose RGB and alpha units both do work.
+    pub coissued: usize,
+    /// ALU/OUTPUT instructions.
+    pub alu_insts: usize,
+}
+
+/// Where a structured construct stands while compiling.
+enum Block {
+    /// `if`: where its IF instruction is (patched when an `else` comes)
+    /// and its jump condition.
+    If {
+        else_label: String,
+        end_label: String,
+        has_else: bool,
+        at: usize,
+        cond: String,
+    },
+    /// `rep` or `loop` and its integer constant.
+    Loop {
+        end_label: String,
+        body_label: String,
+        int: u16,
+        rep: bool,
+    },
+}
+
+/// Compiles a shader to a DPP executable.
+pub fn compile(shader: &Shader) -> Result<Compiled, CompileError> {
+    let mut c = Compiler::new(shader)?;
+    c.body()?;
+    c.finish()
+}
+
+pub(super) struct Compiler<'s> {
+    shader: &'s Shader,
+    /// The item being compiled.
+    item: Option<usize>,
+    pub(super) code: Vec<Dpp>,
+    next_temp: u16,
+    temps: BTreeMap<Reg, u16>,
+    /// Output registers written by the shader → their shadow temporaries
+    /// and the channels written anywhere.
+    outputs: BTreeMap<Reg, (u16, u8)>,
+    /// Input registers (v#, t#) → input surface and temporary.
+    inputs: BTreeMap<Reg, (u8, u16)>,
+    /// Samplers → input surface and the constant with their size.
+    samplers: BTreeMap<u16, (u8, u16)>,
+    next_surface: u8,
+    /// Compiler constants: value bits → index.
+    consts: Vec<(u16, [u32; 4])>,
+    next_const: u16,
+    vface: Option<u16>,
+    scratch: [u16; 4],
+    blocks: Vec<Block>,
+    labels: u32,
+    stats: Stats,
+    /// Where the loads at the start end and where the main program's
+    /// epilogue ends (subroutines follow it until `finish` moves them).
+    prologue_end: usize,
+    main_end: usize,
+}
+
+impl<'s> Compiler<'s> {
+    fn new(shader: &'s Shader) -> Result<Self, CompileError> {
+        let mut c = Compiler {
+            shader,
+            item: None,
+            code: Vec::new(),
+            next_temp: 1,
+            temps: BTreeMap::new(),
+            outputs: BTreeMap::new(),
+            inputs: BTreeMap::new(),
+            samplers: BTreeMap::new(),
+            next_surface: 0,
+            consts: Vec::new(),
+            next_const: 255,
+            vface: None,
+            scratch: [0; 4],
+            blocks: Vec::new(),
+            labels: 0,
+            stats: Stats::default(),
+            prologue_end: 0,
+            main_end: 0,
+        };
+        c.scratch = [c.fresh()?, c.fresh()?, c.fresh()?, c.fresh()?];
+        c.declare_inputs()?;
+        c.prologue_end = c.code.len();
+        Ok(c)
+    }
+
+    pub(super) fn error<T>(&self, message: impl Into<String>) -> Result<T, CompileError> {
+        Err(CompileError {
+            item: self.item,
+            text: self
+                .item
+                .map(|k| super::disasm::item_text(&self.shader.items[k]))
+                .unwrap_or_default(),
+            message: message.into(),
+        })
+    }
+
+    fn fresh(&mut self) -> Result<u16, CompileError> {
+        if self.next_temp >= 128 {
+            return self.error("the shader needs more than the DPP's 128 temporaries");
+        }
+        self.next_temp += 1;
+        Ok(self.next_temp - 1)
+    }
+
+    pub(super) fn label(&mut self) -> String {
+        self.labels += 1;
+        format!("L{}", self.labels)
+    }
+
+    pub(super) fn scratch(&self, k: usize) -> u16 {
+        self.scratch[k]
+    }
+
+    /// Every input register the shader reads or declares gets a surface
+    /// and a temporary, v# in one block (so `v[aL+n]` addresses them).
+    fn declare_inputs(&mut self) -> Result<(), CompileError> {
+        let mut regs = std::collections::BTreeSet::new();
+        for item in &self.shader.items {
+            match item {
+                Item::Dcl(d) if matches!(d.dst.reg.kind, RegKind::Input | RegKind::Texture) => {
+                    regs.insert(d.dst.reg);
+                }
+                Item::Inst(i) => {
+                    for s in i.src.iter().chain(i.predicate.iter()) {
+                        if matches!(s.reg.kind, RegKind::Input | RegKind::Texture) {
+                            regs.insert(s.reg);
+                        }
+                    }
+                    if let Some(d) = &i.dst
+                        && i.op == Opcode::Texkill
+                        && matches!(d.reg.kind, RegKind::Input | RegKind::Texture)
+                    {
+                        regs.insert(d.reg);
+                    }
+                }
+                _ => {}
+            }
+        }
+        let relative_v = self.shader.insts().any(|i| {
+            i.src
+                .iter()
+                .any(|s| s.rel.is_some() && s.reg.kind == RegKind::Input)
+        });
+        if relative_v {
+            for n in 0..self.shader.version.count(RegKind::Input) {
+                regs.insert(Reg::new(RegKind::Input, n));
+            }
+        }
+        for r in regs {
+            let surface = self.surface()?;
+            let t = self.fresh()?;
+            self.inputs.insert(r, (surface, t));
+            self.code.push(Dpp::Tex {
+                op: "ld",
+                dst: format!("r{t}.rgba"),
+                input: surface,
+                chan: "rgba".into(),
+                coord: "r0.rgba".into(),
+                unscaled: true,
+                acquire: false,
+                wait: false,
+                pred: None,
+                apred: None,
+            });
+        }
+        Ok(())
+    }
+
+    fn surface(&mut self) -> Result<u8, CompileError> {
+        if self.next_surface >= 16 {
+            return self.error("the shader reads more than the DPP's 16 input surfaces");
+        }
+        self.next_surface += 1;
+        Ok(self.next_surface - 1)
+    }
+
+    /// The surface and size constant of sampler `n`.
+    pub(super) fn sampler(&mut self, n: u16) -> Result<(u8, u16), CompileError> {
+        if let Some(&s) = self.samplers.get(&n) {
+            return Ok(s);
+        }
+        let surface = self.surface()?;
+        let c = self.const_slot()?;
+        self.samplers.insert(n, (surface, c));
+        Ok((surface, c))
+    }
+
+    fn const_slot(&mut self) -> Result<u16, CompileError> {
+        let lowest = match self.shader.version {
+            Version::Ps30 => 224,
+            _ => 32,
+        };
+        if self.next_const < lowest {
+            return self.error("the compiler ran out of constant registers");
+        }
+        self.next_const -= 1;
+        Ok(self.next_const + 1)
+    }
+
+    /// A constant register holding `v` (reused when it exists).
+    pub(super) fn constant(&mut self, v: [f32; 4]) -> Result<String, CompileError> {
+        if v.iter().all(|&x| x == v[0] && x.is_sign_positive()) && emit::inline_constant(v[0]) {
+            return Ok(format!("{:?}", v[0]));
+        }
+        let bits = v.map(f32::to_bits);
+        if let Some((n, _)) = self.consts.iter().find(|(_, b)| *b == bits) {
+            return Ok(format!("c{n}"));
+        }
+        let n = self.const_slot()?;
+        self.consts.push((n, bits));
+        Ok(format!("c{n}"))
+    }
+
+    /// The DPP temporary of a shader temporary or input register.
+    pub(super) fn temp(&mut self, r: Reg) -> Result<u16, CompileError> {
+        match r.kind {
+            RegKind::Input | RegKind::Texture => match self.inputs.get(&r) {
+                Some(&(_, t)) => Ok(t),
+                None => self.error(format!("{r} is not declared")),
+            },
+            RegKind::ColorOut | RegKind::DepthOut => {
+                if let Some(&(t, _)) = self.outputs.get(&r) {
+                    return Ok(t);
+                }
+                let t = self.fresh()?;
+                self.outputs.insert(r, (t, 0));
+                Ok(t)
+            }
+            _ => {
+                if let Some(&t) = self.temps.get(&r) {
+                    return Ok(t);
+                }
+                let t = self.fresh()?;
+                self.temps.insert(r, t);
+                Ok(t)
+            }
+        }
+    }
+
+    /// The operand text of a source register.
+    pub(super) fn operand(&mut self, s: &super::Src) -> Result<String, CompileError> {
+        let r = s.reg;
+        Ok(match (r.kind, s.rel) {
+            (RegKind::Const, None) => format!("c{}", r.num),
+            (RegKind::Const, Some(_)) => format!("c[aL+{}]", r.num),
+            (RegKind::Input, Some(_)) => {
+                let base = self.temp(Reg::new(RegKind::Input, 0))?;
+                format!("r[aL+{}]", base + r.num)
+            }
+            (RegKind::Misc, _) if r.num == 0 => "r0".into(),
+            (RegKind::Misc, _) => {
+                let c = match self.vface {
+                    Some(c) => c,
+                    None => {
+                        let c = self.const_slot()?;
+                        self.vface = Some(c);
+                        c
+                    }
+                };
+                format!("c{c}")
+            }
+            (RegKind::Temp | RegKind::Input | RegKind::Texture, _) => format!("r{}", self.temp(r)?),
+            _ => return self.error(format!("{r} cannot be read as a value")),
+        })
+    }
+
+    /// A shader source as a DPP value.
+    pub(super) fn val(&mut self, s: &super::Src) -> Result<Val, CompileError> {
+        let opnd = self.operand(s)?;
+        let mut swz = [0u8; 4];
+        for (c, x) in swz.iter_mut().enumerate() {
+            *x = super::swizzle_channel(s.swizzle, c) as u8;
+        }
+        use super::SrcMod::*;
+        Ok(Val {
+            opnd,
+            swz,
+            neg: matches!(s.modifier, Neg | AbsNeg),
+            abs: matches!(s.modifier, Abs | AbsNeg),
+        })
+    }
+
+    /// The instructions of the main program, then the outputs, then the
+    /// subroutines.
+    fn body(&mut self) -> Result<(), CompileError> {
+        let items = &self.shader.items;
+        let mut main_done = false;
+        let mut in_sub = false;
+        for (k, item) in items.iter().enumerate() {
+            self.item = Some(k);
+            let Item::Inst(inst) = item else {
+                continue;
+            };
+            if main_done && !in_sub && inst.op != Opcode::Label {
+                return self
+                    .error("code after the main program's `ret` that is not in a subroutine");
+            }
+            match inst.op {
+                Opcode::Label => {
+                    if !self.blocks.is_empty() {
+                        return self.error("a label inside if/rep/loop");
+                    }
+                    if !main_done {
+                        self.epilogue()?;
+                        main_done = true;
+                    }
+                    in_sub = true;
+                    self.code
+                        .push(Dpp::Label(format!("l{}", inst.src[0].reg.num)));
+                }
+                Opcode::Ret => {
+                    if !self.blocks.is_empty() {
+                        return self.error("`ret` inside if/rep/loop is not supported (ctm)");
+                    }
+                    if in_sub {
+                        self.code.push(Dpp::Fc("RET".into()));
+                        in_sub = false;
+                    } else if !main_done {
+                        self.epilogue()?;
+                        main_done = true;
+                    }
+                }
+                _ => {
+                    self.stats.shader_insts += 1;
+                    self.inst(inst)?;
+                }
+            }
+        }
+        if !self.blocks.is_empty() {
+            self.item = None;
+            return self.error("if/rep/loop without its end");
+        }
+        if !main_done {
+            self.item = None;
+            self.epilogue()?;
+        }
+        if in_sub {
+            return self.error("a subroutine without `ret`");
+        }
+        Ok(())
+    }
+
+    /// The writes of the outputs and the end of the program.
+    fn epilogue(&mut self) -> Result<(), CompileError> {
+        let outputs: Vec<(Reg, (u16, u8))> = self.outputs.iter().map(|(r, v)| (*r, *v)).collect();
+        let mut any = false;
+        for (r, (t, mask)) in outputs {
+            let src = Val::reg(format!("r{t}"));
+            let mut alu = Alu {
+                out: true,
+                ..Alu::default()
+            };
+            if r.kind == RegKind::DepthOut {
+                alu.alpha = Some(Unit::exact(
+                    "max",
+                    vec![src.clone().scalar(0), src.scalar(0)],
+                    false,
+                ));
+                alu.alpha_dst.push("depth".into());
+            } else {
+                let rt = ["rtA", "rtB", "rtC", "rtD"][usize::from(r.num)];
+                let rgb = lower::mask_rgb(mask);
+                if !rgb.is_empty() {
+                    alu.rgb = Some(Unit::exact("max", vec![src.clone(), src.clone()], false));
+                    alu.rgb_dst.push(format!("{rt}.{rgb}"));
+                }
+                if mask & 8 != 0 {
+                    alu.alpha = Some(Unit::exact("max", vec![src.clone(), src], false));
+                    alu.alpha_dst.push(format!("{rt}.a"));
+                }
+            }
+            self.code.push(Dpp::Alu(alu));
+            any = true;
+        }
+        if !any {
+            self.code.push(Dpp::Alu(Alu {
+                out: true,
+                ..Alu::default()
+            }));
+        }
+        // The end: `last` on the final OUTPUT (it waits for the semaphore).
+        self.code.push(Dpp::Fc("END".into()));
+        self.main_end = self.code.len();
+        Ok(())
+    }
+
+    /// Marks the channels of an output register written.
+    pub(super) fn wrote_output(&mut self, r: Reg, mask: u8) {
+        if let Some(o) = self.outputs.get_mut(&r) {
+            o.1 |= mask;
+        }
+    }
+
+    fn push_block(&mut self, b: Block) {
+        self.blocks.push(b);
+    }
+
+    /// Ifs between the innermost loop and here.
+    fn if_depth_in_loop(&self) -> Result<(usize, &Block), CompileError> {
+        let mut d = 0;
+        for b in self.blocks.iter().rev() {
+            match b {
+                Block::If { .. } => d += 1,
+                Block::Loop { .. } => return Ok((d, b)),
+            }
+        }
+        self.error("break outside rep/loop")
+    }
+
+    fn finish(mut self) -> Result<Compiled, CompileError> {
+        self.item = None;
+        // Subroutines go between the loads and the main program, so that
+        // the program ends with its final OUTPUT.
+        if self.code.len() > self.main_end {
+            let subs = self.code.split_off(self.main_end);
+            let main = self.label();
+            let mut tail = self.code.split_off(self.prologue_end);
+            self.code.push(Dpp::Fc(format!("JUMP -> {main}")));
+            self.code.extend(subs);
+            self.code.push(Dpp::Label(main));
+            self.code.append(&mut tail);
+        }
+        passes(&mut self.code);
+        let listing = emit::program_text(&self.code).map_err(|m| CompileError {
+            item: None,
+            text: String::new(),
+            message: format!("internal: {m}"),
+        })?;
+        let words = crate::isa::asm::assemble(&listing).map_err(|e| CompileError {
+            item: None,
+            text: String::new(),
+            message: format!("internal: the generated program does not assemble: {e}\n{listing}"),
+        })?;
+        let mut exe = Executable::from_code(words);
+        // Carried values: def, defi, defb, the compiler's constants.
+        let mut values = ConstValues::default();
+        for (k, item) in self.shader.items.iter().enumerate() {
+            self.item = Some(k);
+            match *item {
+                Item::Def(Def::Float(n, v)) => values.floats.push((u32::from(n), v)),
+                Item::Def(Def::Int(n, v)) => {
+                    let ok = (0..=255).contains(&v[0])
+                        && (0..=255).contains(&v[1])
+                        && (-128..=127).contains(&v[2]);
+                    if !ok {
+                        return self.error(
+                            "the DPP's loop constants hold a count and an initial aL of 0–255 and a step of −128–127",
+                        );
+                    }
+                    values
+                        .ints
+                        .push((u32::from(n), [v[0] as u8, v[1] as u8, v[2] as i8 as u8]));
+                }
+                Item::Def(Def::Bool(n, b)) => values.bools.push((u32::from(n), b)),
+                _ => {}
+            }
+        }
+        self.item = None;
+        for &(n, v) in &self.consts {
+            values.floats.push((u32::from(n), v));
+        }
+        let mut bindings = Vec::new();
+        for (r, (surface, _)) in &self.inputs {
+            bindings.push((r.to_string(), format!("in{surface}")));
+        }
+        for (n, (surface, c)) in &self.samplers {
+            bindings.push((format!("s{n}"), format!("in{surface}")));
+            bindings.push((format!("s{n}.size"), format!("c{c}")));
+        }
+        for r in self.outputs.keys() {
+            let to = match r.kind {
+                RegKind::DepthOut => "cond".to_string(),
+                _ => format!("out{}", r.num),
+            };
+            bindings.push((r.to_string(), to));
+        }
+        if let Some(c) = self.vface {
+            bindings.push(("vFace".into(), format!("c{c}")));
+            values
+                .defaults
+                .push((u32::from(c), [1f32.to_bits(), 0, 0, 0]));
+        }
+        if self
+            .shader
+            .insts()
+            .any(|i| i.src.iter().any(|s| s.reg == Reg::new(RegKind::Misc, 0)))
+        {
+            bindings.push(("vPos".into(), "r0".into()));
+        }
+        exe.info.values = values;
+        exe.info.bindings = bindings.clone();
+        let mut stats = self.stats;
+        let insts: Vec<crate::isa::Inst> = crate::isa::decode_program(&exe.code)
+            .into_iter()
+            .flatten()
+            .collect();
+        stats.dpp_insts = insts.len();
+        for i in &insts {
+            if let crate::isa::Body::Alu(_) = &i.body {
+                stats.alu_insts += 1;
+                if (i.cmn.rgb_wmask != 0 || i.cmn.rgb_omask != 0)
+                    && (i.cmn.alpha_wmask || i.cmn.alpha_omask)
+                {
+                    stats.coissued += 1;
+                }
+            }
+        }
+        Ok(Compiled {
+            exe,
+            listing,
+            bindings,
+            stats,
+        })
+    }
+
+    fn inst(&mut self, inst: &Inst) -> Result<(), CompileError> {
+        lower::inst(self, inst)
+    }
+}
+
+/// The passes over the finished code: the texture semaphore, the NOP
+/// before derivatives, `last` on the final instruction.
+fn passes(code: &mut Vec<Dpp>) {
+    // The end marker: `wait last` on the OUTPUT before it.
+    if let Some(end) = code
+        .iter()
+        .position(|d| matches!(d, Dpp::Fc(s) if s == "END"))
+    {
+        code.remove(end);
+        if let Some(Dpp::Alu(a)) = code.get_mut(end - 1) {
+            a.wait = true;
+            a.last = true;
+        }
+    }
+    semaphore(code);
+    for k in 1..code.len() {
+        let deriv = matches!(&code[k], Dpp::Alu(a) if a.rgb.as_ref().is_some_and(|u| u.op.starts_with("md")) || a.alpha.as_ref().is_some_and(|u| u.op.starts_with("md")));
+        if deriv {
+            let mut p = k - 1;
+            while p > 0 && matches!(code[p], Dpp::Label(_)) {
+                p -= 1;
+            }
+            match &mut code[p] {
+                Dpp::Alu(a) => a.nop = true,
+                Dpp::Fc(s) => s.push_str(" nop"),
+                _ => {}
+            }
+        }
+    }
+}
+
+/// Temporaries an instruction touches (None: it may touch any, through
+/// relative addressing).
+fn touched(d: &Dpp) -> Option<Vec<u16>> {
+    let text = match d {
+        Dpp::Alu(a) => a.text().unwrap_or_default(),
+        Dpp::Tex { dst, coord, .. } => format!("{dst} {coord}"),
+        _ => return Some(Vec::new()),
+    };
+    if text.contains("r[") {
+        return None;
+    }
+    let b = text.as_bytes();
+    let mut out = Vec::new();
+    for k in 0..b.len() {
+        let starts = b[k] == b'r' && (k == 0 || !b[k - 1].is_ascii_alphanumeric());
+        if starts {
+            let digits: String = text[k + 1..]
+                .chars()
+                .take_while(|c| c.is_ascii_digit())
+                .collect();
+            if let Ok(n) = digits.parse() {
+                out.push(n);
+            }
+        }
+    }
+    Some(out)
+}
+
+/// Places the texture semaphore: lookups run without acquiring until an
+/// instruction touches a pending result (or flow control or a label
+/// comes); then the last pending lookup acquires and that instruction
+/// waits (`docs/isa.md` §5.3).
+fn semaphore(code: &mut [Dpp]) {
+    let mut pending: Vec<usize> = Vec::new();
+    let mut regs: Vec<u16> = Vec::new();
+    for k in 0..code.len() {
+        let boundary = matches!(code[k], Dpp::Label(_) | Dpp::Fc(_));
+        let hits = match touched(&code[k]) {
+            None => !pending.is_empty(),
+            Some(t) => t.iter().any(|r| regs.contains(r)),
+        };
+        let last = k + 1 == code.len();
+        if !pending.is_empty() && (boundary || hits || last) {
+            let j = *pending.last().expect("pending");
+            if let Dpp::Tex { acquire, wait, .. } = &mut code[j] {
+                *acquire = true;
+                *wait = true;
+            }
+            // The waiting instruction: this one, or for a label the next
+            // real instruction after it.
+            let mut w = k;
+            while w < code.len() && matches!(code[w], Dpp::Label(_)) {
+                w += 1;
+            }
+            if w < code.len() {
+                code[w].set_wait();
+            }
+            pending.clear();
+            regs.clear();
+        }
+        if let Dpp::Tex { op: "ld", dst, .. } = &code[k] {
+            pending.push(k);
+            let n: String = dst[1..]
+                .chars()
+                .take_while(|c| c.is_ascii_digit())
+                .collect();
+            if let Ok(n) = n.parse() {
+                regs.push(n);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_straight_shader_compiles_and_assembles() {
+        let s = super::super::assemble("ps_3_0\ndcl_texcoord0 v0\nadd r0, v0, c0\nmov oC0, r0\n")
+            .unwrap();
+        let c = compile(&s).unwrap();
+        assert!(c.listing.contains("tex ld"), "{}", c.listing);
+        assert!(c.bindings.contains(&("v0".into(), "in0".into())));
+    }
+}
