@@ -114,6 +114,8 @@ pub(super) struct Compiler<'s> {
     outputs: BTreeMap<Reg, (u16, u8)>,
     /// Input registers (v#, t#) → input surface and temporary.
     inputs: BTreeMap<Reg, (u8, u16)>,
+    /// The temporary of v0 when v0–v9 are a block (`v[aL+n]`).
+    v_block: Option<u16>,
     /// Samplers → input surface and the constant with their size.
     samplers: BTreeMap<u16, (u8, u16)>,
     next_surface: u8,
@@ -141,6 +143,7 @@ impl<'s> Compiler<'s> {
             temps: BTreeMap::new(),
             outputs: BTreeMap::new(),
             inputs: BTreeMap::new(),
+            v_block: None,
             samplers: BTreeMap::new(),
             next_surface: 0,
             consts: Vec::new(),
@@ -187,8 +190,9 @@ impl<'s> Compiler<'s> {
         self.scratch[k]
     }
 
-    /// Every input register the shader reads or declares gets a surface
-    /// and a temporary, v# in one block (so `v[aL+n]` addresses them).
+    /// Every input register the shader declares or reads directly gets a
+    /// surface and a temporary loaded at the start; with `v[aL+n]`, v0–v9
+    /// get a block of temporaries (undeclared ones read 0).
     fn declare_inputs(&mut self) -> Result<(), CompileError> {
         let mut regs = std::collections::BTreeSet::new();
         for item in &self.shader.items {
@@ -198,7 +202,9 @@ impl<'s> Compiler<'s> {
                 }
                 Item::Inst(i) => {
                     for s in i.src.iter().chain(i.predicate.iter()) {
-                        if matches!(s.reg.kind, RegKind::Input | RegKind::Texture) {
+                        if matches!(s.reg.kind, RegKind::Input | RegKind::Texture)
+                            && s.rel.is_none()
+                        {
                             regs.insert(s.reg);
                         }
                     }
@@ -217,14 +223,19 @@ impl<'s> Compiler<'s> {
                 .iter()
                 .any(|s| s.rel.is_some() && s.reg.kind == RegKind::Input)
         });
+        let mut block = BTreeMap::new();
         if relative_v {
             for n in 0..self.shader.version.count(RegKind::Input) {
-                regs.insert(Reg::new(RegKind::Input, n));
+                block.insert(Reg::new(RegKind::Input, n), self.fresh()?);
             }
         }
+        self.v_block = block.values().next().copied();
         for r in regs {
             let surface = self.surface()?;
-            let t = self.fresh()?;
+            let t = match block.get(&r) {
+                Some(&t) => t,
+                None => self.fresh()?,
+            };
             self.inputs.insert(r, (surface, t));
             self.code.push(Dpp::Tex {
                 op: "ld",
@@ -319,10 +330,10 @@ impl<'s> Compiler<'s> {
         Ok(match (r.kind, s.rel) {
             (RegKind::Const, None) => format!("c{}", r.num),
             (RegKind::Const, Some(_)) => format!("c[aL+{}]", r.num),
-            (RegKind::Input, Some(_)) => {
-                let base = self.temp(Reg::new(RegKind::Input, 0))?;
-                format!("r[aL+{}]", base + r.num)
-            }
+            (RegKind::Input, Some(_)) => match self.v_block {
+                Some(base) => format!("r[aL+{}]", base + r.num),
+                None => return self.error("v[aL+n] outside ps_3_0"),
+            },
             (RegKind::Misc, _) if r.num == 0 => "r0".into(),
             (RegKind::Misc, _) => {
                 let c = match self.vface {
