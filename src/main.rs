@@ -37,6 +37,9 @@ enum Command {
     /// Measure a program (same arguments as `run`): interpreter and JIT
     /// rates, their ratio, compile time, thread scaling, share of the FMA peak.
     Bench(cli::run::BenchArgs),
+    /// Compile a Direct3D 9 pixel shader (ps_2_0, ps_2_x, ps_3_0; text or
+    /// bytecode) into a DPP executable.
+    Compile(cli::compile::CompileArgs),
     /// Trace one pixel (or its quad) instruction by instruction on the
     /// interpreter: values written, texels fetched, flow state, hazards.
     Trace(cli::trace::TraceArgs),
@@ -77,6 +80,7 @@ fn main() -> ExitCode {
         Command::Exec(args) => cli::exec::exec(args, v),
         Command::Bench(args) => cli::run::bench(args, v),
         Command::Trace(args) => cli::trace::run(args, v),
+        Command::Compile(args) => cli::compile::compile(args, v),
         Command::Tool(command) => cli::tools::run(command, v),
     };
     match status {

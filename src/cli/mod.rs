@@ -7,6 +7,7 @@
 //! (a pipe into `head`) ends the tool quietly with status 0.
 
 pub mod args;
+pub mod compile;
 pub mod data;
 pub mod emit;
 pub mod exec;

@@ -110,8 +110,19 @@ fn write(
     rgb: Option<Unit>,
     alpha: Option<Unit>,
 ) -> R {
-    let t = c.temp(dst.reg)?;
-    c.wrote_output(dst.reg, dst.mask);
+    let target = match dst.reg.kind {
+        RegKind::ColorOut => Some(["rtA", "rtB", "rtC", "rtD"][usize::from(dst.reg.num & 3)]),
+        RegKind::DepthOut => Some("depth"),
+        _ => None,
+    };
+    if target.is_some() {
+        c.wrote_output(dst.reg);
+    }
+    let t = if target.is_none() {
+        c.temp(dst.reg)?
+    } else {
+        0
+    };
     let clamp = |u: Option<Unit>| {
         u.map(|mut u| {
             if dst.sat {
@@ -134,7 +145,37 @@ fn write(
         } else {
             None
         };
-        temp_dsts(&mut a, t, m);
+        match target {
+            None => temp_dsts(&mut a, t, m),
+            Some("depth") => {
+                // The conditional value: the alpha unit's result, computed
+                // from the sources' first channel.
+                a.out = true;
+                a.rgb = None;
+                a.alpha = clamp(rgb.clone().or(alpha.clone())).map(|mut u| {
+                    for v in &mut u.inputs {
+                        v.swz[3] = v.swz[0];
+                    }
+                    u
+                });
+                if a.alpha.as_ref().is_some_and(|u| u.op == "dp") {
+                    // A dot product's result comes from the RGB unit.
+                    a.rgb = clamp(rgb.clone());
+                    a.alpha = clamp(alpha.clone());
+                }
+                a.alpha_dst.push("depth".into());
+            }
+            Some(rt) => {
+                a.out = true;
+                let rgbm = mask_rgb(m);
+                if !rgbm.is_empty() {
+                    a.rgb_dst.push(format!("{rt}.{rgbm}"));
+                }
+                if m & 8 != 0 {
+                    a.alpha_dst.push(format!("{rt}.a"));
+                }
+            }
+        }
         a.pred = p;
         a.apred = ap;
         c.code.push(Dpp::Alu(a));

@@ -22,7 +22,7 @@ mod lower;
 
 use super::{Def, Inst, Item, Opcode, Reg, RegKind, Shader, Version};
 use crate::abi::{ConstValues, Executable};
-use emit::{Alu, Dpp, Unit, Val};
+use emit::{Alu, Dpp, Val};
 use std::collections::BTreeMap;
 use std::fmt;
 
@@ -109,9 +109,9 @@ pub(super) struct Compiler<'s> {
     pub(super) code: Vec<Dpp>,
     next_temp: u16,
     temps: BTreeMap<Reg, u16>,
-    /// Output registers written by the shader → their shadow temporaries
-    /// and the channels written anywhere.
-    outputs: BTreeMap<Reg, (u16, u8)>,
+    /// Output registers the shader writes (straight into render targets
+    /// and the conditional value by OUTPUT instructions).
+    outputs: std::collections::BTreeSet<Reg>,
     /// Input registers (v#, t#) → input surface and temporary.
     inputs: BTreeMap<Reg, (u8, u16)>,
     /// The temporary of v0 when v0–v9 are a block (`v[aL+n]`).
@@ -141,7 +141,7 @@ impl<'s> Compiler<'s> {
             code: Vec::new(),
             next_temp: 1,
             temps: BTreeMap::new(),
-            outputs: BTreeMap::new(),
+            outputs: std::collections::BTreeSet::new(),
             inputs: BTreeMap::new(),
             v_block: None,
             samplers: BTreeMap::new(),
@@ -305,14 +305,9 @@ impl<'s> Compiler<'s> {
                 Some(&(_, t)) => Ok(t),
                 None => self.error(format!("{r} is not declared")),
             },
-            RegKind::ColorOut | RegKind::DepthOut => {
-                if let Some(&(t, _)) = self.outputs.get(&r) {
-                    return Ok(t);
-                }
-                let t = self.fresh()?;
-                self.outputs.insert(r, (t, 0));
-                Ok(t)
-            }
+            RegKind::ColorOut | RegKind::DepthOut => self.error(format!(
+                "{r} is written by OUTPUT instructions, not a temporary"
+            )),
             _ => {
                 if let Some(&t) = self.temps.get(&r) {
                     return Ok(t);
@@ -427,55 +422,28 @@ impl<'s> Compiler<'s> {
         Ok(())
     }
 
-    /// The writes of the outputs and the end of the program.
+    /// The end of the main program: `wait last` on its final instruction
+    /// when that is an OUTPUT, else an OUTPUT that writes nothing.
     fn epilogue(&mut self) -> Result<(), CompileError> {
-        let outputs: Vec<(Reg, (u16, u8))> = self.outputs.iter().map(|(r, v)| (*r, *v)).collect();
-        let mut any = false;
-        for (r, (t, mask)) in outputs {
-            let src = Val::reg(format!("r{t}"));
-            let mut alu = Alu {
-                out: true,
-                ..Alu::default()
-            };
-            if r.kind == RegKind::DepthOut {
-                alu.alpha = Some(Unit::exact(
-                    "max",
-                    vec![src.clone().scalar(0), src.scalar(0)],
-                    false,
-                ));
-                alu.alpha_dst.push("depth".into());
-            } else {
-                let rt = ["rtA", "rtB", "rtC", "rtD"][usize::from(r.num)];
-                let rgb = lower::mask_rgb(mask);
-                if !rgb.is_empty() {
-                    alu.rgb = Some(Unit::exact("max", vec![src.clone(), src.clone()], false));
-                    alu.rgb_dst.push(format!("{rt}.{rgb}"));
-                }
-                if mask & 8 != 0 {
-                    alu.alpha = Some(Unit::exact("max", vec![src.clone(), src], false));
-                    alu.alpha_dst.push(format!("{rt}.a"));
-                }
+        match self.code.last_mut() {
+            Some(Dpp::Alu(a)) if a.out => {
+                a.wait = true;
+                a.last = true;
             }
-            self.code.push(Dpp::Alu(alu));
-            any = true;
-        }
-        if !any {
-            self.code.push(Dpp::Alu(Alu {
+            _ => self.code.push(Dpp::Alu(Alu {
                 out: true,
+                wait: true,
+                last: true,
                 ..Alu::default()
-            }));
+            })),
         }
-        // The end: `last` on the final OUTPUT (it waits for the semaphore).
-        self.code.push(Dpp::Fc("END".into()));
         self.main_end = self.code.len();
         Ok(())
     }
 
-    /// Marks the channels of an output register written.
-    pub(super) fn wrote_output(&mut self, r: Reg, mask: u8) {
-        if let Some(o) = self.outputs.get_mut(&r) {
-            o.1 |= mask;
-        }
+    /// Records an output register written.
+    pub(super) fn wrote_output(&mut self, r: Reg) {
+        self.outputs.insert(r);
     }
 
     fn push_block(&mut self, b: Block) {
@@ -554,7 +522,7 @@ impl<'s> Compiler<'s> {
             bindings.push((format!("s{n}"), format!("in{surface}")));
             bindings.push((format!("s{n}.size"), format!("c{c}")));
         }
-        for r in self.outputs.keys() {
+        for r in &self.outputs {
             let to = match r.kind {
                 RegKind::DepthOut => "cond".to_string(),
                 _ => format!("out{}", r.num),
@@ -605,20 +573,10 @@ impl<'s> Compiler<'s> {
     }
 }
 
-/// The passes over the finished code: the texture semaphore, the NOP
-/// before derivatives, `last` on the final instruction.
+/// The passes over the finished code: co-issue, the texture semaphore,
+/// the NOP before derivatives.
 fn passes(code: &mut Vec<Dpp>) {
-    // The end marker: `wait last` on the OUTPUT before it.
-    if let Some(end) = code
-        .iter()
-        .position(|d| matches!(d, Dpp::Fc(s) if s == "END"))
-    {
-        code.remove(end);
-        if let Some(Dpp::Alu(a)) = code.get_mut(end - 1) {
-            a.wait = true;
-            a.last = true;
-        }
-    }
+    coissue(code);
     semaphore(code);
     for k in 1..code.len() {
         let deriv = matches!(&code[k], Dpp::Alu(a) if a.rgb.as_ref().is_some_and(|u| u.op.starts_with("md")) || a.alpha.as_ref().is_some_and(|u| u.op.starts_with("md")));
@@ -634,6 +592,109 @@ fn passes(code: &mut Vec<Dpp>) {
             }
         }
     }
+}
+
+/// Temporaries an ALU instruction reads and writes (None: any, through
+/// relative addressing).
+fn reads_writes(a: &Alu) -> Option<(Vec<u16>, Vec<u16>)> {
+    let num = |t: &str| -> Option<Option<u16>> {
+        if t.starts_with("r[") {
+            return None;
+        }
+        Some(
+            t.strip_prefix('r')
+                .and_then(|r| r.split('.').next())
+                .and_then(|n| n.parse().ok()),
+        )
+    };
+    let mut reads = Vec::new();
+    for u in a.rgb.iter().chain(a.alpha.iter()) {
+        for v in &u.inputs {
+            reads.extend(num(&v.opnd)?);
+        }
+    }
+    let mut writes = Vec::new();
+    for d in a.rgb_dst.iter().chain(a.alpha_dst.iter()) {
+        writes.extend(num(d)?);
+    }
+    Some((reads, writes))
+}
+
+/// Pairs an instruction that uses only the RGB unit with a neighbour that
+/// uses only the alpha unit (or the reverse) when the second does not read
+/// what the first writes and their operands fit the three source slots.
+fn coissue(code: &mut Vec<Dpp>) {
+    let mut k = 0;
+    while k + 1 < code.len() {
+        let merged = match (&code[k], &code[k + 1]) {
+            (Dpp::Alu(a), Dpp::Alu(b)) => merge(a, b),
+            _ => None,
+        };
+        match merged {
+            Some(m) => {
+                code[k] = Dpp::Alu(m);
+                code.remove(k + 1);
+            }
+            None => k += 1,
+        }
+    }
+}
+
+fn merge(a: &Alu, b: &Alu) -> Option<Alu> {
+    let plain = |x: &Alu| {
+        x.res.is_none()
+            && !x.last
+            && !x.nop
+            && [&x.rgb, &x.alpha]
+                .iter()
+                .all(|u| u.as_ref().is_none_or(|u| !u.op.starts_with("md")))
+            && !x
+                .rgb_dst
+                .iter()
+                .chain(x.alpha_dst.iter())
+                .any(|d| d.starts_with("p."))
+    };
+    if !plain(a) || !plain(b) {
+        return None;
+    }
+    // A temporary-only ALU instruction may join an OUTPUT one.
+    if a.out != b.out
+        && [a, b]
+            .iter()
+            .any(|x| !x.out && x.pred.is_some() && x.apred.is_some())
+    {
+        return None;
+    }
+    let (rgb, alpha) = match (
+        a.rgb.is_some(),
+        a.alpha.is_some(),
+        b.rgb.is_some(),
+        b.alpha.is_some(),
+    ) {
+        (true, false, false, true) => (a, b),
+        (false, true, true, false) => (b, a),
+        _ => return None,
+    };
+    let (_, a_writes) = reads_writes(a)?;
+    let (b_reads, _) = reads_writes(b)?;
+    if b_reads.iter().any(|r| a_writes.contains(r)) {
+        return None;
+    }
+    let m = Alu {
+        out: a.out || b.out,
+        rgb: rgb.rgb.clone(),
+        alpha: alpha.alpha.clone(),
+        rgb_dst: rgb.rgb_dst.clone(),
+        alpha_dst: alpha.alpha_dst.clone(),
+        res: None,
+        pred: rgb.pred.clone(),
+        apred: alpha.apred.clone(),
+        wait: a.wait || b.wait,
+        nop: false,
+        last: false,
+    };
+    // The operands must fit the three shared slots.
+    m.text().ok().map(|_| m)
 }
 
 /// Temporaries an instruction touches (None: it may touch any, through

@@ -1,0 +1,99 @@
+//! `ctm compile`: a Direct3D 9 pixel shader (text or bytecode) to a DPP
+//! executable, with the register map and the generated assembly on request.
+
+use super::{EXIT_OK, Error, Verbosity, print, say, usage};
+use clap::Args;
+use ctm::{abi, d3d9};
+use std::path::{Path, PathBuf};
+
+const ABOUT: &str = "\
+How registers map (ctm's choices, docs/d3d9.md §3): each input v#/t# the
+shader reads is an input surface read at the pixel's own position; sampler
+s# is an input surface sampled at point with wrapped coordinates (its size
+in a float constant ctm fills from the bound surface); oC0-oC3 are outputs
+0-3 (render targets A-D), oDepth the conditional value; c#, i#, b# are the
+constant files at the same numbers, def/defi/defb values carried in the
+executable (they override the host's); vPos is (i, j); vFace is +1 unless
+the host sets it (--const vFace=-1,0,0,0). ctm run and ctm bench take
+shader files directly and bind by register: --input v0=…, --sampler s0=…,
+--output oC0=…, --const c3=…, --const-int i0=…, --const-bool b0=….";
+
+/// Arguments of `ctm compile`.
+#[derive(Args, Debug)]
+#[command(after_help = ABOUT)]
+pub struct CompileArgs {
+    /// The shader: assembly text (`ps_3_0` …) or bytecode, detected by
+    /// content (`-`: standard input).
+    shader: PathBuf,
+    /// Output executable (default: the shader with extension .elf; `-`:
+    /// standard output).
+    #[arg(short, long)]
+    output: Option<PathBuf>,
+    /// Print which surface, output and constant each shader register
+    /// became.
+    #[arg(long)]
+    map: bool,
+    /// Print the generated DPP assembly.
+    #[arg(long)]
+    listing: bool,
+}
+
+/// Reads a shader file: bytecode when it starts with a pixel shader
+/// version token, text otherwise.
+pub fn read_shader(path: &Path) -> Result<d3d9::Shader, Error> {
+    let bytes = super::data::read_all(path)?;
+    let name = path.display();
+    if bytes.len() >= 4 && bytes[2..4] == [0xFF, 0xFF] {
+        return Ok(d3d9::read_bytes(&bytes).map_err(|e| format!("{name}: {e}"))?);
+    }
+    let text = String::from_utf8(bytes)
+        .map_err(|_| format!("{name}: neither shader bytecode nor shader text (UTF-8)"))?;
+    Ok(d3d9::assemble(&text).map_err(|e| format!("{name}:{e}"))?)
+}
+
+/// `ctm compile`.
+pub fn compile(a: CompileArgs, v: Verbosity) -> Result<u8, Error> {
+    let shader = read_shader(&a.shader)?;
+    let compiled = d3d9::compile(&shader).map_err(|e| format!("{}: {e}", a.shader.display()))?;
+    let output = match a.output {
+        Some(o) => o,
+        None if a.shader == Path::new("-") => {
+            return usage(
+                "compiling standard input: name the output with -o (`-o -`: standard output)",
+            );
+        }
+        None => a.shader.with_extension("elf"),
+    };
+    super::data::write_to(&output, &abi::write(&compiled.exe))?;
+    if a.map {
+        let mut text = String::new();
+        for (reg, res) in &compiled.bindings {
+            text.push_str(&format!("{reg:<10} {res}\n"));
+        }
+        let values = &compiled.exe.info.values;
+        if !values.floats.is_empty() || !values.ints.is_empty() || !values.bools.is_empty() {
+            let mut carried: Vec<String> =
+                values.floats.iter().map(|(n, _)| format!("c{n}")).collect();
+            carried.extend(values.ints.iter().map(|(n, _)| format!("i{n}")));
+            carried.extend(values.bools.iter().map(|(n, _)| format!("b{n}")));
+            text.push_str(&format!("carried    {}\n", carried.join(" ")));
+        }
+        print(&text)?;
+    }
+    if a.listing {
+        print(&compiled.listing)?;
+    }
+    if !v.quiet && output != Path::new("-") {
+        let s = compiled.stats;
+        say(format_args!(
+            "{}: {} DPP instructions for {} shader instructions ({:.2} each; {} of {} ALU instructions co-issue RGB and alpha)",
+            output.display(),
+            s.dpp_insts,
+            s.shader_insts,
+            s.dpp_insts as f64 / s.shader_insts.max(1) as f64,
+            s.coissued,
+            s.alu_insts
+        ));
+    }
+    Ok(EXIT_OK)
+}
