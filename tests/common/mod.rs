@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod cli;
+pub mod d3d9_ref;
 pub mod shader;
 
 use ctm::engine::EngineKind;

@@ -1,0 +1,381 @@
+//! A reference evaluator of Direct3D 9 pixel shaders, one pixel at a time,
+//! straight from the parsed shader: the instruction definitions of
+//! Microsoft's reference with the choices `docs/d3d9.md` §4 documents and
+//! the DPP's float rules (`ctm::fp`: denormals are zero, NaN standardised
+//! where arithmetic produces it, MAD rounded twice). It knows arithmetic,
+//! predication and flow control; lookups and derivatives are not its
+//! business (`Err` says so).
+
+use ctm::d3d9::{
+    Compare, Def, Dst, Inst, Item, Opcode, RegKind, Shader, Src, SrcMod, swizzle_channel,
+};
+use ctm::fp;
+
+const ONE: u32 = 0x3F80_0000;
+const NEG_ZERO: u32 = 0x8000_0000;
+
+/// What one pixel sees and writes.
+#[derive(Clone, Debug, Default)]
+pub struct Pixel {
+    /// v0–v9 (or t0–t7 in ps_2_x: the same slots).
+    pub inputs: [[u32; 4]; 10],
+    /// Float constants c0–c255 (defs applied on top).
+    pub consts: Vec<[u32; 4]>,
+    /// Integer constants (count, init, step).
+    pub ints: [[i32; 3]; 16],
+    /// Boolean constants.
+    pub bools: [bool; 16],
+    /// oC0–oC3 as written (unwritten channels stay 0).
+    pub out: [[u32; 4]; 4],
+}
+
+struct State<'a> {
+    px: &'a mut Pixel,
+    r: [[u32; 4]; 32],
+    p: [bool; 4],
+    al: i32,
+    steps: u64,
+}
+
+fn canon(x: u32) -> u32 {
+    fp::canon(x)
+}
+
+impl State<'_> {
+    fn read(&self, s: &Src) -> Result<[u32; 4], String> {
+        let base = match s.reg.kind {
+            RegKind::Temp => self.r[usize::from(s.reg.num)],
+            RegKind::Input | RegKind::Texture => {
+                let n = usize::from(s.reg.num) + if s.rel.is_some() { self.al as usize } else { 0 };
+                *self.px.inputs.get(n).ok_or("input index out of range")?
+            }
+            RegKind::Const => {
+                let n = (i32::from(s.reg.num) + if s.rel.is_some() { self.al } else { 0 })
+                    .rem_euclid(256);
+                self.px.consts[n as usize]
+            }
+            k => return Err(format!("{k:?} is not readable by the evaluator")),
+        };
+        let mut v = [0; 4];
+        for (c, x) in v.iter_mut().enumerate() {
+            let b = base[swizzle_channel(s.swizzle, c)];
+            *x = match s.modifier {
+                SrcMod::None | SrcMod::Not => b,
+                SrcMod::Neg => fp::neg(b),
+                SrcMod::Abs => fp::abs(b),
+                SrcMod::AbsNeg => fp::nab(b),
+            };
+        }
+        Ok(v)
+    }
+
+    fn pred(&self, i: &Inst, c: usize) -> bool {
+        match &i.predicate {
+            None => true,
+            Some(p) => self.p[swizzle_channel(p.swizzle, c)] ^ (p.modifier == SrcMod::Not),
+        }
+    }
+
+    /// Writes `v` (already through the output modifier) to `d`'s channels.
+    fn write(&mut self, i: &Inst, d: &Dst, v: [u32; 4]) -> Result<(), String> {
+        for (c, &raw) in v.iter().enumerate() {
+            if d.mask & (1 << c) == 0 || !self.pred(i, c) {
+                continue;
+            }
+            let x = if d.sat { fp::clamp(canon(raw)) } else { raw };
+            match d.reg.kind {
+                RegKind::Temp => self.r[usize::from(d.reg.num)][c] = x,
+                RegKind::ColorOut => self.px.out[usize::from(d.reg.num)][c] = x,
+                k => return Err(format!("{k:?} is not writable by the evaluator")),
+            }
+        }
+        Ok(())
+    }
+
+    fn compare(&self, i: &Inst, a: u32, b: u32) -> Result<bool, String> {
+        let cmp = Compare::from_code(i.control).ok_or("no comparison")?;
+        let diff = |x: u32, y: u32| canon(fp::mad(x, ONE, fp::neg(y)));
+        Ok(match cmp {
+            Compare::Gt => fp::test_zero(1, diff(b, a)),
+            Compare::Lt => fp::test_zero(1, diff(a, b)),
+            Compare::Ge => fp::test_zero(2, diff(a, b)),
+            Compare::Le => fp::test_zero(2, diff(b, a)),
+            Compare::Eq => fp::test_zero(0, diff(a, b)),
+            Compare::Ne => fp::test_zero(3, diff(a, b)),
+        })
+    }
+}
+
+/// Per channel.
+fn each(f: impl Fn(usize) -> u32) -> [u32; 4] {
+    [f(0), f(1), f(2), f(3)]
+}
+
+fn dot(a: &[u32; 4], b: &[u32; 4], n: usize) -> u32 {
+    let pairs: Vec<(u32, u32)> = (0..n).map(|c| (a[c], b[c])).collect();
+    canon(fp::dot(&pairs, None))
+}
+
+/// The body of a structured construct: the index of its matching end
+/// (and of its `else`).
+fn matching(insts: &[&Inst], at: usize) -> (Option<usize>, usize) {
+    let mut depth = 0;
+    let mut els = None;
+    for (k, i) in insts.iter().enumerate().skip(at + 1) {
+        match i.op {
+            Opcode::If | Opcode::Ifc | Opcode::Rep | Opcode::Loop => depth += 1,
+            Opcode::Else if depth == 0 => els = Some(k),
+            Opcode::Endif | Opcode::Endrep | Opcode::Endloop => {
+                if depth == 0 {
+                    return (els, k);
+                }
+                depth -= 1;
+            }
+            _ => {}
+        }
+    }
+    (els, insts.len())
+}
+
+enum Flow {
+    Next,
+    Break,
+}
+
+/// Runs the shader for one pixel.
+pub fn eval(shader: &Shader, px: &mut Pixel) -> Result<(), String> {
+    px.consts.resize(256, [0; 4]);
+    for item in &shader.items {
+        match *item {
+            Item::Def(Def::Float(n, v)) => px.consts[usize::from(n)] = v,
+            Item::Def(Def::Int(n, v)) => px.ints[usize::from(n)] = [v[0], v[1], v[2]],
+            Item::Def(Def::Bool(n, b)) => px.bools[usize::from(n)] = b,
+            _ => {}
+        }
+    }
+    let insts: Vec<&Inst> = shader.insts().collect();
+    let mut st = State {
+        px,
+        r: [[0; 4]; 32],
+        p: [false; 4],
+        al: 0,
+        steps: 0,
+    };
+    run(&mut st, &insts, 0, insts.len()).map(|_| ())
+}
+
+fn run(st: &mut State, insts: &[&Inst], from: usize, to: usize) -> Result<Flow, String> {
+    let mut k = from;
+    while k < to {
+        st.steps += 1;
+        if st.steps > 1_000_000 {
+            return Err("too many steps".into());
+        }
+        let i = insts[k];
+        match i.op {
+            Opcode::If | Opcode::Ifc => {
+                let (els, end) = matching(insts, k);
+                let taken = if i.op == Opcode::If {
+                    st.px.bools[usize::from(i.src[0].reg.num)]
+                } else {
+                    let a = st.read(&i.src[0])?[0];
+                    let b = st.read(&i.src[1])?[0];
+                    st.compare(i, a, b)?
+                };
+                let flow = match (taken, els) {
+                    (true, Some(e)) => run(st, insts, k + 1, e)?,
+                    (true, None) => run(st, insts, k + 1, end)?,
+                    (false, Some(e)) => run(st, insts, e + 1, end)?,
+                    (false, None) => Flow::Next,
+                };
+                if let Flow::Break = flow {
+                    return Ok(Flow::Break);
+                }
+                k = end + 1;
+            }
+            Opcode::Rep | Opcode::Loop => {
+                let (_, end) = matching(insts, k);
+                let n = usize::from(i.src[if i.op == Opcode::Loop { 1 } else { 0 }].reg.num);
+                let [count, init, step] = st.px.ints[n];
+                let saved = st.al;
+                if i.op == Opcode::Loop {
+                    st.al = init;
+                }
+                for _ in 0..count {
+                    if let Flow::Break = run(st, insts, k + 1, end)? {
+                        break;
+                    }
+                    if i.op == Opcode::Loop {
+                        st.al += step;
+                    }
+                }
+                st.al = saved;
+                k = end + 1;
+            }
+            Opcode::Break => return Ok(Flow::Break),
+            Opcode::Breakc => {
+                let a = st.read(&i.src[0])?[0];
+                let b = st.read(&i.src[1])?[0];
+                if st.compare(i, a, b)? {
+                    return Ok(Flow::Break);
+                }
+                k += 1;
+            }
+            Opcode::Breakp => {
+                let p = &i.src[0];
+                if st.p[swizzle_channel(p.swizzle, 0)] ^ (p.modifier == SrcMod::Not) {
+                    return Ok(Flow::Break);
+                }
+                k += 1;
+            }
+            Opcode::Else | Opcode::Endif | Opcode::Endrep | Opcode::Endloop => k += 1,
+            _ => {
+                step(st, i)?;
+                k += 1;
+            }
+        }
+    }
+    Ok(Flow::Next)
+}
+
+fn step(st: &mut State, i: &Inst) -> Result<(), String> {
+    use Opcode::*;
+    let src = |st: &State, k: usize| st.read(&i.src[k]);
+    let d = i.dst.ok_or("no destination")?;
+    let v: [u32; 4] = match i.op {
+        Nop => return Ok(()),
+        Mov => src(st, 0)?,
+        Abs => src(st, 0)?.map(fp::abs),
+        Add => {
+            let (a, b) = (src(st, 0)?, src(st, 1)?);
+            each(|c| canon(fp::mad(a[c], ONE, b[c])))
+        }
+        Sub => {
+            let (a, b) = (src(st, 0)?, src(st, 1)?);
+            each(|c| canon(fp::mad(a[c], ONE, fp::neg(b[c]))))
+        }
+        Mul => {
+            let (a, b) = (src(st, 0)?, src(st, 1)?);
+            each(|c| canon(fp::mad(a[c], b[c], NEG_ZERO)))
+        }
+        Mad => {
+            let (a, b, x) = (src(st, 0)?, src(st, 1)?, src(st, 2)?);
+            each(|c| canon(fp::mad(a[c], b[c], x[c])))
+        }
+        Min => {
+            let (a, b) = (src(st, 0)?, src(st, 1)?);
+            each(|c| fp::min(a[c], b[c]))
+        }
+        Max => {
+            let (a, b) = (src(st, 0)?, src(st, 1)?);
+            each(|c| fp::max(b[c], a[c]))
+        }
+        Cmp => {
+            let (a, b, x) = (src(st, 0)?, src(st, 1)?, src(st, 2)?);
+            each(|c| fp::cmp(a[c], b[c], x[c]))
+        }
+        Cnd => {
+            let (a, b, x) = (src(st, 0)?, src(st, 1)?, src(st, 2)?);
+            each(|c| fp::cnd(a[c], b[c], x[c]))
+        }
+        Frc => src(st, 0)?.map(|x| canon(fp::frc(x))),
+        Slt | Sge => {
+            let (a, b) = (src(st, 0)?, src(st, 1)?);
+            let (t, f) = if i.op == Sge { (ONE, 0) } else { (0, ONE) };
+            each(|c| fp::cmp(canon(fp::mad(a[c], ONE, fp::neg(b[c]))), t, f))
+        }
+        Dp3 => [dot(&src(st, 0)?, &src(st, 1)?, 3); 4],
+        Dp4 => [dot(&src(st, 0)?, &src(st, 1)?, 4); 4],
+        Dp2add => {
+            let (a, b, x) = (src(st, 0)?, src(st, 1)?, src(st, 2)?);
+            [canon(fp::dot(&[(a[0], b[0]), (a[1], b[1])], Some(x[0]))); 4]
+        }
+        Rcp => [canon(fp::rcp(src(st, 0)?[0])); 4],
+        Rsq => [canon(fp::rsq(fp::abs(src(st, 0)?[0]))); 4],
+        Exp => [canon(fp::ex2(src(st, 0)?[0])); 4],
+        Log => [canon(fp::ln2(fp::abs(src(st, 0)?[0]))); 4],
+        Pow => {
+            let a = fp::abs(src(st, 0)?[0]);
+            let b = src(st, 1)?[0];
+            let l = canon(fp::ln2(a));
+            [canon(fp::ex2(canon(fp::mad(l, b, NEG_ZERO)))); 4]
+        }
+        Lrp => {
+            let (a, b, x) = (src(st, 0)?, src(st, 1)?, src(st, 2)?);
+            each(|c| {
+                canon(fp::mad(
+                    a[c],
+                    canon(fp::mad(b[c], ONE, fp::neg(x[c]))),
+                    x[c],
+                ))
+            })
+        }
+        Nrm => {
+            let a = src(st, 0)?;
+            let f = canon(fp::rsq(dot(&a, &a, 3)));
+            each(|c| canon(fp::mad(a[c], f, NEG_ZERO)))
+        }
+        Crs => {
+            let (a, b) = (src(st, 0)?, src(st, 1)?);
+            let s = [
+                canon(fp::mad(a[2], b[1], NEG_ZERO)),
+                canon(fp::mad(a[0], b[2], NEG_ZERO)),
+                canon(fp::mad(a[1], b[0], NEG_ZERO)),
+            ];
+            [
+                canon(fp::mad(a[1], b[2], fp::neg(s[0]))),
+                canon(fp::mad(a[2], b[0], fp::neg(s[1]))),
+                canon(fp::mad(a[0], b[1], fp::neg(s[2]))),
+                0,
+            ]
+        }
+        Sincos => {
+            let k = (1.0f32 / std::f32::consts::TAU).to_bits();
+            let t = canon(fp::mad(src(st, 0)?[0], k, NEG_ZERO));
+            [canon(fp::cos(t)), canon(fp::sin(t)), 0, 0]
+        }
+        M4x4 | M4x3 | M3x4 | M3x3 | M3x2 => {
+            let (dims, rows) = match i.op {
+                M4x4 => (4, 4),
+                M4x3 => (4, 3),
+                M3x4 => (3, 4),
+                M3x3 => (3, 3),
+                _ => (3, 2),
+            };
+            let a = src(st, 0)?;
+            let mut v = [0; 4];
+            for (row, x) in v.iter_mut().enumerate().take(rows) {
+                let mut s = i.src[1];
+                s.reg.num += row as u16;
+                *x = dot(&a, &st.read(&s)?, dims);
+            }
+            v
+        }
+        Setp => {
+            let (a, b) = (src(st, 0)?, src(st, 1)?);
+            for c in 0..4 {
+                if d.mask & (1 << c) != 0 && st.pred(i, c) {
+                    st.p[c] = st.compare(i, a[c], b[c])?;
+                }
+            }
+            return Ok(());
+        }
+        op => return Err(format!("`{}` is not evaluated here", op.name())),
+    };
+    let d = match i.op {
+        Crs => Dst {
+            mask: d.mask & 7,
+            ..d
+        },
+        M4x3 | M3x3 => Dst {
+            mask: d.mask & 7,
+            ..d
+        },
+        M3x2 => Dst {
+            mask: d.mask & 3,
+            ..d
+        },
+        _ => d,
+    };
+    st.write(i, &d, v)
+}
