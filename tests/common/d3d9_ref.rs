@@ -3,8 +3,9 @@
 //! Microsoft's reference with the choices `docs/d3d9.md` §4 documents and
 //! the DPP's float rules (`ctm::fp`: denormals are zero, NaN standardised
 //! where arithmetic produces it, MAD rounded twice). It knows arithmetic,
-//! predication and flow control; lookups and derivatives are not its
-//! business (`Err` says so).
+//! predication, flow control, subroutines, point-sampled lookups with
+//! wrapping, texkill, vPos and vFace; derivatives are not its business
+//! (`Err` says so).
 
 use ctm::d3d9::{
     Compare, Def, Dst, Inst, Item, Opcode, RegKind, Shader, Src, SrcMod, swizzle_channel,
@@ -27,6 +28,14 @@ pub struct Pixel {
     pub bools: [bool; 16],
     /// oC0–oC3 as written (unwritten channels stay 0).
     pub out: [[u32; 4]; 4],
+    /// oDepth as written.
+    pub depth: Option<u32>,
+    /// The pixel's (i, j).
+    pub pos: (u32, u32),
+    /// Textures by sampler: width, height, texels by row.
+    pub textures: Vec<(u32, u32, Vec<[u32; 4]>)>,
+    /// Killed by texkill (then nothing it wrote counts).
+    pub killed: bool,
 }
 
 struct State<'a> {
@@ -86,6 +95,8 @@ impl State<'_> {
             match d.reg.kind {
                 RegKind::Temp => self.r[usize::from(d.reg.num)][c] = x,
                 RegKind::ColorOut => self.px.out[usize::from(d.reg.num)][c] = x,
+                RegKind::DepthOut if c == 0 => self.px.depth = Some(x),
+                RegKind::DepthOut => {}
                 k => return Err(format!("{k:?} is not writable by the evaluator")),
             }
         }
@@ -140,6 +151,9 @@ fn matching(insts: &[&Inst], at: usize) -> (Option<usize>, usize) {
 enum Flow {
     Next,
     Break,
+    /// `ret`, or the end of the main program at a label.
+    Return,
+    Kill,
 }
 
 /// Runs the shader for one pixel.
@@ -161,7 +175,24 @@ pub fn eval(shader: &Shader, px: &mut Pixel) -> Result<(), String> {
         al: 0,
         steps: 0,
     };
-    run(&mut st, &insts, 0, insts.len()).map(|_| ())
+    run(&mut st, &insts, 0, insts.len())?;
+    if st.px.killed {
+        st.px.out = [[0; 4]; 4];
+        st.px.depth = None;
+    }
+    Ok(())
+}
+
+/// Runs subroutine `l`.
+fn call(st: &mut State, insts: &[&Inst], l: u16) -> Result<Flow, String> {
+    let at = insts
+        .iter()
+        .position(|i| i.op == Opcode::Label && i.src[0].reg.num == l)
+        .ok_or("no such label")?;
+    match run(st, insts, at + 1, insts.len())? {
+        Flow::Kill => Ok(Flow::Kill),
+        _ => Ok(Flow::Next),
+    }
 }
 
 fn run(st: &mut State, insts: &[&Inst], from: usize, to: usize) -> Result<Flow, String> {
@@ -188,8 +219,8 @@ fn run(st: &mut State, insts: &[&Inst], from: usize, to: usize) -> Result<Flow, 
                     (false, Some(e)) => run(st, insts, e + 1, end)?,
                     (false, None) => Flow::Next,
                 };
-                if let Flow::Break = flow {
-                    return Ok(Flow::Break);
+                if !matches!(flow, Flow::Next) {
+                    return Ok(flow);
                 }
                 k = end + 1;
             }
@@ -202,8 +233,10 @@ fn run(st: &mut State, insts: &[&Inst], from: usize, to: usize) -> Result<Flow, 
                     st.al = init;
                 }
                 for _ in 0..count {
-                    if let Flow::Break = run(st, insts, k + 1, end)? {
-                        break;
+                    match run(st, insts, k + 1, end)? {
+                        Flow::Break => break,
+                        Flow::Next => {}
+                        other => return Ok(other),
                     }
                     if i.op == Opcode::Loop {
                         st.al += step;
@@ -229,6 +262,29 @@ fn run(st: &mut State, insts: &[&Inst], from: usize, to: usize) -> Result<Flow, 
                 k += 1;
             }
             Opcode::Else | Opcode::Endif | Opcode::Endrep | Opcode::Endloop => k += 1,
+            Opcode::Ret | Opcode::Label => return Ok(Flow::Return),
+            Opcode::Call | Opcode::Callnz => {
+                let go = match i.src.get(1) {
+                    None => true,
+                    Some(c) if c.reg.kind == RegKind::ConstBool => {
+                        st.px.bools[usize::from(c.reg.num)]
+                    }
+                    Some(p) => st.p[swizzle_channel(p.swizzle, 0)] ^ (p.modifier == SrcMod::Not),
+                };
+                if go && let Flow::Kill = call(st, insts, i.src[0].reg.num)? {
+                    return Ok(Flow::Kill);
+                }
+                k += 1;
+            }
+            Opcode::Texkill => {
+                let d = i.dst.ok_or("texkill without register")?;
+                let v = st.read(&Src::plain(d.reg))?;
+                if (0..4).any(|c| d.mask & (1 << c) != 0 && fp::test_zero(1, v[c])) {
+                    st.px.killed = true;
+                    return Ok(Flow::Kill);
+                }
+                k += 1;
+            }
             _ => {
                 step(st, i)?;
                 k += 1;
@@ -350,6 +406,34 @@ fn step(st: &mut State, i: &Inst) -> Result<(), String> {
                 *x = dot(&a, &st.read(&s)?, dims);
             }
             v
+        }
+        Tex | Texldl | Texldd => {
+            let uv = src(st, 0)?;
+            let (mut u, mut v) = (uv[0], uv[1]);
+            if i.op == Tex && i.control == 1 {
+                let r = canon(fp::rcp(uv[3]));
+                u = canon(fp::mad(u, r, NEG_ZERO));
+                v = canon(fp::mad(v, r, NEG_ZERO));
+            }
+            let (w, h, texels) = st
+                .px
+                .textures
+                .get(usize::from(i.src[1].reg.num))
+                .ok_or("no texture bound")?;
+            let at = |x: u32, size: u32| -> Option<u32> {
+                let s = canon(fp::mad(
+                    canon(fp::frc(x)),
+                    (size as f32).to_bits(),
+                    NEG_ZERO,
+                ));
+                let f = fp::daz(s).floor();
+                (f >= 0.0 && f < size as f32).then_some(f as u32)
+            };
+            let texel = match (at(u, *w), at(v, *h)) {
+                (Some(x), Some(y)) => texels[(y * w + x) as usize],
+                _ => [0; 4],
+            };
+            each(|c| texel[swizzle_channel(i.src[1].swizzle, c)])
         }
         Setp => {
             let (a, b) = (src(st, 0)?, src(st, 1)?);
