@@ -45,7 +45,7 @@ fn the_corpus_compiles_runs_and_agrees_with_the_reference() {
         .collect();
     files.sort();
     assert!(files.len() >= 40, "{} shaders", files.len());
-    let (mut shader_insts, mut dpp, mut co, mut alu, mut compared) = (0, 0, 0, 0, 0);
+    let (mut shader_insts, mut dpp, mut co, mut alu, mut paired, mut compared) = (0, 0, 0, 0, 0, 0);
     for path in &files {
         let name = path.file_name().unwrap().to_string_lossy().to_string();
         let src = std::fs::read_to_string(path).unwrap();
@@ -57,11 +57,12 @@ fn the_corpus_compiles_runs_and_agrees_with_the_reference() {
         );
         let compiled = d3d9::compile(&shader).unwrap_or_else(|e| panic!("{name}: {e}"));
         let s = compiled.stats;
-        (shader_insts, dpp, co, alu) = (
+        (shader_insts, dpp, co, alu, paired) = (
             shader_insts + s.shader_insts,
             dpp + s.dpp_insts,
             co + s.coissued,
             alu + s.alu_insts,
+            paired + s.paired,
         );
         let k = kernel(&src);
         let mut job = Job::new(W, H);
@@ -173,7 +174,7 @@ fn the_corpus_compiles_runs_and_agrees_with_the_reference() {
         "{compared} pixels compared"
     );
     println!(
-        "corpus: {} shaders, {shader_insts} shader instructions → {dpp} DPP instructions ({:.2} each); {co} of {alu} ALU instructions co-issue RGB and alpha ({:.0}%)",
+        "corpus: {} shaders, {shader_insts} shader instructions → {dpp} DPP instructions ({:.2} each); {co} of {alu} ALU instructions use both units ({:.0}%), {paired} by pairing two shader operations",
         files.len(),
         dpp as f64 / shader_insts as f64,
         100.0 * co as f64 / alu as f64

@@ -163,6 +163,14 @@ fn the_readme_examples_run_as_written() {
     let frame = f32s(&std::fs::read(work.join("frame.f32")).unwrap());
     assert_eq!(&frame[(10 * 64 + 2) * 4..][..3], &[1.0, 0.3, 0.1]);
     assert_eq!(&frame[(10 * 64 + 60) * 4..][..3], &[0.1, 0.4, 1.0]);
+    // The shader examples compute what their DPP versions do, bit for bit.
+    assert_eq!(npy_f32(&work.join("saxpy-psh.npy")), saxpy);
+    assert_eq!(npy_f32(&work.join("c-psh.npy")), c);
+    assert_eq!(
+        std::fs::read(work.join("mandelbrot-psh.png")).unwrap(),
+        std::fs::read(work.join("mandelbrot.png")).unwrap()
+    );
+    assert!(work.join("mandelbrot-psh.elf").exists());
     for pic in ["blur.png", "zbuffer.png", "mandelbrot.png"] {
         let b = std::fs::read(work.join(pic)).unwrap();
         assert!(b.starts_with(b"\x89PNG"), "{pic}");

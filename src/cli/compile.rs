@@ -86,13 +86,14 @@ pub fn compile(a: CompileArgs, v: Verbosity) -> Result<u8, Error> {
     if !v.quiet && output != Path::new("-") {
         let s = compiled.stats;
         say(format_args!(
-            "{}: {} DPP instructions for {} shader instructions ({:.2} each; {} of {} ALU instructions co-issue RGB and alpha)",
+            "{}: {} DPP instructions for {} shader instructions ({:.2} each); {} of {} ALU instructions use both units, {} of them pairing two shader operations",
             output.display(),
             s.dpp_insts,
             s.shader_insts,
             s.dpp_insts as f64 / s.shader_insts.max(1) as f64,
             s.coissued,
-            s.alu_insts
+            s.alu_insts,
+            s.paired
         ));
     }
     Ok(EXIT_OK)

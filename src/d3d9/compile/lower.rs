@@ -74,8 +74,11 @@ fn pred_groups(pred: Option<&Src>, mask: u8) -> Vec<(u8, Option<String>, Option<
 }
 
 /// A scratch temporary as a value.
-fn scratch(c: &Compiler, k: usize) -> Val {
-    Val::reg(format!("r{}", c.scratch(k)))
+fn scratch(c: &mut Compiler, k: usize) -> Val {
+    Val::reg(format!(
+        "r{}",
+        c.scratch[k].expect("allocated before it is read")
+    ))
 }
 
 /// `rN.mask` destinations of an ALU instruction for a temporary.
@@ -314,7 +317,7 @@ pub(super) fn inst(c: &mut Compiler, i: &Inst) -> R {
         }
         Slt | Sge => {
             let (a, b) = (v(c, 0)?, v(c, 1)?);
-            let s = c.scratch(0);
+            let s = c.scratch(0)?;
             let diff = mad(a, Val::constant(ONE), b.negated());
             to_scratch(c, s, 0xF, Some(diff.clone()), Some(diff));
             let (t, f) = if i.op == Sge {
@@ -387,7 +390,7 @@ pub(super) fn inst(c: &mut Compiler, i: &Inst) -> R {
             let mut a = v(c, 0)?.scalar(0);
             (a.abs, a.neg) = (true, false);
             let b = v(c, 1)?.scalar(0);
-            let s = c.scratch(0);
+            let s = c.scratch(0)?;
             to_scratch(c, s, 8, None, Some(Unit::new("ln2", vec![a])));
             let sa = scratch(c, 0).scalar(3);
             to_scratch(c, s, 8, None, Some(mad(sa.clone(), b, neg_zero())));
@@ -403,7 +406,7 @@ pub(super) fn inst(c: &mut Compiler, i: &Inst) -> R {
         Lrp => {
             // a · (b − c) + c.
             let (a, b, x) = (v(c, 0)?, v(c, 1)?, v(c, 2)?);
-            let s = c.scratch(0);
+            let s = c.scratch(0)?;
             let diff = mad(b, Val::constant(ONE), x.clone().negated());
             to_scratch(c, s, 0xF, Some(diff.clone()), Some(diff));
             let u = mad(a, scratch(c, 0), x);
@@ -413,7 +416,7 @@ pub(super) fn inst(c: &mut Compiler, i: &Inst) -> R {
         Nrm => {
             // a · (1 / √(a.x² + a.y² + a.z²)).
             let a = v(c, 0)?;
-            let s = c.scratch(0);
+            let s = c.scratch(0)?;
             to_scratch(
                 c,
                 s,
@@ -429,7 +432,7 @@ pub(super) fn inst(c: &mut Compiler, i: &Inst) -> R {
         }
         Crs => {
             let (a, b) = (v(c, 0)?, v(c, 1)?);
-            let s = c.scratch(0);
+            let s = c.scratch(0)?;
             // S = (a.z·b.y, a.x·b.z, a.y·b.x); d = a.yzx · b.zxy − S.
             to_scratch(
                 c,
@@ -456,7 +459,7 @@ pub(super) fn inst(c: &mut Compiler, i: &Inst) -> R {
             // COS take turns.
             let a = v(c, 0)?.scalar(0);
             let k = c.constant([1.0 / std::f32::consts::TAU; 4])?;
-            let s = c.scratch(0);
+            let s = c.scratch(0)?;
             to_scratch(
                 c,
                 s,
@@ -488,7 +491,7 @@ pub(super) fn inst(c: &mut Compiler, i: &Inst) -> R {
                 || i.src[0].reg.kind == RegKind::Const
             {
                 // MDH/MDV read their source in its natural order: move it.
-                let s = c.scratch(0);
+                let s = c.scratch(0)?;
                 let plain = Val {
                     neg: false,
                     abs: false,
@@ -695,7 +698,7 @@ fn matrix(c: &mut Compiler, i: &Inst) -> R {
     let aliased = i.src.iter().any(|s| {
         s.reg.kind == d.reg.kind && s.reg.num <= d.reg.num && d.reg.num < s.reg.num + rows
     });
-    let s = c.scratch(1);
+    let s = c.scratch(1)?;
     for row in 0..rows {
         let bit = 1u8 << row;
         if d.mask & bit == 0 {
@@ -739,7 +742,7 @@ fn lookup(c: &mut Compiler, i: &Inst) -> R {
     let coord = c.val(&i.src[0])?;
     let sampler = i.src[1];
     let (surface, size) = c.sampler(sampler.reg.num)?;
-    let s = c.scratch(0);
+    let s = c.scratch(0)?;
     let sv = scratch(c, 0);
     let mut uv = coord.clone();
     if i.op == Opcode::Tex && i.control == TEXLD_PROJECT {

@@ -73,6 +73,9 @@ pub struct Stats {
     pub coissued: usize,
     /// ALU/OUTPUT instructions.
     pub alu_insts: usize,
+    /// Of the co-issued: pairs formed from two shader operations (one on
+    /// the RGB unit, one on the alpha unit).
+    pub paired: usize,
 }
 
 /// Where a structured construct stands while compiling.
@@ -123,7 +126,8 @@ pub(super) struct Compiler<'s> {
     consts: Vec<(u16, [u32; 4])>,
     next_const: u16,
     vface: Option<u16>,
-    scratch: [u16; 4],
+    /// Scratch temporaries for expansions, allocated on first use.
+    scratch: [Option<u16>; 2],
     blocks: Vec<Block>,
     labels: u32,
     stats: Stats,
@@ -149,14 +153,13 @@ impl<'s> Compiler<'s> {
             consts: Vec::new(),
             next_const: 255,
             vface: None,
-            scratch: [0; 4],
+            scratch: [None; 2],
             blocks: Vec::new(),
             labels: 0,
             stats: Stats::default(),
             prologue_end: 0,
             main_end: 0,
         };
-        c.scratch = [c.fresh()?, c.fresh()?, c.fresh()?, c.fresh()?];
         c.declare_inputs()?;
         c.prologue_end = c.code.len();
         Ok(c)
@@ -186,8 +189,14 @@ impl<'s> Compiler<'s> {
         format!("L{}", self.labels)
     }
 
-    pub(super) fn scratch(&self, k: usize) -> u16 {
-        self.scratch[k]
+    /// Scratch temporary `k` (0 or 1).
+    pub(super) fn scratch(&mut self, k: usize) -> Result<u16, CompileError> {
+        if let Some(t) = self.scratch[k] {
+            return Ok(t);
+        }
+        let t = self.fresh()?;
+        self.scratch[k] = Some(t);
+        Ok(t)
     }
 
     /// Every input register the shader declares or reads directly gets a
@@ -475,7 +484,7 @@ impl<'s> Compiler<'s> {
             self.code.push(Dpp::Label(main));
             self.code.append(&mut tail);
         }
-        passes(&mut self.code);
+        self.stats.paired = passes(&mut self.code);
         let listing = emit::program_text(&self.code).map_err(|m| CompileError {
             item: None,
             text: String::new(),
@@ -575,8 +584,8 @@ impl<'s> Compiler<'s> {
 
 /// The passes over the finished code: co-issue, the texture semaphore,
 /// the NOP before derivatives.
-fn passes(code: &mut Vec<Dpp>) {
-    coissue(code);
+fn passes(code: &mut Vec<Dpp>) -> usize {
+    let paired = coissue(code);
     semaphore(code);
     for k in 1..code.len() {
         let deriv = matches!(&code[k], Dpp::Alu(a) if a.rgb.as_ref().is_some_and(|u| u.op.starts_with("md")) || a.alpha.as_ref().is_some_and(|u| u.op.starts_with("md")));
@@ -592,52 +601,93 @@ fn passes(code: &mut Vec<Dpp>) {
             }
         }
     }
+    paired
 }
 
-/// Temporaries an ALU instruction reads and writes (None: any, through
-/// relative addressing).
-fn reads_writes(a: &Alu) -> Option<(Vec<u16>, Vec<u16>)> {
-    let num = |t: &str| -> Option<Option<u16>> {
-        if t.starts_with("r[") {
+/// The registers an ALU instruction reads and writes, by name (`r5`,
+/// `rtA`, `depth`, `p`); None when relative addressing makes it any.
+fn reads_writes(a: &Alu) -> Option<(Vec<String>, Vec<String>)> {
+    let name = |t: &str| -> Option<String> {
+        if t.contains('[') {
             return None;
         }
         Some(
-            t.strip_prefix('r')
-                .and_then(|r| r.split('.').next())
-                .and_then(|n| n.parse().ok()),
+            t.split(['.', '<', '>', '=', '!'])
+                .next()
+                .unwrap_or(t)
+                .to_string(),
         )
     };
     let mut reads = Vec::new();
     for u in a.rgb.iter().chain(a.alpha.iter()) {
         for v in &u.inputs {
-            reads.extend(num(&v.opnd)?);
+            if !v.opnd.is_empty() {
+                reads.push(name(&v.opnd)?);
+            }
         }
+    }
+    if a.pred.is_some() || a.apred.is_some() {
+        reads.push("p".into());
     }
     let mut writes = Vec::new();
     for d in a.rgb_dst.iter().chain(a.alpha_dst.iter()) {
-        writes.extend(num(d)?);
+        writes.push(name(d)?);
     }
     Some((reads, writes))
 }
 
-/// Pairs an instruction that uses only the RGB unit with a neighbour that
-/// uses only the alpha unit (or the reverse) when the second does not read
-/// what the first writes and their operands fit the three source slots.
-fn coissue(code: &mut Vec<Dpp>) {
+/// How far ahead an alpha-only (or RGB-only) partner is looked for.
+const WINDOW: usize = 8;
+
+/// Pairs an instruction that uses only the RGB unit with one that uses
+/// only the alpha unit (or the reverse) within a few ALU instructions,
+/// when moving the second up breaks no dependency and the operands fit
+/// the three source slots.
+fn coissue(code: &mut Vec<Dpp>) -> usize {
+    let mut paired = 0;
     let mut k = 0;
-    while k + 1 < code.len() {
-        let merged = match (&code[k], &code[k + 1]) {
-            (Dpp::Alu(a), Dpp::Alu(b)) => merge(a, b),
-            _ => None,
-        };
-        match merged {
-            Some(m) => {
+    while k < code.len() {
+        let mut found = None;
+        if let Dpp::Alu(a) = &code[k] {
+            let mut between: Vec<(Vec<String>, Vec<String>)> = Vec::new();
+            let Some(first) = reads_writes(a) else {
+                k += 1;
+                continue;
+            };
+            for j in k + 1..(k + 1 + WINDOW).min(code.len()) {
+                let Dpp::Alu(b) = &code[j] else {
+                    break;
+                };
+                let Some((b_reads, b_writes)) = reads_writes(b) else {
+                    break;
+                };
+                // b moves up past `between`: no read of what they (or a)
+                // write, no write of what they read or write.
+                let free = b_reads
+                    .iter()
+                    .all(|r| !first.1.contains(r) && between.iter().all(|(_, w)| !w.contains(r)))
+                    && b_writes.iter().all(|w| {
+                        between
+                            .iter()
+                            .all(|(r, ww)| !r.contains(w) && !ww.contains(w))
+                    });
+                if free && let Some(m) = merge(a, b) {
+                    found = Some((j, m));
+                    break;
+                }
+                between.push((b_reads, b_writes));
+            }
+        }
+        match found {
+            Some((j, m)) => {
                 code[k] = Dpp::Alu(m);
-                code.remove(k + 1);
+                code.remove(j);
+                paired += 1;
             }
             None => k += 1,
         }
     }
+    paired
 }
 
 fn merge(a: &Alu, b: &Alu) -> Option<Alu> {
@@ -675,11 +725,6 @@ fn merge(a: &Alu, b: &Alu) -> Option<Alu> {
         (false, true, true, false) => (b, a),
         _ => return None,
     };
-    let (_, a_writes) = reads_writes(a)?;
-    let (b_reads, _) = reads_writes(b)?;
-    if b_reads.iter().any(|r| a_writes.contains(r)) {
-        return None;
-    }
     let m = Alu {
         out: a.out || b.out,
         rgb: rgb.rgb.clone(),
