@@ -654,8 +654,8 @@ fn coissue(code: &mut Vec<Dpp>) -> usize {
                 k += 1;
                 continue;
             };
-            for j in k + 1..(k + 1 + WINDOW).min(code.len()) {
-                let Dpp::Alu(b) = &code[j] else {
+            for (j, next) in code.iter().enumerate().skip(k + 1).take(WINDOW) {
+                let Dpp::Alu(b) = next else {
                     break;
                 };
                 let Some((b_reads, b_writes)) = reads_writes(b) else {
