@@ -14,8 +14,10 @@
 //! * [`Target::Program`]: any program runs on the interpreter and the JIT
 //!   (both optimisation levels) with the same outcome, bit for bit;
 //! * [`Target::Shader`]: any bytes read as Direct3D 9 bytecode fail with a
-//!   positioned error or give a shader that writes back to the same tokens
-//!   and round-trips through its text; any text either fails or round-trips.
+//!   positioned error or give a shader that writes back to the same tokens,
+//!   round-trips through its text, and compiles either to an error or to a
+//!   program with no validator warning; any text either fails or
+//!   round-trips.
 //!
 //! The same functions serve `cargo fuzz` (the `fuzz/` directory, nightly)
 //! and [`Driver`], a stable mutation fuzzer that CI runs for a bounded time
@@ -222,6 +224,19 @@ fn shader(data: &[u8]) -> Result<(), String> {
             Ok(back) if back == s => {}
             Ok(_) => return Err(format!("a shader's text assembles differently:\n{text}")),
             Err(e) => return Err(format!("a shader's text does not assemble: {e}\n{text}")),
+        }
+        if let Ok(c) = crate::d3d9::compile(&s) {
+            let warnings = crate::isa::validate::validate(&crate::isa::decode_program(&c.exe.code));
+            if !warnings.is_empty() {
+                return Err(format!(
+                    "a compiled shader has validator warnings {warnings:?}:\n{text}"
+                ));
+            }
+            let back = crate::abi::load(&crate::abi::write(&c.exe))
+                .map_err(|e| format!("a compiled shader's executable does not load: {e}"))?;
+            if back.exe.info != c.exe.info {
+                return Err("a compiled shader's notes do not survive writing".into());
+            }
         }
     }
     if let Ok(text) = std::str::from_utf8(data)

@@ -252,6 +252,7 @@ fn info(path: &Path, raw: bool) -> Result<u8, Error> {
             i.proginfo_extra.len()
         );
     }
+    out += &carried(i);
     let mut findings: Vec<String> = loaded
         .warnings
         .iter()
@@ -297,4 +298,37 @@ fn clif(a: ClifArgs) -> Result<u8, Error> {
     )?;
     print(&text)?;
     Ok(EXIT_OK)
+}
+
+/// ctm's notes (docs/abi.md §5.5): constant values and register names.
+fn carried(i: &abi::ProgramInfo) -> String {
+    let mut out = String::new();
+    let floats = |v: &[u32; 4]| {
+        v.iter()
+            .map(|b| format!("{:?}", f32::from_bits(*b)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let v = &i.values;
+    if !v.is_empty() {
+        out += "constant values it carries (docs/abi.md §5.5):
+";
+        for (n, x) in &v.floats {
+            out += &format!("  c{n} = {}\n", floats(x));
+        }
+        for (n, x) in &v.ints {
+            out += &format!("  i{n} = {}, {}, {}\n", x[0], x[1], x[2] as i8);
+        }
+        for (n, b) in &v.bools {
+            out += &format!("  b{n} = {}\n", u8::from(*b));
+        }
+        for (n, x) in &v.defaults {
+            out += &format!("  c{n} = {} unless the host sets it\n", floats(x));
+        }
+    }
+    if !i.bindings.is_empty() {
+        let names: Vec<String> = i.bindings.iter().map(|(a, b)| format!("{a}={b}")).collect();
+        out += &format!("source registers:  {}\n", names.join(" "));
+    }
+    out
 }

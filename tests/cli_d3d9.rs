@@ -1,0 +1,158 @@
+//! The tool on Direct3D 9 shaders: `ctm compile`, shader files (text and
+//! bytecode) given to `run`, `disasm` and `info`, binding by register.
+
+mod common;
+
+use common::cli::{Dir, bytes, ctm, f32s};
+
+const SHADER: &str = "ps_3_0
+dcl_texcoord0 v0
+def c1, 1, 2, 3, 4
+mad oC0, v0, c0.x, c1
+mov oDepth, v0.x
+";
+
+#[test]
+fn compile_writes_an_executable_and_shows_the_map() {
+    let d = Dir::new("d3d9-compile");
+    let src = d.file("a.psh", SHADER.as_bytes());
+    let (code, out, err) = ctm(&["compile", &src, "--map", "--listing"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("v0         in0") && out.contains("oDepth     cond"),
+        "{out}"
+    );
+    assert!(out.contains("carried    c1"), "{out}");
+    assert!(out.contains("out rtA"), "{out}");
+    assert!(
+        err.contains("DPP instructions for 2 shader instructions"),
+        "{err}"
+    );
+    let elf = d.0.join("a.elf");
+    let (code, out, err) = ctm(&["info", elf.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("v0=in0") && out.contains("c1 ="), "{out}");
+    // The executable binds by register too, and the def wins.
+    let x = d.file("x.f32", &bytes(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0]));
+    let o = d.0.join("o.f32");
+    let depth = d.0.join("depth.f32");
+    let (code, _, err) = ctm(&[
+        "run",
+        elf.to_str().unwrap(),
+        "--domain",
+        "2x1",
+        "--input",
+        &format!("v0={x}:float32_4:2x1"),
+        "--const",
+        "c0=2,0,0,0",
+        "--const",
+        "c1=9,9,9,9",
+        "--output",
+        &format!("oC0={}:float32_4", o.display()),
+        "--cond-test",
+        "always",
+        "--cond-write",
+        "--cond-clear",
+        "0",
+        "--cond-buffer",
+        &format!("{}:float32_1", depth.display()),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        f32s(&std::fs::read(&o).unwrap()),
+        [3.0, 6.0, 9.0, 12.0, 11.0, 14.0, 17.0, 20.0]
+    );
+    assert_eq!(f32s(&std::fs::read(&depth).unwrap()), [1.0, 5.0]);
+}
+
+#[test]
+fn shader_bytecode_and_text_run_alike() {
+    let d = Dir::new("d3d9-bytecode");
+    let shader = ctm::d3d9::assemble(SHADER).unwrap();
+    let tokens: Vec<u8> = ctm::d3d9::write(&shader)
+        .iter()
+        .flat_map(|t| t.to_le_bytes())
+        .collect();
+    let text = d.file("a.psh", SHADER.as_bytes());
+    let bin = d.file("a.pso", &tokens);
+    let x = d.file("x.f32", &bytes(&[1.0, 2.0, 3.0, 4.0]));
+    let mut outs = Vec::new();
+    for (k, prog) in [&text, &bin].into_iter().enumerate() {
+        let o = d.0.join(format!("o{k}.f32"));
+        let (code, _, err) = ctm(&[
+            "run",
+            prog,
+            "--domain",
+            "1x1",
+            "--input",
+            &format!("v0={x}:float32_4:1x1"),
+            "--const",
+            "c0=3,0,0,0",
+            "--output",
+            &format!("oC0={}:float32_4", o.display()),
+            "--cond-test",
+            "always",
+            "--cond-buffer",
+            &format!("{}:float32_1", d.0.join("z.f32").display()),
+            "--cond-clear",
+            "0",
+        ]);
+        assert_eq!(code, 0, "{err}");
+        outs.push(std::fs::read(&o).unwrap());
+    }
+    assert_eq!(outs[0], outs[1]);
+    assert_eq!(f32s(&outs[0]), [4.0, 8.0, 12.0, 16.0]);
+    let (code, a, _) = ctm(&["disasm", &text]);
+    let (_, b, _) = ctm(&["disasm", &bin]);
+    assert_eq!((code, &a), (0, &b));
+    assert!(a.contains("tex ld"), "{a}");
+}
+
+#[test]
+fn bad_shaders_and_bindings_are_clear_errors() {
+    let d = Dir::new("d3d9-errors");
+    let bad = d.file("bad.psh", b"ps_3_0\nmov r0, q1\n");
+    let (code, _, err) = ctm(&["compile", &bad]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("bad.psh:2:9") && err.contains("`q1` is not a register"),
+        "{err}"
+    );
+    let truncated = d.file("t.pso", &[0x00, 0x03, 0xFF, 0xFF, 0x01, 0x00, 0x00, 0x02]);
+    let (code, _, err) = ctm(&["run", &truncated, "--domain", "1x1"]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("token 1") && err.contains("end inside an item"),
+        "{err}"
+    );
+    let unsupported = d.file("ret.psh", b"ps_3_0\nif b0\nret\nendif\nmov oC0, c0\n");
+    let (code, _, err) = ctm(&["compile", &unsupported]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("`ret`") && err.contains("not supported"),
+        "{err}"
+    );
+    let good = d.file("a.psh", SHADER.as_bytes());
+    let (code, _, err) = ctm(&[
+        "run",
+        &good,
+        "--domain",
+        "1x1",
+        "--input",
+        "v7=x.f32:float32_4:1x1",
+    ]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("`v7` is not an input") && err.contains("v0=in0"),
+        "{err}"
+    );
+    let (code, _, err) = ctm(&["run", &good, "--domain", "1x1"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--input"), "{err}");
+    let (code, out, _) = ctm(&["compile", "--help"]);
+    assert_eq!(code, 0);
+    assert!(
+        out.contains("vFace is +1") && out.contains("--sampler"),
+        "{out}"
+    );
+}
