@@ -33,7 +33,7 @@ fn compile_writes_an_executable_and_shows_the_map() {
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("v0=in0") && out.contains("c1 ="), "{out}");
     // The executable binds by register too, and the def wins.
-    let x = d.file("x.f32", &bytes(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0]));
+    let x = d.file("x.f32", bytes(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0]));
     let o = d.0.join("o.f32");
     let depth = d.0.join("depth.f32");
     let (code, _, err) = ctm(&[
@@ -75,7 +75,7 @@ fn shader_bytecode_and_text_run_alike() {
         .collect();
     let text = d.file("a.psh", SHADER.as_bytes());
     let bin = d.file("a.pso", &tokens);
-    let x = d.file("x.f32", &bytes(&[1.0, 2.0, 3.0, 4.0]));
+    let x = d.file("x.f32", bytes(&[1.0, 2.0, 3.0, 4.0]));
     let mut outs = Vec::new();
     for (k, prog) in [&text, &bin].into_iter().enumerate() {
         let o = d.0.join(format!("o{k}.f32"));
@@ -118,7 +118,7 @@ fn bad_shaders_and_bindings_are_clear_errors() {
         err.contains("bad.psh:2:9") && err.contains("`q1` is not a register"),
         "{err}"
     );
-    let truncated = d.file("t.pso", &[0x00, 0x03, 0xFF, 0xFF, 0x01, 0x00, 0x00, 0x02]);
+    let truncated = d.file("t.pso", [0x00, 0x03, 0xFF, 0xFF, 0x01, 0x00, 0x00, 0x02]);
     let (code, _, err) = ctm(&["run", &truncated, "--domain", "1x1"]);
     assert_eq!(code, 1);
     assert!(
