@@ -36,7 +36,7 @@ enum Command {
     Exec(cli::exec::ExecArgs),
     /// Measure a program (same arguments as `run`): interpreter and JIT
     /// rates, their ratio, compile time, thread scaling, share of the FMA peak.
-    Bench(cli::run::BenchArgs),
+    Bench(cli::bench::BenchArgs),
     /// Compile a Direct3D 9 pixel shader (ps_2_0, ps_2_x, ps_3_0; text or
     /// bytecode) into a DPP executable.
     Compile(cli::compile::CompileArgs),
@@ -78,7 +78,7 @@ fn main() -> ExitCode {
     let status = match cli.command {
         Command::Run(args) => cli::run::run(args, v),
         Command::Exec(args) => cli::exec::exec(args, v),
-        Command::Bench(args) => cli::run::bench(args, v),
+        Command::Bench(args) => cli::bench::bench(args, v),
         Command::Trace(args) => cli::trace::run(args, v),
         Command::Compile(args) => cli::compile::compile(args, v),
         Command::Tool(command) => cli::tools::run(command, v),

@@ -1,5 +1,6 @@
 //! The pieces of the `ctm` command-line tool: flag values ([`args`]), data
-//! in and out ([`data`]), `run` and `bench` ([`run`]), `exec` ([`exec`]) and
+//! in and out ([`data`]), `run` ([`run`]), `bench` ([`bench`]), `compile`
+//! ([`compile`]), `exec` ([`exec`]) and
 //! the commands on program files ([`tools`]).
 //!
 //! Exit status: 0 success, 1 error, 2 usage error (a flag or its value is
@@ -7,6 +8,7 @@
 //! (a pipe into `head`) ends the tool quietly with status 0.
 
 pub mod args;
+pub mod bench;
 pub mod compile;
 pub mod data;
 pub mod emit;

@@ -1,4 +1,5 @@
-//! `ctm run` and `ctm bench`: a program over a domain on files.
+//! `ctm run`: a program over a domain on files (also the preparation
+//! `ctm bench` and `ctm trace` share).
 
 use super::args::{
     int_const, numbers, parse_dims, parse_range, path_format, path_format_dims, split_named,
@@ -480,7 +481,7 @@ fn job_warning(w: JobWarning) -> String {
 }
 
 /// Removes the files created for a run that failed.
-fn discard(p: &Prepared) {
+pub(super) fn discard(p: &Prepared) {
     for s in p.sinks.iter().chain(&p.cond) {
         if s.fresh {
             let _ = std::fs::remove_file(&s.path);
@@ -507,7 +508,7 @@ fn write_sink(s: &mut Sink, surface: &HostSurface) -> Result<(), Error> {
 }
 
 /// Writes a finished run's outputs where the flags said.
-fn deliver(p: &mut Prepared, result: &JobResult) -> Result<(), Error> {
+pub(super) fn deliver(p: &mut Prepared, result: &JobResult) -> Result<(), Error> {
     for s in &mut p.sinks {
         if let Some(surface) = result.output(s.n) {
             write_sink(s, surface)?;
@@ -583,45 +584,4 @@ pub fn run(a: RunArgs, v: Verbosity) -> Result<u8, Error> {
     } else {
         EXIT_HAZARDS
     })
-}
-
-/// Arguments of `ctm bench`.
-#[derive(Args, Debug)]
-pub struct BenchArgs {
-    /// The program and its inputs, exactly as for `ctm run` (outputs are
-    /// written from the JIT's run, checked against the interpreter's).
-    #[command(flatten)]
-    run: RunArgs,
-    /// Print one JSON object instead of a table.
-    #[arg(long)]
-    json: bool,
-    /// Runs per measurement; the best counts.
-    #[arg(long, value_name = "N", default_value_t = 3)]
-    repeat: usize,
-}
-
-/// `ctm bench`.
-pub fn bench(a: BenchArgs, v: Verbosity) -> Result<u8, Error> {
-    let mut p = prepare(&a.run, v)?;
-    ctm::engine::EngineKind::Jit.check()?;
-    let opts = ctm::bench::BenchOptions {
-        repeat: a.repeat,
-        threads: p.job.settings.threads,
-        jit: p.job.settings.jit,
-        ..Default::default()
-    };
-    let (report, result) = match ctm::bench::measure_with_result(&p.kernel, &p.job, opts) {
-        Ok(r) => r,
-        Err(e) => {
-            discard(&p);
-            return Err(e.into());
-        }
-    };
-    deliver(&mut p, &result)?;
-    if a.json {
-        super::print(&format!("{}\n", report.to_json()))?;
-    } else {
-        super::print(&report.to_string())?;
-    }
-    Ok(EXIT_OK)
 }

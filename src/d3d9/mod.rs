@@ -27,7 +27,9 @@
 
 mod compile;
 mod disasm;
+mod error;
 mod op;
+mod operand;
 mod read;
 mod text;
 mod write;

@@ -4,10 +4,7 @@
 //! are the assembler's too, reported at the statement's line.
 
 use super::op::{Compare, Opcode, TEXLD_BIAS, TEXLD_PROJECT};
-use super::{
-    Dcl, DclKind, Def, Dst, IDENTITY, Inst, Item, Reg, RegKind, Rel, Shader, Src, SrcMod, USAGES,
-    Version, read, write,
-};
+use super::{Dcl, DclKind, Def, Inst, Item, RegKind, Shader, USAGES, Version, read, write};
 use std::fmt;
 
 /// Sources longer than this are refused before anything is read.
@@ -141,10 +138,10 @@ fn strip_comment(line: &str) -> &str {
     &line[..cut]
 }
 
-struct Parser<'a> {
-    text: &'a str,
-    at: usize,
-    line: usize,
+pub(super) struct Parser<'a> {
+    pub(super) text: &'a str,
+    pub(super) at: usize,
+    pub(super) line: usize,
 }
 
 impl<'a> Parser<'a> {
@@ -224,7 +221,7 @@ impl<'a> Parser<'a> {
             .collect()
     }
 
-    fn err_at(&self, at: usize, message: impl Into<String>) -> AsmError {
+    pub(super) fn err_at(&self, at: usize, message: impl Into<String>) -> AsmError {
         AsmError {
             line: self.line,
             col: self.text[..at].chars().count() + 1,
@@ -477,220 +474,5 @@ impl<'a> Parser<'a> {
                 )
             }
         }))
-    }
-
-    fn int(&self, at: usize, t: &str) -> Result<i64, AsmError> {
-        let bad = || self.err_at(at, format!("`{t}` is not an integer"));
-        let (neg, body) = match t.strip_prefix('-') {
-            Some(b) => (true, b),
-            None => (false, t),
-        };
-        let v = match body.strip_prefix("0x").or_else(|| body.strip_prefix("0X")) {
-            Some(h) => i64::from_str_radix(h, 16).map_err(|_| bad())?,
-            None => body.parse::<i64>().map_err(|_| bad())?,
-        };
-        if v > i64::from(u32::MAX) {
-            return Err(self.err_at(at, format!("`{t}` does not fit 32 bits")));
-        }
-        Ok(if neg { -v } else { v })
-    }
-
-    /// A float value: decimal, or `0x…` for its bit pattern.
-    fn float(&self, at: usize, t: &str) -> Result<u32, AsmError> {
-        if let Some(h) = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
-            return u32::from_str_radix(h, 16)
-                .map_err(|_| self.err_at(at, format!("`{t}` is not a 32-bit pattern")));
-        }
-        let f: f32 = t
-            .parse()
-            .map_err(|_| self.err_at(at, format!("`{t}` is not a number")))?;
-        Ok(f.to_bits())
-    }
-
-    /// A register name (no modifiers).
-    fn reg(&self, at: usize, t: &str) -> Result<Reg, AsmError> {
-        let lower = t.to_ascii_lowercase();
-        let named = match lower.as_str() {
-            "odepth" => Some(Reg::new(RegKind::DepthOut, 0)),
-            "al" => Some(Reg::new(RegKind::Loop, 0)),
-            "vpos" => Some(Reg::new(RegKind::Misc, 0)),
-            "vface" => Some(Reg::new(RegKind::Misc, 1)),
-            _ => None,
-        };
-        if let Some(r) = named {
-            return Ok(r);
-        }
-        let letters = lower.trim_end_matches(|c: char| c.is_ascii_digit());
-        let digits = &lower[letters.len()..];
-        let kind = match letters {
-            "r" => RegKind::Temp,
-            "v" => RegKind::Input,
-            "c" => RegKind::Const,
-            "t" => RegKind::Texture,
-            "i" => RegKind::ConstInt,
-            "b" => RegKind::ConstBool,
-            "s" => RegKind::Sampler,
-            "oc" => RegKind::ColorOut,
-            "l" => RegKind::Label,
-            "p" => RegKind::Predicate,
-            _ => return Err(self.err_at(at, format!("`{t}` is not a register"))),
-        };
-        let num = digits
-            .parse::<u16>()
-            .ok()
-            .filter(|&n| n < 2048)
-            .ok_or_else(|| self.err_at(at, format!("`{t}`: expected a register number")))?;
-        Ok(Reg::new(kind, num))
-    }
-
-    fn dst(&self, at: usize, t: &str) -> Result<Dst, AsmError> {
-        let (name, mask) = match t.split_once('.') {
-            Some((n, m)) => (n, Some(m)),
-            None => (t, None),
-        };
-        let reg = self.reg(at, name.trim())?;
-        let mask = match mask {
-            None => 0xF,
-            Some(m) => {
-                let mut bits = 0u8;
-                let mut last = -1i32;
-                for c in m.chars() {
-                    let k = channel(c).ok_or_else(|| {
-                        self.err_at(at, format!("`{m}`: a write mask is x, y, z, w in order"))
-                    })?;
-                    if k as i32 <= last {
-                        return Err(
-                            self.err_at(at, format!("`{m}`: a write mask is x, y, z, w in order"))
-                        );
-                    }
-                    last = k as i32;
-                    bits |= 1 << k;
-                }
-                if bits == 0 {
-                    return Err(self.err_at(at, "empty write mask"));
-                }
-                bits
-            }
-        };
-        Ok(Dst {
-            reg,
-            mask,
-            sat: false,
-            pp: false,
-            centroid: false,
-        })
-    }
-
-    fn swizzle(&self, at: usize, s: &str) -> Result<u8, AsmError> {
-        let chans: Vec<usize> = s
-            .chars()
-            .map(channel)
-            .collect::<Option<_>>()
-            .filter(|v: &Vec<usize>| (1..=4).contains(&v.len()))
-            .ok_or_else(|| self.err_at(at, format!("`.{s}` is not a swizzle (1–4 of x y z w)")))?;
-        let mut sw = 0u8;
-        for c in 0..4 {
-            let k = chans[c.min(chans.len() - 1)];
-            sw |= (k as u8) << (2 * c);
-        }
-        Ok(sw)
-    }
-
-    fn src(&self, at: usize, t: &str) -> Result<Src, AsmError> {
-        let mut body = t;
-        let mut modifier = SrcMod::None;
-        if let Some(b) = body.strip_prefix('-') {
-            modifier = SrcMod::Neg;
-            body = b.trim_start();
-        } else if let Some(b) = body.strip_prefix('!') {
-            modifier = SrcMod::Not;
-            body = b.trim_start();
-        }
-        // Relative addressing: `c[aL+3]`, `c[3+aL]`, `c3[aL]`, `v[aL]`.
-        let mut rel = None;
-        let mut base_text = body.to_string();
-        let mut tail = "";
-        if let Some(open) = body.find('[') {
-            let close = body[open..]
-                .find(']')
-                .map(|c| open + c)
-                .ok_or_else(|| self.err_at(at, "expected `]`"))?;
-            let inside = &body[open + 1..close];
-            let mut offset = 0u16;
-            let mut al = None;
-            for term in inside.split('+') {
-                let term = term.trim();
-                if term.to_ascii_lowercase().starts_with("al") {
-                    let sw = match term.split_once('.') {
-                        Some((_, s)) => self.swizzle(at, s)?,
-                        None => IDENTITY,
-                    };
-                    al = Some(sw);
-                } else {
-                    offset += term
-                        .parse::<u16>()
-                        .ok()
-                        .filter(|&n| n < 2048)
-                        .ok_or_else(|| {
-                            self.err_at(at, format!("`{term}`: expected aL or a number"))
-                        })?;
-                }
-            }
-            let sw = al.ok_or_else(|| self.err_at(at, "relative addressing needs aL"))?;
-            let base = &body[..open];
-            let letters = base.trim_end_matches(|c: char| c.is_ascii_digit());
-            let n: u16 = base[letters.len()..].parse().unwrap_or(0);
-            base_text = format!("{letters}{}", n + offset);
-            rel = Some(Rel {
-                reg: Reg::new(RegKind::Loop, 0),
-                swizzle: sw,
-            });
-            tail = &body[close + 1..];
-        } else if let Some(dot) = body.find('.') {
-            base_text = body[..dot].to_string();
-            tail = &body[dot..];
-        }
-        let mut name = base_text.as_str();
-        if let Some(n) = name.strip_suffix("_abs") {
-            name = n;
-            modifier = abs(modifier);
-        }
-        let mut tail = tail.trim();
-        if let Some(t) = tail.strip_prefix("_abs") {
-            tail = t;
-            modifier = abs(modifier);
-        }
-        if modifier == SrcMod::Not && !name.eq_ignore_ascii_case("p0") {
-            return Err(self.err_at(at, "`!` applies only to the predicate register p0"));
-        }
-        let reg = self.reg(at, name.trim())?;
-        let swizzle = match tail.strip_prefix('.') {
-            Some(s) => self.swizzle(at, s)?,
-            None if tail.is_empty() => IDENTITY,
-            None => return Err(self.err_at(at, format!("unexpected `{tail}`"))),
-        };
-        Ok(Src {
-            reg,
-            rel,
-            swizzle,
-            modifier,
-        })
-    }
-}
-
-fn abs(m: SrcMod) -> SrcMod {
-    match m {
-        SrcMod::Neg => SrcMod::AbsNeg,
-        _ => SrcMod::Abs,
-    }
-}
-
-fn channel(c: char) -> Option<usize> {
-    match c.to_ascii_lowercase() {
-        'x' | 'r' => Some(0),
-        'y' | 'g' => Some(1),
-        'z' | 'b' => Some(2),
-        'w' | 'a' => Some(3),
-        _ => None,
     }
 }

@@ -3,11 +3,11 @@
 //! the final write to the destination is predicated and clamped.
 
 use super::emit::{Alu, Dpp, ONE, Unit, Val, ZERO};
-use super::{Block, CompileError, Compiler};
-use crate::d3d9::op::{Compare, TEXLD_PROJECT};
+use super::{CompileError, Compiler};
+use crate::d3d9::op::Compare;
 use crate::d3d9::{Dst, Inst, Opcode, RegKind, Src, SrcMod, swizzle_channel};
 
-type R = Result<(), CompileError>;
+pub(super) type R = Result<(), CompileError>;
 
 /// The R, G, B letters of a write mask (`"rg"`).
 pub(super) fn mask_rgb(mask: u8) -> String {
@@ -19,7 +19,7 @@ pub(super) fn mask_rgb(mask: u8) -> String {
         .collect()
 }
 
-fn mask_rgba(mask: u8) -> String {
+pub(super) fn mask_rgba(mask: u8) -> String {
     "rgba"
         .chars()
         .enumerate()
@@ -32,7 +32,10 @@ const REPLICATE: [&str; 4] = ["rrrr", "gggg", "bbbb", "aaaa"];
 
 /// Groups of written channels that share a predicate selection: (mask,
 /// RGB predicate, alpha predicate).
-fn pred_groups(pred: Option<&Src>, mask: u8) -> Vec<(u8, Option<String>, Option<String>)> {
+pub(super) fn pred_groups(
+    pred: Option<&Src>,
+    mask: u8,
+) -> Vec<(u8, Option<String>, Option<String>)> {
     let Some(p) = pred else {
         return vec![(mask, None, None)];
     };
@@ -74,7 +77,7 @@ fn pred_groups(pred: Option<&Src>, mask: u8) -> Vec<(u8, Option<String>, Option<
 }
 
 /// A scratch temporary as a value.
-fn scratch(c: &mut Compiler, k: usize) -> Val {
+pub(super) fn scratch(c: &mut Compiler, k: usize) -> Val {
     Val::reg(format!(
         "r{}",
         c.scratch[k].expect("allocated before it is read")
@@ -93,7 +96,13 @@ fn temp_dsts(a: &mut Alu, t: u16, mask: u8) {
 }
 
 /// An unpredicated, unclamped ALU instruction into scratch `t`.
-fn to_scratch(c: &mut Compiler, t: u16, mask: u8, rgb: Option<Unit>, alpha: Option<Unit>) {
+pub(super) fn to_scratch(
+    c: &mut Compiler,
+    t: u16,
+    mask: u8,
+    rgb: Option<Unit>,
+    alpha: Option<Unit>,
+) {
     let mut a = Alu {
         rgb,
         alpha,
@@ -186,12 +195,12 @@ fn write(
     Ok(())
 }
 
-fn mad(a: Val, b: Val, c: Val) -> Unit {
+pub(super) fn mad(a: Val, b: Val, c: Val) -> Unit {
     Unit::new("mad", vec![a, b, c])
 }
 
 /// `-0.0`: adding it leaves every value (and −0) unchanged.
-fn neg_zero() -> Val {
+pub(super) fn neg_zero() -> Val {
     Val::constant(ZERO).negated()
 }
 
@@ -204,7 +213,7 @@ fn permute(v: &Val, perm: [usize; 4]) -> Val {
 
 /// The comparison `a CMP b` as (left − right, test against 0) so that the
 /// test is true exactly when the comparison is.
-fn compare(cmp: Compare, a: Val, b: Val) -> (Unit, &'static str) {
+pub(super) fn compare(cmp: Compare, a: Val, b: Val) -> (Unit, &'static str) {
     let diff = |x: Val, y: Val| mad(x, Val::constant(ONE), y.negated());
     match cmp {
         Compare::Gt => (diff(b, a), "<0"),
@@ -214,47 +223,6 @@ fn compare(cmp: Compare, a: Val, b: Val) -> (Unit, &'static str) {
         Compare::Eq => (diff(a, b), "==0"),
         Compare::Ne => (diff(a, b), "!=0"),
     }
-}
-
-/// Sets the ALU result to the comparison of `inst`'s two scalar sources.
-fn compare_result(c: &mut Compiler, inst: &Inst) -> R {
-    let Some(cmp) = Compare::from_code(inst.control) else {
-        return c.error("missing comparison");
-    };
-    let a = c.val(&inst.src[0])?.scalar(0);
-    let b = c.val(&inst.src[1])?.scalar(0);
-    let (unit, test) = compare(cmp, a, b);
-    let res = match test {
-        "<0" => "a<0",
-        ">=0" => "a>=0",
-        "==0" => "a==0",
-        _ => "a!=0",
-    };
-    c.code.push(Dpp::Alu(Alu {
-        alpha: Some(unit),
-        res: Some(res),
-        ..Alu::default()
-    }));
-    Ok(())
-}
-
-/// The break instruction of the innermost loop with its pop count.
-fn break_of(c: &Compiler) -> Result<(String, String), CompileError> {
-    let (d, b) = c.if_depth_in_loop()?;
-    let Block::Loop { end_label, rep, .. } = b else {
-        unreachable!("if_depth_in_loop returns a loop");
-    };
-    let op = if *rep { "BREAKREP" } else { "BREAKLOOP" };
-    Ok((op.to_string(), format!("-> {end_label} pop={d}")))
-}
-
-/// `[!]p.X` of a predicate source (its first swizzle channel).
-fn pred_cond(p: &Src) -> String {
-    let inv = if p.modifier == SrcMod::Not { "!" } else { "" };
-    format!(
-        "{inv}p.{}",
-        ["r", "g", "b", "a"][swizzle_channel(p.swizzle, 0)]
-    )
 }
 
 pub(super) fn inst(c: &mut Compiler, i: &Inst) -> R {
@@ -529,7 +497,7 @@ pub(super) fn inst(c: &mut Compiler, i: &Inst) -> R {
             });
             Ok(())
         }
-        Tex | Texldl | Texldd => lookup(c, i),
+        Tex | Texldl | Texldd => super::tex::lookup(c, i),
         Setp => {
             let Some(cmp) = Compare::from_code(i.control) else {
                 return c.error("setp without a comparison");
@@ -554,129 +522,14 @@ pub(super) fn inst(c: &mut Compiler, i: &Inst) -> R {
             }
             Ok(())
         }
-        If | Ifc => {
-            let cond = if i.op == If {
-                format!("b{} == 0", i.src[0].reg.num)
-            } else {
-                compare_result(c, i)?;
-                "alu_result == 0".to_string()
-            };
-            let (else_label, end_label) = (c.label(), c.label());
-            let at = c.code.len();
-            c.code.push(Dpp::Fc(format!("IF {cond} -> {end_label}")));
-            c.push_block(Block::If {
-                else_label,
-                end_label,
-                has_else: false,
-                at,
-                cond,
-            });
-            Ok(())
-        }
-        Else => {
-            let Some(Block::If {
-                else_label,
-                end_label,
-                has_else,
-                at,
-                cond,
-            }) = c.blocks.last_mut()
-            else {
-                return c.error("else without if");
-            };
-            if *has_else {
-                return c.error("a second else");
-            }
-            *has_else = true;
-            let (else_label, end_label, at, cond) =
-                (else_label.clone(), end_label.clone(), *at, cond.clone());
-            c.code[at] = Dpp::Fc(format!("IF {cond} -> {else_label} jump=incr"));
-            c.code.push(Dpp::Fc(format!("ELSE -> {end_label}")));
-            c.code.push(Dpp::Label(else_label));
-            Ok(())
-        }
-        Endif => match c.blocks.pop() {
-            Some(Block::If { end_label, .. }) => {
-                c.code.push(Dpp::Fc("ENDIF".into()));
-                c.code.push(Dpp::Label(end_label));
-                Ok(())
-            }
-            _ => c.error("endif without if"),
-        },
-        Rep | Loop => {
-            let int = i.src[if i.op == Loop { 1 } else { 0 }].reg.num;
-            let (body_label, end_label) = (c.label(), c.label());
-            let op = if i.op == Loop { "LOOP" } else { "REP" };
-            c.code.push(Dpp::Fc(format!("{op} i{int} -> {end_label}")));
-            c.code.push(Dpp::Label(body_label.clone()));
-            c.push_block(Block::Loop {
-                end_label,
-                body_label,
-                int,
-                rep: i.op == Rep,
-            });
-            Ok(())
-        }
-        Endrep | Endloop => match c.blocks.pop() {
-            Some(Block::Loop {
-                end_label,
-                body_label,
-                int,
-                rep,
-            }) if rep == (i.op == Endrep) => {
-                let op = if rep { "ENDREP" } else { "ENDLOOP" };
-                c.code.push(Dpp::Fc(format!("{op} i{int} -> {body_label}")));
-                c.code.push(Dpp::Label(end_label));
-                Ok(())
-            }
-            _ => c.error(format!(
-                "{} without its {}",
-                i.op.name(),
-                if i.op == Endrep { "rep" } else { "loop" }
-            )),
-        },
-        Break => {
-            let (op, rest) = break_of(c)?;
-            c.code.push(Dpp::Fc(format!("{op} {rest}")));
-            Ok(())
-        }
-        Breakc => {
-            let (op, rest) = break_of(c)?;
-            compare_result(c, i)?;
-            c.code.push(Dpp::Fc(format!("{op} alu_result != 0 {rest}")));
-            Ok(())
-        }
-        Breakp => {
-            let (op, rest) = break_of(c)?;
-            let cond = pred_cond(&i.src[0]);
-            c.code.push(Dpp::Fc(format!("{op} {cond} != 0 {rest}")));
-            Ok(())
-        }
-        Call => {
-            c.code
-                .push(Dpp::Fc(format!("CALL -> l{}", i.src[0].reg.num)));
-            Ok(())
-        }
-        Callnz => {
-            // IF (switching off the pixels that do not call), CALL, ENDIF.
-            let skip = c.label();
-            let cond = match i.src[1].reg.kind {
-                RegKind::ConstBool => format!("b{} == 0", i.src[1].reg.num),
-                _ => format!("{} == 0", pred_cond(&i.src[1])),
-            };
-            c.code.push(Dpp::Fc(format!("IF {cond} -> {skip}")));
-            c.code
-                .push(Dpp::Fc(format!("CALL -> l{}", i.src[0].reg.num)));
-            c.code.push(Dpp::Fc("ENDIF".into()));
-            c.code.push(Dpp::Label(skip));
-            Ok(())
-        }
+        If | Ifc | Else | Endif | Rep | Loop | Endrep | Endloop | Break | Breakc | Breakp
+        | Call | Callnz => super::flow::inst(c, i),
         Label | Ret => unreachable!("handled by the body"),
     }
 }
 
 /// The destination of an instruction that has one.
-fn dst(c: &Compiler, i: &Inst) -> Result<Dst, CompileError> {
+pub(super) fn dst(c: &Compiler, i: &Inst) -> Result<Dst, CompileError> {
     match i.dst {
         Some(d) => Ok(d),
         None => c.error("missing destination"),
@@ -731,63 +584,6 @@ fn matrix(c: &mut Compiler, i: &Inst) -> R {
         let mv = Unit::exact("max", vec![sv.clone(), sv], false);
         let out = Dst { mask: m, ..d };
         write(c, &out, i.predicate.as_ref(), Some(mv.clone()), Some(mv))?;
-    }
-    Ok(())
-}
-
-/// texld, texldp, texldb, texldl, texldd: point sampling at wrapped
-/// coordinates (fraction × the input's size, in texels).
-fn lookup(c: &mut Compiler, i: &Inst) -> R {
-    let d = dst(c, i)?;
-    let coord = c.val(&i.src[0])?;
-    let sampler = i.src[1];
-    let (surface, size) = c.sampler(sampler.reg.num)?;
-    let s = c.scratch(0)?;
-    let sv = scratch(c, 0);
-    let mut uv = coord.clone();
-    if i.op == Opcode::Tex && i.control == TEXLD_PROJECT {
-        // (u / w, v / w).
-        to_scratch(
-            c,
-            s,
-            8,
-            None,
-            Some(Unit::new("rcp", vec![coord.clone().scalar(3)])),
-        );
-        to_scratch(
-            c,
-            s,
-            3,
-            Some(mad(coord, sv.clone().scalar(3), neg_zero())),
-            None,
-        );
-        uv = sv.clone();
-    }
-    to_scratch(c, s, 3, Some(Unit::new("frc", vec![uv])), None);
-    to_scratch(
-        c,
-        s,
-        3,
-        Some(mad(sv, Val::reg(format!("c{size}")), neg_zero())),
-        None,
-    );
-    let chan: String = (0..4)
-        .map(|k| ['r', 'g', 'b', 'a'][swizzle_channel(sampler.swizzle, k)])
-        .collect();
-    let t = c.temp(d.reg)?;
-    for (m, p, ap) in pred_groups(i.predicate.as_ref(), d.mask) {
-        c.code.push(Dpp::Tex {
-            op: "ld",
-            dst: format!("r{t}.{}", mask_rgba(m)),
-            input: surface,
-            chan: chan.clone(),
-            coord: format!("r{s}.rgba"),
-            unscaled: true,
-            acquire: false,
-            wait: false,
-            pred: p,
-            apred: ap,
-        });
     }
     Ok(())
 }

@@ -18,7 +18,10 @@
 //! derivative operations need.
 
 mod emit;
+mod flow;
 mod lower;
+mod passes;
+mod tex;
 
 use super::{Def, Inst, Item, Opcode, Reg, RegKind, Shader, Version};
 use crate::abi::{ConstValues, Executable};
@@ -484,7 +487,7 @@ impl<'s> Compiler<'s> {
             self.code.push(Dpp::Label(main));
             self.code.append(&mut tail);
         }
-        self.stats.paired = passes(&mut self.code);
+        self.stats.paired = passes::run(&mut self.code);
         let listing = emit::program_text(&self.code).map_err(|m| CompileError {
             item: None,
             text: String::new(),
@@ -579,239 +582,6 @@ impl<'s> Compiler<'s> {
 
     fn inst(&mut self, inst: &Inst) -> Result<(), CompileError> {
         lower::inst(self, inst)
-    }
-}
-
-/// The passes over the finished code: co-issue, the texture semaphore,
-/// the NOP before derivatives.
-fn passes(code: &mut Vec<Dpp>) -> usize {
-    let paired = coissue(code);
-    semaphore(code);
-    for k in 1..code.len() {
-        let deriv = matches!(&code[k], Dpp::Alu(a) if a.rgb.as_ref().is_some_and(|u| u.op.starts_with("md")) || a.alpha.as_ref().is_some_and(|u| u.op.starts_with("md")));
-        if deriv {
-            let mut p = k - 1;
-            while p > 0 && matches!(code[p], Dpp::Label(_)) {
-                p -= 1;
-            }
-            match &mut code[p] {
-                Dpp::Alu(a) => a.nop = true,
-                Dpp::Fc(s) => s.push_str(" nop"),
-                _ => {}
-            }
-        }
-    }
-    paired
-}
-
-/// The registers an ALU instruction reads and writes, by name (`r5`,
-/// `rtA`, `depth`, `p`); None when relative addressing makes it any.
-fn reads_writes(a: &Alu) -> Option<(Vec<String>, Vec<String>)> {
-    let name = |t: &str| -> Option<String> {
-        if t.contains('[') {
-            return None;
-        }
-        Some(
-            t.split(['.', '<', '>', '=', '!'])
-                .next()
-                .unwrap_or(t)
-                .to_string(),
-        )
-    };
-    let mut reads = Vec::new();
-    for u in a.rgb.iter().chain(a.alpha.iter()) {
-        for v in &u.inputs {
-            if !v.opnd.is_empty() {
-                reads.push(name(&v.opnd)?);
-            }
-        }
-    }
-    if a.pred.is_some() || a.apred.is_some() {
-        reads.push("p".into());
-    }
-    let mut writes = Vec::new();
-    for d in a.rgb_dst.iter().chain(a.alpha_dst.iter()) {
-        writes.push(name(d)?);
-    }
-    Some((reads, writes))
-}
-
-/// How far ahead an alpha-only (or RGB-only) partner is looked for.
-const WINDOW: usize = 8;
-
-/// Pairs an instruction that uses only the RGB unit with one that uses
-/// only the alpha unit (or the reverse) within a few ALU instructions,
-/// when moving the second up breaks no dependency and the operands fit
-/// the three source slots.
-fn coissue(code: &mut Vec<Dpp>) -> usize {
-    let mut paired = 0;
-    let mut k = 0;
-    while k < code.len() {
-        let mut found = None;
-        if let Dpp::Alu(a) = &code[k] {
-            let mut between: Vec<(Vec<String>, Vec<String>)> = Vec::new();
-            let Some(first) = reads_writes(a) else {
-                k += 1;
-                continue;
-            };
-            for (j, next) in code.iter().enumerate().skip(k + 1).take(WINDOW) {
-                let Dpp::Alu(b) = next else {
-                    break;
-                };
-                let Some((b_reads, b_writes)) = reads_writes(b) else {
-                    break;
-                };
-                // b moves up past `between`: no read of what they (or a)
-                // write, no write of what they read or write.
-                let free = b_reads
-                    .iter()
-                    .all(|r| !first.1.contains(r) && between.iter().all(|(_, w)| !w.contains(r)))
-                    && b_writes.iter().all(|w| {
-                        between
-                            .iter()
-                            .all(|(r, ww)| !r.contains(w) && !ww.contains(w))
-                    });
-                if free && let Some(m) = merge(a, b) {
-                    found = Some((j, m));
-                    break;
-                }
-                between.push((b_reads, b_writes));
-            }
-        }
-        match found {
-            Some((j, m)) => {
-                code[k] = Dpp::Alu(m);
-                code.remove(j);
-                paired += 1;
-            }
-            None => k += 1,
-        }
-    }
-    paired
-}
-
-fn merge(a: &Alu, b: &Alu) -> Option<Alu> {
-    let plain = |x: &Alu| {
-        x.res.is_none()
-            && !x.last
-            && !x.nop
-            && [&x.rgb, &x.alpha]
-                .iter()
-                .all(|u| u.as_ref().is_none_or(|u| !u.op.starts_with("md")))
-            && !x
-                .rgb_dst
-                .iter()
-                .chain(x.alpha_dst.iter())
-                .any(|d| d.starts_with("p."))
-    };
-    if !plain(a) || !plain(b) {
-        return None;
-    }
-    // A temporary-only ALU instruction may join an OUTPUT one.
-    if a.out != b.out
-        && [a, b]
-            .iter()
-            .any(|x| !x.out && x.pred.is_some() && x.apred.is_some())
-    {
-        return None;
-    }
-    let (rgb, alpha) = match (
-        a.rgb.is_some(),
-        a.alpha.is_some(),
-        b.rgb.is_some(),
-        b.alpha.is_some(),
-    ) {
-        (true, false, false, true) => (a, b),
-        (false, true, true, false) => (b, a),
-        _ => return None,
-    };
-    let m = Alu {
-        out: a.out || b.out,
-        rgb: rgb.rgb.clone(),
-        alpha: alpha.alpha.clone(),
-        rgb_dst: rgb.rgb_dst.clone(),
-        alpha_dst: alpha.alpha_dst.clone(),
-        res: None,
-        pred: rgb.pred.clone(),
-        apred: alpha.apred.clone(),
-        wait: a.wait || b.wait,
-        nop: false,
-        last: false,
-    };
-    // The operands must fit the three shared slots.
-    m.text().ok().map(|_| m)
-}
-
-/// Temporaries an instruction touches (None: it may touch any, through
-/// relative addressing).
-fn touched(d: &Dpp) -> Option<Vec<u16>> {
-    let text = match d {
-        Dpp::Alu(a) => a.text().unwrap_or_default(),
-        Dpp::Tex { dst, coord, .. } => format!("{dst} {coord}"),
-        _ => return Some(Vec::new()),
-    };
-    if text.contains("r[") {
-        return None;
-    }
-    let b = text.as_bytes();
-    let mut out = Vec::new();
-    for k in 0..b.len() {
-        let starts = b[k] == b'r' && (k == 0 || !b[k - 1].is_ascii_alphanumeric());
-        if starts {
-            let digits: String = text[k + 1..]
-                .chars()
-                .take_while(|c| c.is_ascii_digit())
-                .collect();
-            if let Ok(n) = digits.parse() {
-                out.push(n);
-            }
-        }
-    }
-    Some(out)
-}
-
-/// Places the texture semaphore: lookups run without acquiring until an
-/// instruction touches a pending result (or flow control or a label
-/// comes); then the last pending lookup acquires and that instruction
-/// waits (`docs/isa.md` §5.3).
-fn semaphore(code: &mut [Dpp]) {
-    let mut pending: Vec<usize> = Vec::new();
-    let mut regs: Vec<u16> = Vec::new();
-    for k in 0..code.len() {
-        let boundary = matches!(code[k], Dpp::Label(_) | Dpp::Fc(_));
-        let hits = match touched(&code[k]) {
-            None => !pending.is_empty(),
-            Some(t) => t.iter().any(|r| regs.contains(r)),
-        };
-        let last = k + 1 == code.len();
-        if !pending.is_empty() && (boundary || hits || last) {
-            let j = *pending.last().expect("pending");
-            if let Dpp::Tex { acquire, wait, .. } = &mut code[j] {
-                *acquire = true;
-                *wait = true;
-            }
-            // The waiting instruction: this one, or for a label the next
-            // real instruction after it.
-            let mut w = k;
-            while w < code.len() && matches!(code[w], Dpp::Label(_)) {
-                w += 1;
-            }
-            if w < code.len() {
-                code[w].set_wait();
-            }
-            pending.clear();
-            regs.clear();
-        }
-        if let Dpp::Tex { op: "ld", dst, .. } = &code[k] {
-            pending.push(k);
-            let n: String = dst[1..]
-                .chars()
-                .take_while(|c| c.is_ascii_digit())
-                .collect();
-            if let Ok(n) = n.parse() {
-                regs.push(n);
-            }
-        }
     }
 }
 
