@@ -14,7 +14,7 @@
 //! * [`mc`], [`co`], [`pe`]: the memory controller, the conditional output
 //!   unit and the command processor.
 //! * [`d3d9`]: Direct3D 9 pixel shaders (ps_2_0, ps_2_x, ps_3_0): bytecode,
-//!   text.
+//!   text, and their compilation to DPP programs.
 //! * [`trace`]: one pixel, instruction by instruction.
 //!
 //! Everything the public API needs is reachable from this crate (the IR,

@@ -1,13 +1,15 @@
 //! Direct3D 9 pixel shaders (ps_2_0, ps_2_x, ps_3_0): the bytecode, its
-//! text form, and (in time) their compilation to DPP programs.
+//! text form, and their compilation to DPP programs.
 //!
 //! * [`read`]: bytecode (a sequence of 32-bit tokens) → [`Shader`], or a
 //!   [`ReadError`] naming the token offset. Every word sequence gives one
 //!   or the other.
-//! * [`write`]: [`Shader`] → tokens (`read(write(s)) == s`).
+//! * [`write()`]: [`Shader`] → tokens (`read(write(s)) == s`).
 //! * [`assemble`] / [`disassemble`]: the text form (`ps_3_0`,
 //!   `dcl_texcoord0 v0`, `mad_sat r0, r1, c0_abs, -v0.yzwx`, `(p0.x) add …`)
 //!   with `assemble(disassemble(s)) == s`.
+//! * [`compile`]: a shader → a DPP executable with its register bindings
+//!   (`docs/d3d9.md` §3–§4), also behind `Kernel::from_d3d9`.
 //!
 //! The token layouts are those of Microsoft's Direct3D 9 driver reference
 //! ("Shader codes": version token, instruction token, destination and

@@ -328,6 +328,19 @@ impl Kernel {
 
     /// Compiles a Direct3D 9 pixel shader (`docs/d3d9.md`); its register
     /// bindings are in the executable ([`Kernel::resource`]).
+    ///
+    /// ```
+    /// use ctm::kernel::{HostSurface, Job, Kernel, Resource};
+    /// use ctm::mc::Format;
+    /// let shader = ctm::d3d9::assemble("ps_3_0\ndcl_texcoord0 v0\nadd oC0, v0, v0\n").unwrap();
+    /// let k = Kernel::from_d3d9(&shader).unwrap();
+    /// let (Some(Resource::Input(v0)), Some(Resource::Output(oc0))) = (k.resource("v0"), k.resource("oC0")) else {
+    ///     unreachable!()
+    /// };
+    /// let x = HostSurface::from_f32(Format::Float32_4, 1, 1, &[1.0, 2.0, 3.0, 4.0]).unwrap();
+    /// let out = k.run(&Job::new(1, 1).input(v0, x).output(oc0, Format::Float32_4)).unwrap();
+    /// assert_eq!(out.output(oc0).unwrap().to_f32(), [2.0, 4.0, 6.0, 8.0]);
+    /// ```
     pub fn from_d3d9(shader: &crate::d3d9::Shader) -> Result<Kernel, crate::d3d9::CompileError> {
         Ok(Kernel::new(crate::d3d9::compile(shader)?.exe))
     }
