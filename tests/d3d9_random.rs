@@ -7,20 +7,18 @@ mod common;
 use common::d3d9_ref::{Pixel, eval};
 use common::shader::{bind, kernel, output, run, with_output};
 use ctm::d3d9;
+use ctm::diff::Rng;
 use ctm::kernel::Job;
 use proptest::prelude::*;
 
-struct Gen(u64);
+struct Gen(Rng);
 
 impl Gen {
     fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
+        u64::from(self.0.next_u32()) << 32 | u64::from(self.0.next_u32())
     }
     fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
+        self.0.below(n as u32) as usize
     }
     fn pick<'a>(&mut self, v: &[&'a str]) -> &'a str {
         v[self.below(v.len())]
@@ -296,7 +294,7 @@ impl Gen {
 }
 
 fn check(seed: u64) -> Result<(), TestCaseError> {
-    let mut g = Gen(seed | 1);
+    let mut g = Gen(Rng::new(seed));
     let src = g.shader();
     let shader = d3d9::assemble(&src).map_err(|e| TestCaseError::fail(format!("{e}\n{src}")))?;
     let k = kernel(&src);
@@ -345,8 +343,16 @@ fn check(seed: u64) -> Result<(), TestCaseError> {
     Ok(())
 }
 
+/// 1000 cases; `CTM_D3D9_CASES=N` for longer runs.
+fn cases() -> u32 {
+    std::env::var("CTM_D3D9_CASES")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(1000)
+}
+
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(1000))]
+    #![proptest_config(ProptestConfig::with_cases(cases()))]
 
     #[test]
     fn compiled_shaders_agree_with_the_reference(seed in any::<u64>()) {

@@ -19,38 +19,32 @@ fn named_record(out: &mut Vec<u8>, name: &[u8], ty: u32, words: &[u32]) {
 /// ctm's notes (§5.5), only where there is something to say.
 fn ctm_notes(out: &mut Vec<u8>, i: &ProgramInfo) {
     let v = &i.values;
-    if !v.floats.is_empty() {
-        let words: Vec<u32> = v
-            .floats
-            .iter()
+    let mut note = |ty: u32, words: Vec<u32>| {
+        if !words.is_empty() {
+            named_record(out, CTM_NOTE_NAME, ty, &words);
+        }
+    };
+    let floats = |list: &[(u32, [u32; 4])]| -> Vec<u32> {
+        list.iter()
             .flat_map(|(n, x)| [*n, x[0], x[1], x[2], x[3]])
-            .collect();
-        named_record(out, CTM_NOTE_NAME, ctm_note::FLOATS, &words);
-    }
-    if !v.ints.is_empty() {
-        let words: Vec<u32> = v
-            .ints
+            .collect()
+    };
+    note(ctm_note::FLOATS, floats(&v.floats));
+    note(
+        ctm_note::INTS,
+        v.ints
             .iter()
             .flat_map(|(n, x)| [*n, u32::from_le_bytes([x[0], x[1], x[2], 0])])
-            .collect();
-        named_record(out, CTM_NOTE_NAME, ctm_note::INTS, &words);
-    }
-    if !v.bools.is_empty() {
-        let words: Vec<u32> = v
-            .bools
+            .collect(),
+    );
+    note(
+        ctm_note::BOOLS,
+        v.bools
             .iter()
             .flat_map(|(n, b)| [*n, u32::from(*b)])
-            .collect();
-        named_record(out, CTM_NOTE_NAME, ctm_note::BOOLS, &words);
-    }
-    if !v.defaults.is_empty() {
-        let words: Vec<u32> = v
-            .defaults
-            .iter()
-            .flat_map(|(n, x)| [*n, x[0], x[1], x[2], x[3]])
-            .collect();
-        named_record(out, CTM_NOTE_NAME, ctm_note::DEFAULTS, &words);
-    }
+            .collect(),
+    );
+    note(ctm_note::DEFAULTS, floats(&v.defaults));
     if !i.bindings.is_empty() {
         let mut text = String::new();
         for (a, b) in &i.bindings {

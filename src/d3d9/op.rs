@@ -121,6 +121,18 @@ impl Opcode {
         matches!(self, Opcode::Ifc | Opcode::Breakc | Opcode::Setp)
     }
 
+    /// For `m4x4` … `m3x2`: the vector's size and the number of rows.
+    pub fn matrix(self) -> Option<(usize, usize)> {
+        match self {
+            Opcode::M4x4 => Some((4, 4)),
+            Opcode::M4x3 => Some((4, 3)),
+            Opcode::M3x4 => Some((3, 4)),
+            Opcode::M3x3 => Some((3, 3)),
+            Opcode::M3x2 => Some((3, 2)),
+            _ => None,
+        }
+    }
+
     /// Whether it may be predicated (`(p0) …`): not flow control, not
     /// `texkill`.
     pub fn predicable(self) -> bool {

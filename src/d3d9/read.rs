@@ -187,24 +187,15 @@ impl Operands<'_> {
 
     /// The next operand token (bit 31 set).
     fn token(&mut self) -> Result<u32, ReadError> {
-        let Some(&t) = self.tokens.get(self.next) else {
-            // The operands run past the declared length: report the length.
-            return Err(ReadError {
-                offset: self.base - 1,
-                kind: ReadErrorKind::Length {
-                    declared: self.tokens.len(),
-                    used: self.next + 1,
-                },
-            });
-        };
-        self.next += 1;
+        let t = self.raw()?;
         if t >> 31 == 0 {
             return self.err(ReadErrorKind::NotAParameter(t));
         }
         Ok(t)
     }
 
-    /// A raw value token (def).
+    /// The next token as it is (a def's value); running past the declared
+    /// length is a length error at the instruction.
     fn raw(&mut self) -> Result<u32, ReadError> {
         let Some(&t) = self.tokens.get(self.next) else {
             return Err(ReadError {

@@ -391,13 +391,7 @@ fn step(st: &mut State, i: &Inst) -> Result<(), String> {
             [canon(fp::cos(t)), canon(fp::sin(t)), 0, 0]
         }
         M4x4 | M4x3 | M3x4 | M3x3 | M3x2 => {
-            let (dims, rows) = match i.op {
-                M4x4 => (4, 4),
-                M4x3 => (4, 3),
-                M3x4 => (3, 4),
-                M3x3 => (3, 3),
-                _ => (3, 2),
-            };
+            let (dims, rows) = i.op.matrix().ok_or("not a matrix")?;
             let a = src(st, 0)?;
             let mut v = [0; 4];
             for (row, x) in v.iter_mut().enumerate().take(rows) {

@@ -144,7 +144,27 @@ fn write(
             u
         })
     };
-    for (m, p, ap) in pred_groups(pred, dst.mask) {
+    let groups = pred_groups(pred, dst.mask);
+    let (mut rgb, mut alpha) = (rgb, alpha);
+    // Several predicated writes that read their own destination: the
+    // first would change what the next reads, so the result goes to a
+    // scratch temporary first (clamped), then moves under the predicates.
+    let own = format!("r{t}");
+    let reads_own = |u: &Option<Unit>| {
+        u.as_ref().is_some_and(|u| {
+            u.inputs
+                .iter()
+                .any(|v| v.opnd == own || v.opnd.starts_with("r["))
+        })
+    };
+    if target.is_none() && groups.len() > 1 && (reads_own(&rgb) || reads_own(&alpha)) {
+        let s = c.scratch(1)?;
+        to_scratch(c, s, dst.mask, clamp(rgb.clone()), clamp(alpha.clone()));
+        let sv = scratch(c, 1);
+        let mv = Unit::exact("max", vec![sv.clone(), sv], false);
+        (rgb, alpha) = (Some(mv.clone()), Some(mv));
+    }
+    for (m, p, ap) in groups {
         let mut a = Alu::default();
         // SOP copies the alpha result; DP4 takes its fourth products from
         // the alpha unit's inputs.
@@ -538,14 +558,10 @@ pub(super) fn dst(c: &Compiler, i: &Inst) -> Result<Dst, CompileError> {
 
 /// m4x4, m4x3, m3x4, m3x3, m3x2: one dot product per row.
 fn matrix(c: &mut Compiler, i: &Inst) -> R {
-    use Opcode::*;
-    let (dims, rows) = match i.op {
-        M4x4 => (4, 4),
-        M4x3 => (4, 3),
-        M3x4 => (3, 4),
-        M3x3 => (3, 3),
-        _ => (3, 2),
+    let Some((dims, rows)) = i.op.matrix() else {
+        return c.error("not a matrix operation");
     };
+    let rows = rows as u16;
     let d = dst(c, i)?;
     let a = c.val(&i.src[0])?;
     let aliased = i.src.iter().any(|s| {
