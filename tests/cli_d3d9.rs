@@ -156,3 +156,60 @@ fn bad_shaders_and_bindings_are_clear_errors() {
         "{out}"
     );
 }
+
+#[test]
+fn constant_table_names_bind_too() {
+    use ctm::d3d9::ctab::{Named, constant_table, table_comment};
+    use ctm::d3d9::{Item, RegKind};
+    let names = vec![
+        Named {
+            name: "scale".into(),
+            kind: RegKind::Const,
+            index: 3,
+            count: 1,
+        },
+        Named {
+            name: "picture".into(),
+            kind: RegKind::Sampler,
+            index: 0,
+            count: 1,
+        },
+    ];
+    let mut shader = ctm::d3d9::assemble(
+        "ps_3_0\ndcl_texcoord0 v0\ndcl_2d s0\ntexld r0, v0, s0\nmul oC0, r0, c3\n",
+    )
+    .unwrap();
+    shader.items.insert(0, Item::Comment(table_comment(&names)));
+    assert_eq!(constant_table(&shader), names);
+    let d = Dir::new("d3d9-ctab");
+    let tokens: Vec<u8> = ctm::d3d9::write(&shader)
+        .iter()
+        .flat_map(|t| t.to_le_bytes())
+        .collect();
+    let prog = d.file("named.pso", tokens);
+    let (code, out, err) = ctm(&["compile", &prog, "--map", "-o", &d.path("named.elf")]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("scale      c3") && out.contains("picture    in"),
+        "{out}"
+    );
+    let uv = d.file("uv.f32", bytes(&[0.75, 0.0, 0.0, 0.0]));
+    let tex = d.file("tex.f32", bytes(&[1.0, 1.0, 1.0, 1.0, 2.0, 2.0, 2.0, 2.0]));
+    let o = d.path("o.f32");
+    let (code, _, err) = ctm(&[
+        "run",
+        &prog,
+        "--domain",
+        "1x1",
+        "--input",
+        &format!("v0={uv}:float32_4:1x1"),
+        "--sampler",
+        &format!("picture={tex}:float32_4:2x1"),
+        "--const",
+        "scale=3,3,3,3",
+        "--output",
+        &format!("oC0={o}:float32_4"),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(f32s(&std::fs::read(&o).unwrap()), [6.0; 4]);
+}

@@ -28,6 +28,7 @@
 //! ```
 
 mod compile;
+pub mod ctab;
 mod disasm;
 mod error;
 mod op;

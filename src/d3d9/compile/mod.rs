@@ -20,6 +20,7 @@
 mod emit;
 mod flow;
 mod lower;
+mod notes;
 mod passes;
 mod tex;
 
@@ -526,34 +527,12 @@ impl<'s> Compiler<'s> {
         for &(n, v) in &self.consts {
             values.floats.push((u32::from(n), v));
         }
-        let mut bindings = Vec::new();
-        for (r, (surface, _)) in &self.inputs {
-            bindings.push((r.to_string(), format!("in{surface}")));
-        }
-        for (n, (surface, c)) in &self.samplers {
-            bindings.push((format!("s{n}"), format!("in{surface}")));
-            bindings.push((format!("s{n}.size"), format!("c{c}")));
-        }
-        for r in &self.outputs {
-            let to = match r.kind {
-                RegKind::DepthOut => "cond".to_string(),
-                _ => format!("out{}", r.num),
-            };
-            bindings.push((r.to_string(), to));
-        }
         if let Some(c) = self.vface {
-            bindings.push(("vFace".into(), format!("c{c}")));
             values
                 .defaults
                 .push((u32::from(c), [1f32.to_bits(), 0, 0, 0]));
         }
-        if self
-            .shader
-            .insts()
-            .any(|i| i.src.iter().any(|s| s.reg == Reg::new(RegKind::Misc, 0)))
-        {
-            bindings.push(("vPos".into(), "r0".into()));
-        }
+        let bindings = self.bindings();
         exe.info.values = values;
         exe.info.bindings = bindings.clone();
         let mut stats = self.stats;
