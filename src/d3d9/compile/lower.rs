@@ -11,14 +11,10 @@ pub(super) type R = Result<(), CompileError>;
 
 /// The R, G, B letters of a write mask (`"rg"`).
 pub(super) fn mask_rgb(mask: u8) -> String {
-    "rgb"
-        .chars()
-        .enumerate()
-        .filter(|(c, _)| mask & (1 << c) != 0)
-        .map(|(_, ch)| ch)
-        .collect()
+    mask_rgba(mask & 7)
 }
 
+/// The R, G, B, A letters of a write mask (`"rga"`).
 pub(super) fn mask_rgba(mask: u8) -> String {
     "rgba"
         .chars()
