@@ -277,6 +277,9 @@ fn text_errors_name_line_and_column() {
         ("ps_3_0\nmov r0, !r1\n", 2, 9, "predicate"),
         ("ps_3_0\nend\nmov r0, r1\n", 3, 1, "after `end`"),
         ("ps_2_0\nloop aL, i0\n", 2, 1, "not available in ps_2_0"),
+        // ps_3_0's input declarations always carry a usage (found by fuzzing:
+        // `dcl v1` read back as `dcl_position0 v1`).
+        ("ps_3_0\ndcl_centroid v1\n", 2, 1, "with a usage"),
     ];
     for (src, line, col, what) in cases {
         let e = d3d9::assemble(src).unwrap_err();

@@ -266,7 +266,7 @@ impl<'a> Parser<'a> {
             return Err(self.err_at(m_at, format!("`{base}` cannot be predicated")));
         }
         match base {
-            "dcl" => return self.dcl(m_at, &suffixes, &ops),
+            "dcl" => return self.dcl(v, m_at, &suffixes, &ops),
             "def" | "defi" | "defb" => {
                 if !suffixes.is_empty() {
                     return Err(self.err_at(m_at, format!("`{mnemonic}`: unknown suffix")));
@@ -363,7 +363,13 @@ impl<'a> Parser<'a> {
         Ok((sat, pp, centroid))
     }
 
-    fn dcl(&self, at: usize, suffixes: &[&str], ops: &[(usize, &str)]) -> Result<Item, AsmError> {
+    fn dcl(
+        &self,
+        v: Version,
+        at: usize,
+        suffixes: &[&str],
+        ops: &[(usize, &str)],
+    ) -> Result<Item, AsmError> {
         let mut kind = DclKind::Plain;
         let mut rest = suffixes;
         if let Some(first) = suffixes.first() {
@@ -408,6 +414,16 @@ impl<'a> Parser<'a> {
         };
         let mut dst = self.dst(*dat, d)?;
         (dst.sat, dst.pp, dst.centroid) = (sat, pp, centroid);
+        // In ps_3_0 the token of an input's declaration always holds a
+        // usage, so one must be named.
+        if v == Version::Ps30 && dst.reg.kind == RegKind::Input && kind == DclKind::Plain {
+            return Err(self.err_at(
+                at,
+                format!(
+                    "ps_3_0 declares inputs with a usage: dcl_texcoord0 {d}, dcl_color1 {d}, …"
+                ),
+            ));
+        }
         Ok(Item::Dcl(Dcl { kind, dst }))
     }
 
