@@ -23,9 +23,7 @@ use crate::runtime::{Ctx, Engine, EngineStats, FetchRequest, LoopEntry, LoopExit
 use ctm_jit::compile::{ClauseCode, Compiled, JitOptions, cached};
 use ctm_jit::host::DazGuard;
 use ctm_jit::ir::{Clause, Op, Program};
-use ctm_jit::state::{
-    GROUP_LANES, GROUP_QUADS, Io, Lanes, LoopState, TexTable, Uniforms, loop_exit,
-};
+use ctm_jit::state::{GROUP_LANES, Io, Lanes, LoopState, TexTable, Uniforms, loop_exit};
 use std::ffi::c_void;
 use std::sync::Arc;
 
@@ -170,7 +168,7 @@ impl Engine for JitEngine {
             let _default = DazGuard::new(false);
             return self.interp.run_clause(program, clause, lanes, ctx);
         }
-        check_lanes(lanes)?;
+        crate::runtime::check_quads("jit", lanes)?;
         let prepared = matches!(&self.current,
             Some((_, _, at)) if *at == std::ptr::from_ref(program) as usize);
         if !prepared {
@@ -267,7 +265,7 @@ impl Engine for JitEngine {
         ctx: &mut Ctx<'_>,
         state: &mut LoopState,
     ) -> Result<LoopExit, RunError> {
-        check_lanes(lanes)?;
+        crate::runtime::check_quads("jit", lanes)?;
         let prepared = matches!(&self.current,
             Some((_, _, at)) if *at == std::ptr::from_ref(program) as usize);
         if !prepared {
@@ -321,22 +319,6 @@ impl Engine for JitEngine {
                 message: format!("loop region {} stopped with code {exit:#x}", entry.index),
             })),
         }
-    }
-}
-
-/// Compiled code loops over `lanes.quads` quads of the state: more than a
-/// group holds would leave it.
-fn check_lanes(lanes: &Lanes) -> Result<(), RunError> {
-    if (1..=GROUP_QUADS as u32).contains(&lanes.quads) {
-        Ok(())
-    } else {
-        Err(RunError::Engine {
-            engine: "jit",
-            message: format!(
-                "a group holds 1 to {GROUP_QUADS} quads, not {} (Lanes::quads)",
-                lanes.quads
-            ),
-        })
     }
 }
 

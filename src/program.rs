@@ -165,11 +165,8 @@ pub fn load_bytes(bytes: &[u8], path: &Path, raw: bool) -> Result<Loaded, LoadEr
         path: path.to_path_buf(),
         message,
     };
-    let shader = if bytes.len() >= 4 && bytes[2..4] == [0xFF, 0xFF] {
-        Some(crate::d3d9::read_bytes(bytes).map_err(|e| shader_error(e.to_string()))?)
-    } else if is_shader_text(bytes) {
-        let text = String::from_utf8_lossy(bytes);
-        Some(crate::d3d9::assemble(&text).map_err(|e| shader_error(e.to_string()))?)
+    let shader = if is_shader_bytecode(bytes) || is_shader_text(bytes) {
+        Some(read_shader(bytes).map_err(shader_error)?)
     } else {
         None
     };
@@ -199,6 +196,22 @@ pub fn load_bytes(bytes: &[u8], path: &Path, raw: bool) -> Result<Loaded, LoadEr
         warnings: Vec::new(),
         origin: Origin::Assembly,
     })
+}
+
+/// Whether bytes start with a pixel shader's version token (`0xFFFFmmnn`).
+pub fn is_shader_bytecode(bytes: &[u8]) -> bool {
+    bytes.len() >= 4 && bytes[2..4] == [0xFF, 0xFF]
+}
+
+/// A Direct3D 9 pixel shader from a file's bytes: bytecode when they start
+/// with a version token, text otherwise (`docs/d3d9.md`).
+pub fn read_shader(bytes: &[u8]) -> Result<crate::d3d9::Shader, String> {
+    if is_shader_bytecode(bytes) {
+        return crate::d3d9::read_bytes(bytes).map_err(|e| e.to_string());
+    }
+    let text = std::str::from_utf8(bytes)
+        .map_err(|_| "neither shader bytecode nor shader text (UTF-8)".to_string())?;
+    crate::d3d9::assemble(text).map_err(|e| e.to_string())
 }
 
 /// Whether text starts (after blank lines and comments) with a pixel

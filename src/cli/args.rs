@@ -2,6 +2,7 @@
 //! error (exit status 2) that quotes the flag's value.
 
 use super::{Error, usage};
+use ctm::kernel::Resource;
 use ctm::mc::Format;
 use ctm::{JitOptions, OptLevel};
 use std::path::PathBuf;
@@ -36,15 +37,15 @@ pub fn split_named<'a>(
     if name.chars().all(|c| c.is_ascii_digit()) {
         return split_id(s, what, max);
     }
-    let resource = bindings
-        .iter()
-        .find(|(n, _)| n.eq_ignore_ascii_case(name))
-        .map(|(_, r)| r.as_str())
-        .unwrap_or(name);
-    let n = resource
-        .strip_prefix(prefix)
-        .and_then(|n| n.parse::<usize>().ok())
-        .filter(|&n| n <= max);
+    let n = match (prefix, Resource::resolve(bindings, name)) {
+        ("in", Some(Resource::Input(n))) => Some(usize::from(n)),
+        ("out", Some(Resource::Output(n))) => Some(usize::from(n)),
+        ("c", Some(Resource::Float(n))) => Some(usize::from(n)),
+        ("i", Some(Resource::Int(n))) => Some(usize::from(n)),
+        ("b", Some(Resource::Bool(n))) => Some(usize::from(n)),
+        _ => None,
+    }
+    .filter(|&n| n <= max);
     match n {
         Some(n) => Ok((n, rest)),
         None => {

@@ -38,22 +38,18 @@ pub struct CompileArgs {
     listing: bool,
 }
 
-/// Reads a shader file: bytecode when it starts with a pixel shader
-/// version token, text otherwise.
-pub fn read_shader(path: &Path) -> Result<d3d9::Shader, Error> {
-    let bytes = super::data::read_all(path)?;
-    let name = path.display();
-    if bytes.len() >= 4 && bytes[2..4] == [0xFF, 0xFF] {
-        return Ok(d3d9::read_bytes(&bytes).map_err(|e| format!("{name}: {e}"))?);
-    }
-    let text = String::from_utf8(bytes)
-        .map_err(|_| format!("{name}: neither shader bytecode nor shader text (UTF-8)"))?;
-    Ok(d3d9::assemble(&text).map_err(|e| format!("{name}:{e}"))?)
-}
-
 /// `ctm compile`.
 pub fn compile(a: CompileArgs, v: Verbosity) -> Result<u8, Error> {
-    let shader = read_shader(&a.shader)?;
+    let bytes = super::data::read_all(&a.shader)?;
+    let shader = ctm::program::read_shader(&bytes).map_err(|e| {
+        // Text errors start with their line and column.
+        let sep = if e.starts_with(|c: char| c.is_ascii_digit()) {
+            ":"
+        } else {
+            ": "
+        };
+        format!("{}{sep}{e}", a.shader.display())
+    })?;
     let compiled = d3d9::compile(&shader).map_err(|e| format!("{}: {e}", a.shader.display()))?;
     let output = match a.output {
         Some(o) => o,

@@ -98,13 +98,7 @@ impl Engine for Interpreter {
             engine: "interp",
             message,
         };
-        if !(1..=GROUP_LANES as u32 / 4).contains(&lanes.quads) {
-            return Err(bad(format!(
-                "a group holds 1 to {} quads, not {} (Lanes::quads)",
-                GROUP_LANES / 4,
-                lanes.quads
-            )));
-        }
+        crate::runtime::check_quads("interp", lanes)?;
         let Some(clause) = program.clauses.get(clause as usize) else {
             return Err(bad(format!("the program has no clause {clause}")));
         };

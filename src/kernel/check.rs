@@ -193,10 +193,10 @@ impl Kernel {
             if !job.consts.iter().any(|&(k, _)| k as u32 == n)
                 && !info.values.floats.iter().any(|&(k, _)| k == n)
                 && !info.values.defaults.iter().any(|&(k, _)| k == n)
-                && !info
-                    .bindings
-                    .iter()
-                    .any(|(name, r)| name.ends_with(".size") && *r == format!("c{n}"))
+                && !info.bindings.iter().any(|(name, r)| {
+                    name.ends_with(".size")
+                        && super::Resource::parse(r) == Some(super::Resource::Float(n as u16))
+                })
             {
                 warnings.push(JobWarning::UnsetConst(n as u16));
             }

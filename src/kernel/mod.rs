@@ -98,6 +98,41 @@ pub enum Resource {
     Bool(u8),
 }
 
+impl Resource {
+    /// A resource by its name in the bindings: `in3`, `out1`, `cond`,
+    /// `c5`, `i0`, `b2`.
+    pub fn parse(text: &str) -> Option<Resource> {
+        let num = |p: &str, limit: u16| {
+            text.strip_prefix(p)
+                .and_then(|n| n.parse::<u16>().ok())
+                .filter(|&n| n < limit)
+        };
+        if text == "cond" {
+            Some(Resource::Cond)
+        } else if let Some(n) = num("in", 16) {
+            Some(Resource::Input(n as u8))
+        } else if let Some(n) = num("out", 4) {
+            Some(Resource::Output(n as u8))
+        } else if let Some(n) = num("c", 256) {
+            Some(Resource::Float(n))
+        } else if let Some(n) = num("i", 32) {
+            Some(Resource::Int(n as u8))
+        } else {
+            num("b", 32).map(|n| Resource::Bool(n as u8))
+        }
+    }
+
+    /// What `name` stands for under a program's `bindings` (`v0=in0`, …;
+    /// `docs/abi.md` §5.5); a name not bound is a resource name itself.
+    pub fn resolve(bindings: &[(String, String)], name: &str) -> Option<Resource> {
+        let bound = bindings
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, r)| r.as_str());
+        Resource::parse(bound.unwrap_or(name))
+    }
+}
+
 /// Everything one run needs besides the program.
 #[derive(Clone, Debug)]
 pub struct Job {
@@ -349,34 +384,7 @@ impl Kernel {
     /// `v0`, `s1`, `oC0`, `oDepth`, `c3`, `i0`, `b2`, `vFace`) is on the
     /// machine. Constant registers not in the bindings keep their number.
     pub fn resource(&self, name: &str) -> Option<Resource> {
-        let bound = self
-            .exe
-            .info
-            .bindings
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, r)| r.as_str());
-        let text = bound.unwrap_or(name);
-        let num = |p: &str| text.strip_prefix(p).and_then(|n| n.parse::<u16>().ok());
-        if text == "cond" {
-            return Some(Resource::Cond);
-        }
-        if let Some(n) = num("in").filter(|&n| n < 16) {
-            return Some(Resource::Input(n as u8));
-        }
-        if let Some(n) = num("out").filter(|&n| n < 4) {
-            return Some(Resource::Output(n as u8));
-        }
-        if let Some(n) = num("c").filter(|&n| n < 256) {
-            return Some(Resource::Float(n));
-        }
-        if let Some(n) = num("i").filter(|&n| n < 32) {
-            return Some(Resource::Int(n as u8));
-        }
-        if let Some(n) = num("b").filter(|&n| n < 32) {
-            return Some(Resource::Bool(n as u8));
-        }
-        None
+        Resource::resolve(&self.exe.info.bindings, name)
     }
 
     /// Assembles a kernel from source (`docs/asm.md`).

@@ -3,7 +3,7 @@
 //! or to be written out and replayed with `ctm exec`.
 
 use super::surface::{fetch, place, reserve};
-use super::{Job, JobResult, Kernel, KernelError, MAX_ARENA, check};
+use super::{Job, JobResult, Kernel, KernelError, MAX_ARENA, Resource, check};
 use crate::device::{Device, DeviceConfig};
 use crate::mc::{ArenaKind, Format, SurfaceFormat};
 use crate::pe::{Command, CommandBuffer};
@@ -108,23 +108,17 @@ impl Kernel {
         }
         // A compiled shader's sampler sizes (`s0.size=c254` beside
         // `s0=in1`): (width, height, 1/width, 1/height) of the bound input.
-        for (name, resource) in &self.exe.info.bindings {
+        let bindings = &self.exe.info.bindings;
+        for (name, resource) in bindings {
             let Some(sampler) = name.strip_suffix(".size") else {
                 continue;
             };
-            let surface = self
-                .exe
-                .info
-                .bindings
-                .iter()
-                .find(|(n, _)| n == sampler)
-                .and_then(|(_, r)| r.strip_prefix("in")?.parse::<u8>().ok());
-            let constant = resource
-                .strip_prefix('c')
-                .and_then(|c| c.parse::<usize>().ok());
-            let bound = surface.and_then(|s| job.inputs.iter().find(|(k, _)| *k == s));
-            if let (Some(n), Some((_, h))) = (constant.filter(|&n| n < 256), bound) {
-                let (w, hh) = (h.width as f32, h.height as f32);
+            let bound = match Resource::resolve(bindings, sampler) {
+                Some(Resource::Input(s)) => job.inputs.iter().find(|(k, _)| *k == s),
+                _ => None,
+            };
+            if let (Some(Resource::Float(n)), Some((_, h))) = (Resource::parse(resource), bound) {
+                let (n, w, hh) = (usize::from(n), h.width as f32, h.height as f32);
                 for (k, x) in [w, hh, 1.0 / w, 1.0 / hh].iter().enumerate() {
                     constf[n * 16 + 4 * k..n * 16 + 4 * k + 4].copy_from_slice(&x.to_le_bytes());
                 }

@@ -201,3 +201,24 @@ pub enum LoopExit {
     /// Clause `.0` ran; execute its terminator.
     AtTerm(u32),
 }
+
+/// Compiled code and the interpreter loop over `lanes.quads` quads of the
+/// group's state: a count outside 1..=GROUP_QUADS is the caller's error,
+/// the same for both engines.
+pub fn check_quads(
+    engine: &'static str,
+    lanes: &ctm_jit::state::Lanes,
+) -> Result<(), super::RunError> {
+    use ctm_jit::state::GROUP_QUADS;
+    if (1..=GROUP_QUADS as u32).contains(&lanes.quads) {
+        Ok(())
+    } else {
+        Err(super::RunError::Engine {
+            engine,
+            message: format!(
+                "a group holds 1 to {GROUP_QUADS} quads, not {} (Lanes::quads)",
+                lanes.quads
+            ),
+        })
+    }
+}

@@ -24,7 +24,7 @@ mod io;
 mod stop;
 pub mod texture;
 
-pub use engine::{Ctx, Engine, EngineStats, LoopEntry, LoopExit};
+pub use engine::{Ctx, Engine, EngineStats, LoopEntry, LoopExit, check_quads};
 pub use error::{RunError, Stack};
 use flow::{Flow, exec_fc};
 pub use flow::{FlowView, LoopFrame};

@@ -79,7 +79,7 @@ impl std::fmt::Display for StopReason {
 /// The stop state of one run, shared by its workers.
 #[derive(Debug)]
 pub struct Stop {
-    /// 0 running, else the reason (1 cancelled, 2 timeout, 3 instructions).
+    /// 0 running (or cancelled: the handle says), 2 timeout, 3 instructions.
     why: AtomicU8,
     /// Instructions (counted as the per-group budget counts them) left.
     remaining: AtomicU64,
@@ -133,7 +133,6 @@ impl Stop {
                 Some(StopReason::Cancelled)
             }
             0 => None,
-            1 => Some(StopReason::Cancelled),
             2 => Some(StopReason::Timeout(self.timeout)),
             _ => Some(StopReason::Instructions(self.limit)),
         }

@@ -315,13 +315,3 @@ pub fn program_text(code: &[Dpp]) -> Result<String, String> {
     }
     Ok(out)
 }
-
-/// Whether `f` is one of the DPP's inline constants (7-bit unsigned
-/// floats, `docs/isa.md` §4.3).
-pub fn inline_constant(f: f32) -> bool {
-    if f.to_bits() == 0 {
-        return true;
-    }
-    (1..16).any(|e: i32| (0..8).any(|m| (1.0 + m as f32 / 8.0) * 2f32.powi(e - 7) == f))
-        || (1..8).any(|m| m as f32 * 2f32.powi(-9) == f)
-}

@@ -299,7 +299,9 @@ impl<'s> Compiler<'s> {
 
     /// A constant register holding `v` (reused when it exists).
     pub(super) fn constant(&mut self, v: [f32; 4]) -> Result<String, CompileError> {
-        if v.iter().all(|&x| x == v[0] && x.is_sign_positive()) && emit::inline_constant(v[0]) {
+        if v.iter().all(|&x| x == v[0] && x.is_sign_positive())
+            && crate::isa::inline_code(v[0]).is_some()
+        {
             return Ok(format!("{:?}", v[0]));
         }
         let bits = v.map(f32::to_bits);

@@ -28,17 +28,7 @@ pub(super) fn run(code: &mut Vec<Dpp>) -> usize {
 /// The registers an ALU instruction reads and writes, by name (`r5`,
 /// `rtA`, `depth`, `p`); None when relative addressing makes it any.
 fn reads_writes(a: &Alu) -> Option<(Vec<String>, Vec<String>)> {
-    let name = |t: &str| -> Option<String> {
-        if t.contains('[') {
-            return None;
-        }
-        Some(
-            t.split(['.', '<', '>', '=', '!'])
-                .next()
-                .unwrap_or(t)
-                .to_string(),
-        )
-    };
+    let name = register;
     let mut reads = Vec::new();
     for u in a.rgb.iter().chain(a.alpha.iter()) {
         for v in &u.inputs {
@@ -163,32 +153,31 @@ fn merge(a: &Alu, b: &Alu) -> Option<Alu> {
     m.text().ok().map(|_| m)
 }
 
-/// Temporaries an instruction touches (None: it may touch any, through
-/// relative addressing).
-fn touched(d: &Dpp) -> Option<Vec<u16>> {
-    let text = match d {
-        Dpp::Alu(a) => a.text().unwrap_or_default(),
-        Dpp::Tex { dst, coord, .. } => format!("{dst} {coord}"),
-        _ => return Some(Vec::new()),
-    };
-    if text.contains("r[") {
+/// The register an operand or destination names (`r5.rg` → `r5`,
+/// `p.a<0` → `p`); None when it is relative (`r[aL+3]`: any).
+fn register(t: &str) -> Option<String> {
+    if t.contains('[') {
         return None;
     }
-    let b = text.as_bytes();
-    let mut out = Vec::new();
-    for k in 0..b.len() {
-        let starts = b[k] == b'r' && (k == 0 || !b[k - 1].is_ascii_alphanumeric());
-        if starts {
-            let digits: String = text[k + 1..]
-                .chars()
-                .take_while(|c| c.is_ascii_digit())
-                .collect();
-            if let Ok(n) = digits.parse() {
-                out.push(n);
-            }
-        }
+    Some(
+        t.split(['.', '<', '>', '=', '!'])
+            .next()
+            .unwrap_or(t)
+            .to_string(),
+    )
+}
+
+/// The registers an instruction reads or writes (None: any, through
+/// relative addressing).
+fn touched(d: &Dpp) -> Option<Vec<String>> {
+    match d {
+        Dpp::Alu(a) => reads_writes(a).map(|(mut r, w)| {
+            r.extend(w);
+            r
+        }),
+        Dpp::Tex { dst, coord, .. } => Some(vec![register(dst)?, register(coord)?]),
+        _ => Some(Vec::new()),
     }
-    Some(out)
 }
 
 /// Places the texture semaphore: lookups run without acquiring until an
@@ -197,7 +186,7 @@ fn touched(d: &Dpp) -> Option<Vec<u16>> {
 /// waits (`docs/isa.md` §5.3).
 fn semaphore(code: &mut [Dpp]) {
     let mut pending: Vec<usize> = Vec::new();
-    let mut regs: Vec<u16> = Vec::new();
+    let mut regs: Vec<String> = Vec::new();
     for k in 0..code.len() {
         let boundary = matches!(code[k], Dpp::Label(_) | Dpp::Fc(_));
         let hits = match touched(&code[k]) {
@@ -225,13 +214,7 @@ fn semaphore(code: &mut [Dpp]) {
         }
         if let Dpp::Tex { op: "ld", dst, .. } = &code[k] {
             pending.push(k);
-            let n: String = dst[1..]
-                .chars()
-                .take_while(|c| c.is_ascii_digit())
-                .collect();
-            if let Ok(n) = n.parse() {
-                regs.push(n);
-            }
+            regs.extend(register(dst));
         }
     }
 }
