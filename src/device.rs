@@ -24,7 +24,7 @@
 //! let exe = ctm::abi::Executable::from_code(ctm::isa::asm::assemble(
 //!     "out rtA.rgb = mad(s0.rrr, s1, s0.ggg) | rtA.a = mad(s1, s1, s1) src0=r0 src1=1.0 wait last",
 //! ).unwrap());
-//! let mut dev = Device::open(DeviceConfig::default());
+//! let mut dev = Device::open(DeviceConfig::default()).unwrap();
 //! let prog = dev.alloc(ArenaKind::SystemCached, exe.code.len() * 4).unwrap();
 //! dev.load_program(&exe, prog).unwrap();
 //! let out = dev.alloc(ArenaKind::SystemCached, 8 * 4 * 16).unwrap();
@@ -45,15 +45,15 @@
 use crate::abi::Executable;
 use crate::engine::{EngineKind, EngineUnavailable};
 use crate::isa::MAX_INSTS;
-use crate::mc::{Arena, ArenaKind, BASE_ALIGN, CacheMode, Mc, Memory, Unmapped};
+use crate::mc::{Arena, ArenaKind, BASE_ALIGN, CacheMode, MapError, Mc, Memory, Unmapped};
 use crate::pe::{BufferReport, CommandBuffer, Pe, PeError, ProgramDesc, RunSettings};
 
 /// Arena sizes and run settings of a new connection.
 #[derive(Clone, Debug)]
 pub struct DeviceConfig {
     /// Size of each arena in bytes, in the order local, local b, system,
-    /// cached system (each at most 512 MiB; memory is only allocated when
-    /// written).
+    /// cached system (each at most 512 MiB; the system commits memory as
+    /// it is touched).
     pub arena_sizes: [u32; 4],
     /// Cache behaviour.
     pub cache_mode: CacheMode,
@@ -79,6 +79,14 @@ const ARENAS: [(ArenaKind, u32); 4] = [
     (ArenaKind::SystemCached, 0x7000_0000),
 ];
 const MAX_ARENA: u32 = 512 << 20;
+
+/// Where `kind` stands in [`ARENAS`] (and in the memory's arena list).
+fn arena_index(kind: ArenaKind) -> usize {
+    ARENAS
+        .iter()
+        .position(|&(k, _)| k == kind)
+        .expect("every arena kind has a row")
+}
 /// Unread buffer reports a device keeps.
 pub const MAX_UNREAD: usize = 1024;
 
@@ -165,6 +173,19 @@ pub enum DeviceError {
     /// The requested engine cannot run.
     #[error(transparent)]
     Engine(#[from] EngineUnavailable),
+    /// The arenas could not be mapped.
+    #[error(transparent)]
+    Map(#[from] MapError),
+    /// A connection's worker thread could not be started.
+    #[error("could not start the device's worker thread: {0}")]
+    Worker(String),
+    /// A submit to a connection that is closing.
+    #[error("the connection is closed")]
+    Closed,
+    /// Executing a buffer panicked (a bug in ctm, reported instead of
+    /// taking the host down).
+    #[error("internal error while executing the buffer: {0}")]
+    Panicked(String),
 }
 
 /// One managed connection.
@@ -182,8 +203,10 @@ pub struct Device {
 }
 
 impl Device {
-    /// Opens a connection (`amOpenManagedConnection`).
-    pub fn open(config: DeviceConfig) -> Device {
+    /// Opens a connection (`amOpenManagedConnection`): maps its arenas
+    /// (committed by the system as they are touched) and sets up the PE.
+    /// Fails only when the system refuses the mappings.
+    pub fn open(config: DeviceConfig) -> Result<Device, DeviceError> {
         let arenas = ARENAS
             .iter()
             .zip(config.arena_sizes)
@@ -193,14 +216,33 @@ impl Device {
                 size: size.min(MAX_ARENA) / BASE_ALIGN * BASE_ALIGN,
             })
             .collect();
-        Device {
-            mc: Mc::new(Memory::new(arenas), config.cache_mode),
+        Ok(Device {
+            mc: Mc::new(Memory::new(arenas)?, config.cache_mode),
             pe: Pe::new(config.settings),
             next: [0; 4],
             buffers: Default::default(),
             submitted: 0,
             staging: None,
-        }
+        })
+    }
+
+    /// An arena's bytes, in place: what the next command buffer reads and
+    /// where results appear (`docs/design.md`, "Host-visible arenas").
+    pub fn arena(&self, arena: ArenaKind) -> &[u8] {
+        self.mc.mem.arena(arena_index(arena))
+    }
+
+    /// An arena's bytes, to write in place.
+    pub fn arena_mut(&mut self, arena: ArenaKind) -> &mut [u8] {
+        self.mc.mem.arena_mut(arena_index(arena))
+    }
+
+    /// The host address of an arena's first byte (null for an empty
+    /// arena): the C interface's `baseAddressCPU`/`baseAddressCPUc`. Valid
+    /// while the device lives; see [`Memory::arena_ptr`] for who may write
+    /// through it when.
+    pub fn arena_ptr(&self, arena: ArenaKind) -> *mut u8 {
+        self.mc.mem.arena_ptr(arena_index(arena))
     }
 
     /// The arenas, as `AMmanagedDeviceInfo` reports them.
@@ -221,10 +263,7 @@ impl Device {
     /// Takes `bytes` (rounded up to 2 KiB) from an arena; the block is
     /// 2 KiB aligned, as every MC base must be.
     pub fn alloc(&mut self, arena: ArenaKind, bytes: usize) -> Result<u32, DeviceError> {
-        let k = ARENAS
-            .iter()
-            .position(|&(kind, _)| kind == arena)
-            .unwrap_or(0);
+        let k = arena_index(arena);
         let a = self.mc.mem.arenas()[k];
         let need = (bytes.max(1) as u64).next_multiple_of(u64::from(BASE_ALIGN));
         let free = u64::from(a.size - self.next[k]);
@@ -243,10 +282,7 @@ impl Device {
     /// Bytes [`Device::alloc`] has handed out from an arena so far (the
     /// blocks lie back to back from the arena's base).
     pub fn allocated(&self, arena: ArenaKind) -> u32 {
-        ARENAS
-            .iter()
-            .position(|&(kind, _)| kind == arena)
-            .map_or(0, |k| self.next[k])
+        self.next[arena_index(arena)]
     }
 
     /// Writes host bytes to GPU memory.

@@ -328,7 +328,8 @@ fn stream(data: &[u8]) -> Result<(), String> {
             ..Default::default()
         },
         ..Default::default()
-    });
+    })
+    .map_err(|e| format!("opening a device: {e}"))?;
     let base = dev.info().base_address_sys_c;
     static PROGRAM: std::sync::OnceLock<Vec<u32>> = std::sync::OnceLock::new();
     let words =

@@ -39,6 +39,7 @@ pub mod diff;
 pub mod engine;
 pub mod frontend;
 pub mod fuzz;
+pub mod host;
 pub mod interp;
 pub mod isa;
 pub mod jit;

@@ -136,7 +136,8 @@ fn an_output_over_its_own_input_is_updated_in_place() {
                 ..RunSettings::default()
             },
             ..DeviceConfig::default()
-        });
+        })
+        .unwrap();
         let prog = dev.alloc(ArenaKind::System, exe.code.len() * 4).unwrap();
         dev.load_program(&exe, prog).unwrap();
         let buf = dev.alloc(ArenaKind::System, bytes.len()).unwrap();

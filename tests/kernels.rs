@@ -269,7 +269,7 @@ fn zbuffer_draws(engine: EngineKind) {
         ([0.0, -0.015], 0.45, [0.0, 0.0, 1.0, 1.0]),
     ];
     let exe = example("zbuffer.s").exe;
-    let mut dev = Device::open(DeviceConfig::default());
+    let mut dev = Device::open(DeviceConfig::default()).unwrap();
     dev.set_engine(engine).unwrap();
     let arena = ArenaKind::SystemCached;
     let prog = dev.alloc(arena, exe.code.len() * 4).unwrap();

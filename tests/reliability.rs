@@ -77,7 +77,8 @@ fn a_long_lived_device_does_not_grow() {
             ..Default::default()
         },
         ..DeviceConfig::default()
-    });
+    })
+    .unwrap();
     let out = dev.alloc(ArenaKind::SystemCached, 4 * 16).unwrap();
     let prog = dev.alloc(ArenaKind::SystemCached, 2048).unwrap();
     let mut last = None;

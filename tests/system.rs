@@ -50,7 +50,8 @@ impl Rig {
         let mut dev = Device::open(DeviceConfig {
             cache_mode: mode,
             ..DeviceConfig::default()
-        });
+        })
+        .unwrap();
         let e = exe(src);
         let prog = dev.alloc(SYS, e.code.len() * 4).unwrap();
         dev.load_program(&e, prog).unwrap();
@@ -811,7 +812,7 @@ fn runs_that_cannot_start_say_why() {
 
 #[test]
 fn host_api_errors() {
-    let mut dev = Device::open(DeviceConfig::default());
+    let mut dev = Device::open(DeviceConfig::default()).unwrap();
     let info = dev.info();
     assert_eq!(info.base_address_sys_c % 2048, 0);
     assert!(info.arena_size_gpu > 0 && info.arena_size_sys > 0);

@@ -10,10 +10,12 @@
 //! rules of §3, §5.4 and §7 as written there; input/output/constant indices
 //! outside their register files are errors, not warnings.
 
+mod image;
 mod info;
 mod notes;
 mod write;
 
+pub use image::{ImageLen, MAX_IMAGE, image_len};
 pub use info::{ConstValues, ProgramInfo};
 use notes::{check_sections, parse_notes};
 pub use write::write;

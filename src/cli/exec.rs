@@ -168,7 +168,8 @@ pub fn exec(a: ExecArgs, v: Verbosity) -> Result<u8, Error> {
             a.check_hazards,
             &a.limits,
         )?,
-    });
+    })
+    .map_err(|e| format!("opening the device: {e}"))?;
     let mut dumps = Vec::new();
     for spec in &a.dumps {
         let parsed = spec.split_once('=').and_then(|(range, path)| {

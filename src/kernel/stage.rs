@@ -87,7 +87,7 @@ impl Kernel {
         // allocated where it is written).
         let need = check::memory_needed(self, job).next_multiple_of(1 << 20);
         config.arena_sizes[3] = config.arena_sizes[3].max(need.min(u64::from(MAX_ARENA)) as u32);
-        let mut dev = Device::open(config);
+        let mut dev = Device::open(config)?;
         let arena = ArenaKind::SystemCached;
         let mut cb = CommandBuffer::new();
         let prog = dev.alloc(arena, self.exe.code.len() * 4)?;

@@ -6,9 +6,9 @@
 //! An input qualifies when the caches are coherent (a lookup is then a plain
 //! memory read) and it is a linear surface of 32-bit float channels without
 //! the 2×2 gather; every other input keeps going through
-//! [`TextureUnit::fetch`](crate::runtime::TextureUnit::fetch). Pages not
-//! allocated yet read as zeros, like [`Memory`]'s own reads; the table is
-//! built again after every delivery that may allocate them.
+//! [`TextureUnit::fetch`](crate::runtime::TextureUnit::fetch). Every page of
+//! an arena is mapped; the zero page stands for what lies outside the
+//! surface (`docs/design.md`, "Host-visible arenas").
 
 use super::{CacheMode, Format, Mc, Surface};
 use ctm_jit::state::{TexDesc, TexTable};

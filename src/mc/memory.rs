@@ -1,7 +1,8 @@
 //! GPU memory: a sparse, little-endian, byte-addressable 32-bit address
-//! space made of arenas (`docs/machine.md` §4.1). Only arenas are mapped;
-//! pages are allocated on first write, so large arenas cost nothing until
-//! used.
+//! space made of arenas (`docs/machine.md` §4.1, `docs/design.md` "Host-visible
+//! arenas"). Only arenas are mapped, each as one contiguous anonymous
+//! mapping that the system commits page by page as it is touched, so large
+//! arenas cost nothing until used.
 
 use std::fmt;
 use std::mem::MaybeUninit;
@@ -49,6 +50,13 @@ pub struct Arena {
 }
 
 impl Arena {
+    /// The first and last 64 KiB page the arena touches; `None` when it
+    /// runs past the 32-bit address space.
+    fn pages(&self) -> Option<(u32, u32)> {
+        let end = u64::from(self.base) + u64::from(self.size).max(1);
+        (end <= 1 << 32).then(|| (self.base >> PAGE_BITS, ((end - 1) >> PAGE_BITS) as u32))
+    }
+
     /// Whether `[addr, addr + len)` lies inside.
     pub fn contains(&self, addr: u64, len: u64) -> bool {
         addr >= u64::from(self.base) && addr + len <= u64::from(self.base) + u64::from(self.size)
@@ -65,102 +73,61 @@ pub struct Unmapped {
     pub len: u64,
 }
 
-/// Pages at least this many in a row (8 MiB) are allocated as one
-/// anonymous mapping: the system hands it out zeroed and fills it in only
-/// where it is first touched — by the workers of a run that write there, in
-/// parallel — instead of the allocating thread zeroing every byte first.
-/// Smaller runs come from the heap, whose recycled memory is cheaper to
-/// zero than fresh pages are to fault in (measured: a 4 MiB output is
-/// faster from the heap on one thread, a 16 MiB one scales from 1.0× to
-/// 1.8× on two threads when mapped).
-const MAPPED_RUN: usize = 128;
-
-/// Memory that pages point into; freed when the [`Memory`] drops.
-enum Chunk {
-    /// One page from the heap (`Box<[u8]>` of [`PAGE`] bytes, as a raw
-    /// pointer so that pages may be written through shared references).
-    Heap(NonNull<u8>),
-    /// Consecutive pages in an anonymous mapping (never accessed through
-    /// the map itself: only through the page pointers taken at creation).
-    Mapped(#[expect(dead_code, reason = "owns the mapping")] memmap2::MmapMut),
-}
-
-impl Chunk {
-    /// `n` zeroed pages, and the first byte of each.
-    fn zeroed(n: usize) -> Vec<(Chunk, Vec<NonNull<u8>>)> {
-        if n >= MAPPED_RUN
-            && let Ok(mut map) = memmap2::MmapOptions::new().len(n * PAGE).map_anon()
-        {
-            #[cfg(target_os = "linux")]
-            let _ = map.advise(memmap2::Advice::HugePage);
-            let base = map.as_mut_ptr();
-            let pages = (0..n)
-                // SAFETY: inside the mapping of `n · PAGE` bytes.
-                .map(|k| NonNull::new(unsafe { base.add(k * PAGE) }).expect("mapped"))
-                .collect();
-            return vec![(Chunk::Mapped(map), pages)];
-        }
-        (0..n)
-            .map(|_| {
-                let page = Box::into_raw(vec![0u8; PAGE].into_boxed_slice()).cast::<u8>();
-                let page = NonNull::new(page).expect("a box is never null");
-                (Chunk::Heap(page), vec![page])
-            })
-            .collect()
-    }
-}
-
-impl Drop for Chunk {
-    fn drop(&mut self) {
-        if let Chunk::Heap(p) = *self {
-            let slice = std::ptr::slice_from_raw_parts_mut(p.as_ptr(), PAGE);
-            // SAFETY: made by `Box::into_raw` of a `PAGE`-byte boxed slice in
-            // `Chunk::zeroed`, freed once, here.
-            drop(unsafe { Box::from_raw(slice) });
-        }
-    }
-}
-
 /// The address space: a flat table of 64 KiB pages, indexed directly by
-/// the top 16 bits of an address (no hashing on the access path). Pages
-/// are written through shared references by the workers of a run
-/// ([`Memory::write_shared`]), so they are kept as raw pointers into the
-/// chunks the memory owns.
+/// the top 16 bits of an address (no hashing on the access path). Each
+/// arena is one anonymous mapping made when the memory is created (the
+/// system commits a page on its first touch), and every page of an arena
+/// points into it, so an arena's bytes are contiguous and the host may read
+/// and write them in place ([`Memory::arena_ptr`]). Pages are written
+/// through shared references by the workers of a run
+/// ([`Memory::write_shared`]), so they are kept as raw pointers.
 pub struct Memory {
     arenas: Vec<Arena>,
     pages: Vec<Option<NonNull<u8>>>,
-    chunks: Vec<Chunk>,
+    /// One mapping per non-empty arena, starting at the arena's base rounded
+    /// down to a page. Never accessed through the map itself, only through
+    /// the pointers taken at creation.
+    maps: Vec<memmap2::MmapMut>,
 }
 
-// SAFETY: bytes are only changed through `&mut Memory`, or through
+// SAFETY: bytes are only changed through `&mut Memory`, through
 // `write_shared`, whose contract is that no other thread reads or writes the
-// same bytes at the same time; pages are only allocated through `&mut`. The
-// page pointers point into chunks the memory owns.
+// same bytes at the same time, or through `arena_ptr`, whose users promise
+// the same. The page pointers point into mappings the memory owns.
 unsafe impl Sync for Memory {}
 // SAFETY: as above; nothing is tied to the creating thread.
 unsafe impl Send for Memory {}
 
 impl Default for Memory {
     fn default() -> Self {
-        Memory::new(Vec::new())
+        Memory {
+            arenas: Vec::new(),
+            pages: vec![None; 1 << (32 - PAGE_BITS)],
+            maps: Vec::new(),
+        }
     }
 }
 
-impl Clone for Memory {
-    fn clone(&self) -> Self {
-        let mut m = Memory::new(self.arenas.clone());
-        for (k, page) in self.pages.iter().enumerate() {
-            if let Some(p) = page {
-                m.allocate((k as u64) << PAGE_BITS, PAGE as u64);
-                let copy = m.pages[k].expect("allocated above");
-                // SAFETY: both pages are PAGE bytes; `&self` excludes
-                // writers through `&mut`, and `write_shared` callers never
-                // overlap a clone (it needs the whole memory).
-                unsafe { std::ptr::copy_nonoverlapping(p.as_ptr(), copy.as_ptr(), PAGE) };
-            }
-        }
-        m
-    }
+/// Why arenas could not be mapped.
+#[derive(Debug, thiserror::Error)]
+pub enum MapError {
+    /// Two arenas share a 64 KiB page (or overlap).
+    #[error("the {0} and {1} arenas share a 64 KiB page")]
+    Shared(ArenaKind, ArenaKind),
+    /// An arena that runs past the 32-bit address space.
+    #[error("the {0} arena runs past the 32-bit address space")]
+    TooHigh(ArenaKind),
+    /// The system refused the mapping.
+    #[error("could not reserve {bytes} bytes for the {kind} arena: {source}")]
+    System {
+        /// Which arena.
+        kind: ArenaKind,
+        /// Its size.
+        bytes: u64,
+        /// What the system said.
+        #[source]
+        source: std::io::Error,
+    },
 }
 
 impl fmt::Debug for Memory {
@@ -173,18 +140,85 @@ impl fmt::Debug for Memory {
 }
 
 impl Memory {
-    /// A memory with `arenas` mapped (they must not overlap).
-    pub fn new(arenas: Vec<Arena>) -> Memory {
-        Memory {
-            arenas,
-            pages: vec![None; 1 << (32 - PAGE_BITS)],
-            chunks: Vec::new(),
+    /// A memory with `arenas` mapped, each as one zeroed mapping committed
+    /// lazily by the system. Arenas may not share a 64 KiB page.
+    pub fn new(arenas: Vec<Arena>) -> Result<Memory, MapError> {
+        let mut m = Memory::default();
+        for a in &arenas {
+            if a.size == 0 {
+                m.arenas.push(*a);
+                continue;
+            }
+            let Some((first, last)) = a.pages() else {
+                return Err(MapError::TooHigh(a.kind));
+            };
+            if let Some(o) = m.arenas.iter().find(|o| {
+                o.pages()
+                    .is_some_and(|(f, l)| f <= last && first <= l && o.size > 0)
+            }) {
+                return Err(MapError::Shared(o.kind, a.kind));
+            }
+            let bytes = (u64::from(last - first) + 1) << PAGE_BITS;
+            let mut map = memmap2::MmapOptions::new()
+                .len(bytes as usize)
+                .map_anon()
+                .map_err(|source| MapError::System {
+                    kind: a.kind,
+                    bytes,
+                    source,
+                })?;
+            let base = map.as_mut_ptr();
+            for k in first..=last {
+                let off = ((k - first) as usize) << PAGE_BITS;
+                // SAFETY: inside the mapping of `bytes` bytes.
+                m.pages[k as usize] = NonNull::new(unsafe { base.add(off) });
+            }
+            m.maps.push(map);
+            m.arenas.push(*a);
         }
+        Ok(m)
     }
 
     /// The arenas.
     pub fn arenas(&self) -> &[Arena] {
         &self.arenas
+    }
+
+    /// The host address of arena `k`'s first byte (its bytes follow
+    /// contiguously for the arena's size); null for an empty arena or one
+    /// that does not exist. Reading or writing through it is the caller's
+    /// business: no byte may be written while a run reads or writes it.
+    pub fn arena_ptr(&self, k: usize) -> *mut u8 {
+        match self.arenas.get(k) {
+            Some(a) if a.size > 0 => match self.pages[(a.base >> PAGE_BITS) as usize] {
+                // SAFETY: the offset is inside the arena's first page.
+                Some(p) => unsafe { p.as_ptr().add((a.base as usize) & (PAGE - 1)) },
+                None => std::ptr::null_mut(),
+            },
+            _ => std::ptr::null_mut(),
+        }
+    }
+
+    /// Arena `k`'s bytes.
+    pub fn arena(&self, k: usize) -> &[u8] {
+        let (p, n) = (self.arena_ptr(k), self.arenas.get(k).map_or(0, |a| a.size));
+        if p.is_null() {
+            return &[];
+        }
+        // SAFETY: the arena's `n` bytes are contiguous from `p` and live as
+        // long as `self`; writers through `&self` (`write_shared`,
+        // `arena_ptr`) promise not to touch bytes that are being read.
+        unsafe { std::slice::from_raw_parts(p, n as usize) }
+    }
+
+    /// Arena `k`'s bytes, to change in place.
+    pub fn arena_mut(&mut self, k: usize) -> &mut [u8] {
+        let (p, n) = (self.arena_ptr(k), self.arenas.get(k).map_or(0, |a| a.size));
+        if p.is_null() {
+            return &mut [];
+        }
+        // SAFETY: as in `arena`; `&mut self` excludes every other access.
+        unsafe { std::slice::from_raw_parts_mut(p, n as usize) }
     }
 
     /// Checks that `[addr, addr + len)` is inside one arena.
@@ -216,11 +250,9 @@ impl Memory {
     /// Writes `data` at `addr`.
     pub fn write(&mut self, addr: u64, data: &[u8]) -> Result<(), Unmapped> {
         self.check(addr, data.len() as u64)?;
-        self.allocate(addr, data.len() as u64);
-        // SAFETY: `&mut self` excludes every other access, and the pages
-        // were just allocated.
+        // SAFETY: `&mut self` excludes every other access.
         let done = unsafe { self.write_shared(addr, data) };
-        debug_assert!(done, "pages allocated above");
+        debug_assert!(done, "every page of an arena is mapped");
         Ok(())
     }
 
@@ -231,40 +263,8 @@ impl Memory {
         Some(self.pages.get(k).copied()??.as_ptr().cast_const())
     }
 
-    /// Allocates the pages of `[addr, addr + len)` (inside one arena), so
-    /// that [`Memory::write_shared`] can write there.
-    pub fn allocate(&mut self, addr: u64, len: u64) {
-        if len == 0 {
-            return;
-        }
-        let first = (addr >> PAGE_BITS) as usize;
-        let last = (((addr + len - 1) >> PAGE_BITS) as usize).min(self.pages.len() - 1);
-        let mut k = first;
-        while k <= last {
-            if self.pages[k].is_some() {
-                k += 1;
-                continue;
-            }
-            // A run of missing pages.
-            let n = self.pages[k..=last]
-                .iter()
-                .take_while(|p| p.is_none())
-                .count();
-            let mut at = k;
-            for (chunk, pages) in Chunk::zeroed(n) {
-                for p in pages {
-                    self.pages[at] = Some(p);
-                    at += 1;
-                }
-                self.chunks.push(chunk);
-            }
-            k += n;
-        }
-    }
-
     /// Writes `data` at `addr` through a shared reference; returns false
-    /// (writing nothing) if a page of the span was not allocated (see
-    /// [`Memory::allocate`]) or the span is not mapped.
+    /// (writing nothing) if the span is not inside one arena.
     ///
     /// # Safety
     /// No other thread may read or write any byte of `[addr, addr +

@@ -28,7 +28,7 @@ mod memory;
 
 pub use direct::DirectInputs;
 pub use format::{Format, Layout, Linear, ReservedFormat, Surface, SurfaceFormat, Tiled};
-pub use memory::{Arena, ArenaKind, BASE_ALIGN, Memory, Unmapped};
+pub use memory::{Arena, ArenaKind, BASE_ALIGN, MapError, Memory, Unmapped};
 
 use crate::runtime::texture::texel_floor;
 use crate::runtime::{FetchRequest, TexFault, TextureUnit};
@@ -342,9 +342,8 @@ impl Mc {
 
     /// [`Mc::write_element`] through a shared reference, for the workers
     /// of a run that write disjoint elements straight to memory. Only in
-    /// [`CacheMode::Coherent`]; the pages of the surface must have been
-    /// allocated ([`Memory::allocate`]). Returns false where it could not
-    /// write (no page, wrong mode).
+    /// [`CacheMode::Coherent`]. Returns false where it could not write
+    /// (outside every arena, wrong mode).
     ///
     /// # Safety
     /// No other thread may read or write element (x, y) of `s` meanwhile.

@@ -236,7 +236,7 @@ impl RowSink<'_> {
         // is delivered by the one worker that ran it, so no other thread
         // touches these elements.
         let written = unsafe { self.mc.write_encoded_shared(s, i, j, bytes, count) };
-        debug_assert!(written, "output pages are allocated before a direct run");
+        debug_assert!(written, "outputs were checked to lie inside an arena");
     }
 }
 
@@ -286,7 +286,7 @@ impl Sink for RowSink<'_> {
                     self.mc
                         .write_element_shared(s, px.i, px.j, px.values[k], px.masks[k])
                 };
-                debug_assert!(written, "output pages are allocated before a direct run");
+                debug_assert!(written, "outputs were checked to lie inside an arena");
             }
         }
     }

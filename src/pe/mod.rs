@@ -14,6 +14,7 @@
 
 mod command;
 mod deliver;
+mod program;
 mod run;
 mod text;
 

@@ -1,9 +1,9 @@
 //! `start_program`: one run of the current program over the domain
 //! (`docs/machine.md` §6).
 //!
-//! 1. The loader's description of the program at the instruction base gives
-//!    its length and mode; its words are read through the instruction cache
-//!    and built into clause IR (cached by content).
+//! 1. The program at the instruction base — an executable image, or words
+//!    the loader placed there — is read through the instruction cache and
+//!    built into clause IR, cached by content (`program.rs`).
 //! 2. Constants are read through their caches: float constant c at
 //!    base + 16c, integer constant c at base + 4c (byte 0 = count, byte 1 =
 //!    initial aL, byte 2 = signed step), boolean c at base + 4c (true iff the
@@ -18,7 +18,8 @@
 //!    the row's uncached writes — so any thread count gives the same memory.
 
 use super::deliver::{Px, RowSink, Targets, deliver_ordered, direct_allowed};
-use super::{PROCESSORS, Pe, PeError, ProgramDesc};
+use super::{PROCESSORS, Pe, PeError};
+use crate::abi::ProgramInfo;
 use crate::co::CondLoc;
 use crate::engine::EngineKind;
 use crate::mc::{CacheId, DiagnosticCounts, DirectInputs, Mc, RunView, Surface, UncachedWrite};
@@ -26,9 +27,8 @@ use crate::runtime::hazard::Hazard;
 use crate::runtime::{
     Cancel, Engine, EngineStats, RunError, RunOptions, RunStats, Runner, Stop, Watchdog,
 };
-use crate::{abi::ProgramInfo, frontend, isa};
 use ctm_jit::compile::JitOptions;
-use ctm_jit::ir::{CONSTS, INT_CONSTS, Program};
+use ctm_jit::ir::{CONSTS, INT_CONSTS};
 use ctm_jit::state::{IntConst, Lanes, Uniforms};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -144,70 +144,12 @@ struct Worker {
 }
 
 impl Pe {
-    fn fail(offset: usize, message: impl Into<String>) -> PeError {
+    pub(super) fn fail(offset: usize, message: impl Into<String>) -> PeError {
         PeError::Command {
             offset,
             name: "start_program",
             message: message.into(),
         }
-    }
-
-    fn program(
-        &mut self,
-        mc: &Mc,
-        offset: usize,
-    ) -> Result<(Arc<Program>, ProgramInfo, ProgramDesc), PeError> {
-        let base = self
-            .inst
-            .ok_or_else(|| Self::fail(offset, "no instruction memory set (set_inst_fmt)"))?;
-        let desc = *self.programs.get(&base).ok_or_else(|| {
-            Self::fail(
-                offset,
-                format!("no program was loaded at {base:#010x} (the loader records each program it places)"),
-            )
-        })?;
-        let n = usize::from(desc.len) * isa::INST_BYTES;
-        mc.mem
-            .check(u64::from(base), n as u64)
-            .map_err(|e| Self::fail(offset, format!("instructions: {e}")))?;
-        let mut bytes = vec![0u8; n];
-        mc.read(CacheId::Inst, u64::from(base), &mut bytes);
-        let words: Vec<u32> = bytes
-            .chunks_exact(4)
-            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-            .collect();
-        let slots = isa::decode_program(&words);
-        let insts: Vec<isa::Inst> = slots
-            .iter()
-            .filter_map(|s| s.as_ref().ok().cloned())
-            .collect();
-        let info = ProgramInfo::from_code(&insts);
-        // The hazard checker and the tracer must see every register write.
-        let o = self.settings.options;
-        let checked = o.check_hazards || o.single_step;
-        let key = (words, desc.uncached, checked, o.single_step);
-        self.tick += 1;
-        if let Some((p, used)) = self.compiled.get_mut(&key) {
-            *used = self.tick;
-            return Ok((p.clone(), info, desc));
-        }
-        let opts = frontend::Options {
-            drop_dead_writes: !checked,
-            single_step: o.single_step,
-            ..frontend::Options::loaded(desc.uncached)
-        };
-        let program = Arc::new(frontend::build(&slots, opts));
-        if self.compiled.len() >= super::MAX_BUILT
-            && let Some(oldest) = self
-                .compiled
-                .iter()
-                .min_by_key(|(_, (_, used))| *used)
-                .map(|(k, _)| k.clone())
-        {
-            self.compiled.remove(&oldest);
-        }
-        self.compiled.insert(key, (program.clone(), self.tick));
-        Ok((program, info, desc))
     }
 
     fn uniforms(&self, mc: &Mc, info: &ProgramInfo, offset: usize) -> Result<Uniforms, PeError> {
@@ -350,13 +292,6 @@ impl Pe {
         let uniforms = self.uniforms(mc, &info, offset)?;
         self.check_surfaces(mc, &info, uncached, offset)?;
         let direct = direct_allowed(self, mc, &info.inputs, &info.outputs, uncached);
-        if direct {
-            for &k in &info.outputs {
-                if let Some(s) = &self.outputs[k as usize & 3] {
-                    mc.mem.allocate(u64::from(s.base), s.span());
-                }
-            }
-        }
         let before = mc.diagnostics.counts();
         let mut report = RunReport::default();
         let d = self.domain;
@@ -436,8 +371,8 @@ impl Pe {
         for rows in rows.chunks(chunk) {
             let results = {
                 let mc: &Mc = mc;
-                // Built again for every chunk: deliveries between chunks may
-                // allocate pages of an input.
+                // Built again for every chunk: the borrow of `mc` ends
+                // with it, before the chunk's deliveries.
                 let direct_inputs = DirectInputs::new(mc, &self.inputs);
                 run_rows(rows, &mut workers, &|w: &mut Worker, row: u32| {
                     let mut view = RunView::new(mc, &self.inputs, out0).with_direct(&direct_inputs);

@@ -1,0 +1,264 @@
+//! Asynchronous connections (`docs/machine.md` §9, `docs/design.md`
+//! "Host-visible arenas and dispatch"): a [`Connection`] is a [`Device`]
+//! with a worker thread of its own, as the board was to a CTM application.
+//!
+//! [`Connection::submit`] checks a command buffer's address and size and
+//! returns its id at once; the worker executes buffers one after the other
+//! in submission order; [`Connection::consumed`] polls, [`Connection::wait`]
+//! blocks and returns what the buffer did or its fault. Meanwhile the host
+//! reads and writes the arenas in place, through [`Connection::arena_ptr`]
+//! (the C interface's CPU base addresses) or [`Connection::device`]. As on
+//! the hardware, what a buffer still in flight reads or writes must not be
+//! written by the host until the buffer is consumed. Dropping a connection
+//! waits for every buffer submitted to it.
+//!
+//! ```
+//! use ctm::device::DeviceConfig;
+//! use ctm::host::Connection;
+//! use ctm::mc::{ArenaKind, Format, SurfaceFormat};
+//! use ctm::pe::{Command, CommandBuffer};
+//! use ctm::runtime::Domain;
+//!
+//! let conn = Connection::open(DeviceConfig::default()).unwrap();
+//! let base = conn.info().base_address_sys_c;
+//! // An executable's bytes at the instruction base are all start_program needs.
+//! let exe = ctm::abi::Executable::from_code(ctm::isa::asm::assemble(
+//!     "out rtA.rgb = max.off(s0, s0) | rtA.a = max.off(s0, s0) src0=r0 wait last",
+//! ).unwrap());
+//! let image = ctm::abi::write(&exe);
+//! let out = base + 0x10_0000;
+//! let mut cb = CommandBuffer::new();
+//! cb.push(Command::SetInstFmt { base: base + 0x800, fmt: SurfaceFormat::linear(Format::Float32_1, 0) })
+//!     .push(Command::SetOutFmt { output: 0, base: out, fmt: SurfaceFormat::linear(Format::Float32_4, 8), height: 4 })
+//!     .push(Command::SetDomain(Domain::new(8, 4)))
+//!     .push(Command::StartProgram)
+//!     .push(Command::FlushOutCache);
+//! let words = cb.to_bytes();
+//! {
+//!     let mut dev = conn.device();
+//!     let arena = dev.arena_mut(ArenaKind::SystemCached);
+//!     arena[..words.len()].copy_from_slice(&words);
+//!     arena[0x800..0x800 + image.len()].copy_from_slice(&image);
+//! }
+//! let id = conn.submit(base, words.len() as u32).unwrap();
+//! conn.wait(id).unwrap();
+//! let dev = conn.device();
+//! let px = &dev.arena(ArenaKind::SystemCached)[0x10_0000 + (2 * 8 + 3) * 16..][..4];
+//! assert_eq!(f32::from_le_bytes(px.try_into().unwrap()), 3.0); // i of (3, 2)
+//! ```
+
+use crate::device::{BufferId, Device, DeviceConfig, DeviceError, DeviceInfo, MAX_UNREAD};
+use crate::mc::{Arena, ArenaKind};
+use crate::pe::BufferReport;
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::thread::JoinHandle;
+
+/// One connection with its worker.
+#[derive(Debug)]
+pub struct Connection {
+    shared: Arc<Shared>,
+    worker: Option<JoinHandle<()>>,
+    info: DeviceInfo,
+    arenas: Vec<Arena>,
+    ptrs: [usize; 4],
+}
+
+#[derive(Debug)]
+struct Shared {
+    device: Mutex<Device>,
+    queue: Mutex<Queue>,
+    /// Signalled when a buffer is queued, one completes, or the connection
+    /// closes.
+    changed: Condvar,
+}
+
+#[derive(Debug, Default)]
+struct Queue {
+    /// Buffers submitted and not started: id, address, size.
+    pending: VecDeque<(u32, u32, u32)>,
+    /// Ids handed out so far (ids are 1, 2, …).
+    submitted: u32,
+    /// Every id up to this one has completed.
+    completed: u32,
+    /// Reports of completed buffers not read yet (at most [`MAX_UNREAD`]).
+    reports: BTreeMap<u32, Result<BufferReport, DeviceError>>,
+    closing: bool,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // A panic while holding a lock is caught where it happens (runs are
+    // wrapped), so a poisoned lock still holds consistent state.
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+const KINDS: [ArenaKind; 4] = [
+    ArenaKind::Local,
+    ArenaKind::LocalB,
+    ArenaKind::System,
+    ArenaKind::SystemCached,
+];
+
+impl Connection {
+    /// Opens a device and starts its worker.
+    pub fn open(config: DeviceConfig) -> Result<Connection, DeviceError> {
+        let device = Device::open(config)?;
+        let info = device.info();
+        let arenas = device.mc().mem.arenas().to_vec();
+        let ptrs = KINDS.map(|k| device.arena_ptr(k) as usize);
+        let shared = Arc::new(Shared {
+            device: Mutex::new(device),
+            queue: Mutex::new(Queue::default()),
+            changed: Condvar::new(),
+        });
+        let worker = {
+            let shared = shared.clone();
+            std::thread::Builder::new()
+                .name("ctm-device".into())
+                .spawn(move || work(&shared))
+                .map_err(|e| DeviceError::Worker(e.to_string()))?
+        };
+        Ok(Connection {
+            shared,
+            worker: Some(worker),
+            info,
+            arenas,
+            ptrs,
+        })
+    }
+
+    /// The arenas' GPU bases and sizes.
+    pub fn info(&self) -> DeviceInfo {
+        self.info
+    }
+
+    /// The host address of an arena's first byte (null for an empty
+    /// arena), valid until the connection is dropped.
+    pub fn arena_ptr(&self, arena: ArenaKind) -> *mut u8 {
+        let k = KINDS.iter().position(|&k| k == arena).unwrap_or(0);
+        self.ptrs[k] as *mut u8
+    }
+
+    /// The device, once the buffer running now (if any) has finished; the
+    /// worker waits while it is held.
+    pub fn device(&self) -> MutexGuard<'_, Device> {
+        lock(&self.shared.device)
+    }
+
+    /// Queues `size` bytes of commands at GPU address `addr`
+    /// (`amSubmitCommandBuffer`) and returns at once. The buffer must lie
+    /// inside one arena and be a whole number of dwords; what it contains
+    /// is only read when it runs (a malformed buffer is consumed with a
+    /// fault).
+    pub fn submit(&self, addr: u32, size: u32) -> Result<BufferId, DeviceError> {
+        if !size.is_multiple_of(4) {
+            return Err(DeviceError::BadSize { size });
+        }
+        let (a, n) = (u64::from(addr), u64::from(size));
+        if !self.arenas.iter().any(|r| r.contains(a, n)) {
+            return Err(crate::mc::Unmapped { addr: a, len: n }.into());
+        }
+        let mut q = lock(&self.shared.queue);
+        if q.closing {
+            return Err(DeviceError::Closed);
+        }
+        q.submitted += 1;
+        let id = q.submitted;
+        q.pending.push_back((id, addr, size));
+        self.shared.changed.notify_all();
+        Ok(BufferId(id))
+    }
+
+    /// Whether buffer `id` has completed (`amCommandBufferConsumed`). An
+    /// id this connection never handed out reads as consumed: there is
+    /// nothing to wait for (a client that polls the 0 of a failed submit
+    /// does not spin for ever).
+    pub fn consumed(&self, id: BufferId) -> bool {
+        let q = lock(&self.shared.queue);
+        id.0 == 0 || id.0 > q.submitted || id.0 <= q.completed
+    }
+
+    /// Whether `id` was handed out by this connection.
+    pub fn knows(&self, id: BufferId) -> bool {
+        id.0 != 0 && id.0 <= lock(&self.shared.queue).submitted
+    }
+
+    /// Waits for buffer `id` and returns what it did or its fault (each
+    /// report is read once; at most [`MAX_UNREAD`] unread ones are kept).
+    pub fn wait(&self, id: BufferId) -> Result<BufferReport, DeviceError> {
+        let mut q = lock(&self.shared.queue);
+        if id.0 == 0 || id.0 > q.submitted {
+            return Err(DeviceError::UnknownBuffer(id.0));
+        }
+        while q.completed < id.0 {
+            q = self
+                .shared
+                .changed
+                .wait(q)
+                .unwrap_or_else(PoisonError::into_inner);
+        }
+        q.reports
+            .remove(&id.0)
+            .unwrap_or(Err(DeviceError::ReportGone(id.0)))
+    }
+
+    /// Waits until every buffer submitted so far has completed.
+    pub fn finish(&self) {
+        let mut q = lock(&self.shared.queue);
+        while q.completed < q.submitted {
+            q = self
+                .shared
+                .changed
+                .wait(q)
+                .unwrap_or_else(PoisonError::into_inner);
+        }
+    }
+}
+
+impl Drop for Connection {
+    /// Waits for outstanding buffers, then stops the worker.
+    fn drop(&mut self) {
+        lock(&self.shared.queue).closing = true;
+        self.shared.changed.notify_all();
+        if let Some(w) = self.worker.take() {
+            let _ = w.join();
+        }
+    }
+}
+
+/// The worker: executes queued buffers in order until the connection
+/// closes and nothing is left.
+fn work(shared: &Shared) {
+    loop {
+        let (id, addr, size) = {
+            let mut q = lock(&shared.queue);
+            loop {
+                if let Some(next) = q.pending.pop_front() {
+                    break next;
+                }
+                if q.closing {
+                    return;
+                }
+                q = shared
+                    .changed
+                    .wait(q)
+                    .unwrap_or_else(PoisonError::into_inner);
+            }
+        };
+        let result = {
+            let mut dev = lock(&shared.device);
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                let own = dev.submit(addr, size)?;
+                dev.wait(own)
+            }))
+            .unwrap_or_else(|p| Err(DeviceError::Panicked(crate::interp::panic_message(&*p))))
+        };
+        let mut q = lock(&shared.queue);
+        q.completed = id;
+        q.reports.insert(id, result);
+        while q.reports.len() > MAX_UNREAD {
+            q.reports.pop_first();
+        }
+        shared.changed.notify_all();
+    }
+}

@@ -1,0 +1,139 @@
+//! The program of a run: what `start_program` finds at the instruction
+//! base (`docs/machine.md` §3.4, `docs/abi.md` §10) and its clause IR,
+//! built once per content and build options.
+//!
+//! An executable image there (an ELF file's bytes) is read in place,
+//! bounded by its arena and by the lengths its headers give; otherwise the
+//! loader's record of that base says how many raw instruction words follow.
+//! Built programs are found by their words, never by address, so a new
+//! program copied over an old one at the same base is built anew.
+
+use super::{Pe, PeError, ProgramDesc};
+use crate::abi::{self, ImageLen, ProgramInfo};
+use crate::mc::{CacheId, Mc};
+use crate::{frontend, isa};
+use ctm_jit::ir::Program;
+use std::sync::Arc;
+
+impl Pe {
+    pub(super) fn program(
+        &mut self,
+        mc: &Mc,
+        offset: usize,
+    ) -> Result<(Arc<Program>, ProgramInfo, ProgramDesc), PeError> {
+        let base = self
+            .inst
+            .ok_or_else(|| Self::fail(offset, "no instruction memory set (set_inst_fmt)"))?;
+        let (words, desc) = match image_at(mc, base) {
+            Some(Ok(exe)) => {
+                let desc = ProgramDesc {
+                    len: exe.len() as u16,
+                    uncached: exe.info.uncached(),
+                };
+                (exe.code, desc)
+            }
+            image => {
+                let Some(&desc) = self.programs.get(&base) else {
+                    return Err(Self::fail(
+                        offset,
+                        match image {
+                            Some(Err(e)) => format!("the executable image at {base:#010x}: {e}"),
+                            _ => format!(
+                                "no program at {base:#010x}: neither an executable image (docs/abi.md §10) nor words the loader placed"
+                            ),
+                        },
+                    ));
+                };
+                let n = usize::from(desc.len) * isa::INST_BYTES;
+                mc.mem
+                    .check(u64::from(base), n as u64)
+                    .map_err(|e| Self::fail(offset, format!("instructions: {e}")))?;
+                let mut bytes = vec![0u8; n];
+                mc.read(CacheId::Inst, u64::from(base), &mut bytes);
+                let words = bytes
+                    .chunks_exact(4)
+                    .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                    .collect();
+                (words, desc)
+            }
+        };
+        let slots = isa::decode_program(&words);
+        let insts: Vec<isa::Inst> = slots
+            .iter()
+            .filter_map(|s| s.as_ref().ok().cloned())
+            .collect();
+        let info = ProgramInfo::from_code(&insts);
+        // The hazard checker and the tracer must see every register write.
+        let o = self.settings.options;
+        let checked = o.check_hazards || o.single_step;
+        let key = (words, desc.uncached, checked, o.single_step);
+        self.tick += 1;
+        if let Some((p, used)) = self.compiled.get_mut(&key) {
+            *used = self.tick;
+            return Ok((p.clone(), info, desc));
+        }
+        let opts = frontend::Options {
+            drop_dead_writes: !checked,
+            single_step: o.single_step,
+            ..frontend::Options::loaded(desc.uncached)
+        };
+        let program = Arc::new(frontend::build(&slots, opts));
+        if self.compiled.len() >= super::MAX_BUILT
+            && let Some(oldest) = self
+                .compiled
+                .iter()
+                .min_by_key(|(_, (_, used))| *used)
+                .map(|(k, _)| k.clone())
+        {
+            self.compiled.remove(&oldest);
+        }
+        self.compiled.insert(key, (program.clone(), self.tick));
+        Ok((program, info, desc))
+    }
+}
+
+/// The executable image at `base` (`docs/abi.md` §10), read through the
+/// instruction cache: `None` when the bytes there do not start with the ELF
+/// magic, an error when they do but are no valid DPP executable.
+fn image_at(mc: &Mc, base: u32) -> Option<Result<abi::Executable, String>> {
+    let arena = mc
+        .mem
+        .arenas()
+        .iter()
+        .find(|a| a.contains(base.into(), 4))?;
+    let room = u64::from(arena.base) + u64::from(arena.size) - u64::from(base);
+    let read = |n: u64| {
+        let mut b = vec![0u8; n.min(room) as usize];
+        mc.read(CacheId::Inst, u64::from(base), &mut b);
+        b
+    };
+    if !abi::is_elf(&read(4)) {
+        return None;
+    }
+    let mut bytes = read(52);
+    loop {
+        match abi::image_len(&bytes) {
+            Ok(ImageLen::Needs(n)) if (bytes.len() as u64) < n.min(room) => bytes = read(n),
+            Ok(ImageLen::Len(n)) if n <= room => {
+                let exe = abi::load(&read(n)).map(|l| l.exe);
+                return Some(exe.map_err(|e| e.to_string()).and_then(|exe| {
+                    if exe.len() > isa::MAX_INSTS {
+                        Err(format!(
+                            "{} instructions; the store holds {}",
+                            exe.len(),
+                            isa::MAX_INSTS
+                        ))
+                    } else {
+                        Ok(exe)
+                    }
+                }));
+            }
+            Ok(_) => {
+                return Some(Err(format!(
+                    "it runs past the end of its arena ({room} bytes from its start)"
+                )));
+            }
+            Err(e) => return Some(Err(e.to_string())),
+        }
+    }
+}

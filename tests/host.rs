@@ -1,0 +1,225 @@
+//! Host-visible arenas, executable images at the instruction base and
+//! asynchronous connections (`docs/design.md` "Host-visible arenas and
+//! dispatch", `docs/abi.md` §10, `docs/machine.md` §9).
+
+use ctm::abi::{Executable, write};
+use ctm::device::{BufferId, DeviceConfig, DeviceError};
+use ctm::host::Connection;
+use ctm::isa::asm::assemble;
+use ctm::mc::{ArenaKind, Format, SurfaceFormat};
+use ctm::pe::{Command as Cmd, CommandBuffer};
+use ctm::runtime::Domain;
+
+const SYSC: ArenaKind = ArenaKind::SystemCached;
+const PROG: usize = 0x800;
+const OUT: usize = 0x10_0000;
+
+fn image(src: &str) -> Vec<u8> {
+    write(&Executable::from_code(assemble(src).unwrap()))
+}
+
+/// out0 = (i·k, j·k, v·k, 1) for a constant k in the program.
+fn scaled(k: f32) -> Vec<u8> {
+    image(&format!(
+        "out rtA.rgb = mad(s0, s1, s2) | rtA.a = max.off(s0, s0) src0=r0 src1={k:?} src2=0.0 wait last"
+    ))
+}
+
+/// A buffer at the arena's base running the image at +PROG over w × h into
+/// a float32_4 output at +OUT.
+fn commands(base: u32, w: u32, h: u32) -> Vec<u8> {
+    let mut cb = CommandBuffer::new();
+    cb.push(Cmd::SetInstFmt {
+        base: base + PROG as u32,
+        fmt: SurfaceFormat::linear(Format::Float32_1, 0),
+    })
+    .push(Cmd::InvInstCache)
+    .push(Cmd::SetOutFmt {
+        output: 0,
+        base: base + OUT as u32,
+        fmt: SurfaceFormat::linear(Format::Float32_4, w),
+        height: h,
+    })
+    .push(Cmd::SetDomain(Domain::new(w, h)))
+    .push(Cmd::StartProgram)
+    .push(Cmd::FlushOutCache);
+    cb.to_bytes()
+}
+
+fn put(conn: &Connection, at: usize, bytes: &[u8]) {
+    conn.device().arena_mut(SYSC)[at..at + bytes.len()].copy_from_slice(bytes);
+}
+
+fn pixel(conn: &Connection, w: u32, i: u32, j: u32) -> [f32; 4] {
+    let dev = conn.device();
+    let at = OUT + ((j * w + i) * 16) as usize;
+    std::array::from_fn(|c| {
+        let b = &dev.arena(SYSC)[at + 4 * c..at + 4 * c + 4];
+        f32::from_le_bytes(b.try_into().unwrap())
+    })
+}
+
+#[test]
+fn what_the_host_writes_in_place_is_what_runs_and_results_appear_in_place() {
+    let conn = Connection::open(DeviceConfig::default()).unwrap();
+    let base = conn.info().base_address_sys_c;
+    let cmds = commands(base, 8, 4);
+    // Through the raw pointer, as a C client writes.
+    let p = conn.arena_ptr(SYSC);
+    let prog = scaled(2.0);
+    // SAFETY: the arena is at least 1 MiB + the output; nothing is in flight.
+    unsafe {
+        std::ptr::copy_nonoverlapping(cmds.as_ptr(), p, cmds.len());
+        std::ptr::copy_nonoverlapping(prog.as_ptr(), p.add(PROG), prog.len());
+    }
+    let id = conn.submit(base, cmds.len() as u32).unwrap();
+    conn.wait(id).unwrap();
+    assert!(conn.consumed(id));
+    assert_eq!(pixel(&conn, 8, 3, 2), [6.0, 4.0, 0.0, 1.0]);
+    // SAFETY: the buffer is consumed; reading the result through the pointer.
+    let x = unsafe { std::ptr::read_unaligned(p.add(OUT + (2 * 8 + 3) * 16).cast::<f32>()) };
+    assert_eq!(x, 6.0);
+}
+
+#[test]
+fn a_new_image_at_the_same_base_is_built_anew() {
+    let conn = Connection::open(DeviceConfig::default()).unwrap();
+    let base = conn.info().base_address_sys_c;
+    let cmds = commands(base, 4, 2);
+    put(&conn, 0, &cmds);
+    for k in [2.0f32, 3.0, 2.0, 5.0] {
+        put(&conn, PROG, &scaled(k));
+        let id = conn.submit(base, cmds.len() as u32).unwrap();
+        conn.wait(id).unwrap();
+        assert_eq!(pixel(&conn, 4, 3, 1), [3.0 * k, k, 0.0, 1.0], "k = {k}");
+    }
+}
+
+#[test]
+fn a_broken_image_or_no_program_is_a_fault_naming_the_base() {
+    let conn = Connection::open(DeviceConfig::default()).unwrap();
+    let base = conn.info().base_address_sys_c;
+    let cmds = commands(base, 4, 2);
+    put(&conn, 0, &cmds);
+    // Nothing at the base.
+    let id = conn.submit(base, cmds.len() as u32).unwrap();
+    let e = conn.wait(id).unwrap_err().to_string();
+    assert!(e.contains("no program at 0x70000800"), "{e}");
+    // An ELF header whose machine is wrong.
+    let mut bad = scaled(1.0);
+    bad[18] = 3;
+    put(&conn, PROG, &bad);
+    let id = conn.submit(base, cmds.len() as u32).unwrap();
+    let e = conn.wait(id).unwrap_err().to_string();
+    assert!(
+        e.contains("executable image at 0x70000800") && e.contains("e_machine"),
+        "{e}"
+    );
+    // Tables that claim to run far past the arena.
+    let mut far = scaled(1.0);
+    far[0x20..0x24].copy_from_slice(&0x7FFF_0000u32.to_le_bytes());
+    put(&conn, PROG, &far);
+    let id = conn.submit(base, cmds.len() as u32).unwrap();
+    let e = conn.wait(id).unwrap_err().to_string();
+    assert!(e.contains("executable image at 0x70000800"), "{e}");
+}
+
+#[test]
+fn buffers_run_in_order_after_submit_returns_and_faults_are_kept() {
+    let conn = Connection::open(DeviceConfig::default()).unwrap();
+    let base = conn.info().base_address_sys_c;
+    let (w, h) = (64u32, 64u32);
+    let cmds = commands(base, w, h);
+    put(&conn, 0, &cmds);
+    put(&conn, PROG, &scaled(1.0));
+    // A second buffer that faults: a packet with an unknown opcode.
+    let fault_at = 0x8_0000;
+    put(&conn, fault_at, &0xC000_7700u32.to_le_bytes());
+    put(&conn, fault_at + 4, &0u32.to_le_bytes());
+    let ids: Vec<BufferId> = (0..20)
+        .map(|k| {
+            if k == 7 {
+                conn.submit(base + fault_at as u32, 8).unwrap()
+            } else {
+                conn.submit(base, cmds.len() as u32).unwrap()
+            }
+        })
+        .collect();
+    assert_eq!(ids[0], BufferId(1));
+    assert!(ids.windows(2).all(|p| p[1].0 == p[0].0 + 1));
+    conn.finish();
+    assert!(ids.iter().all(|&id| conn.consumed(id)));
+    for (k, &id) in ids.iter().enumerate() {
+        let r = conn.wait(id);
+        if k == 7 {
+            let e = r.unwrap_err().to_string();
+            assert!(e.contains("byte 0x0"), "{e}");
+        } else {
+            assert_eq!(r.unwrap().runs.len(), 1);
+        }
+    }
+    assert!(matches!(conn.wait(ids[3]), Err(DeviceError::ReportGone(4))));
+    assert_eq!(pixel(&conn, w, 63, 63), [63.0, 63.0, 0.0, 1.0]);
+}
+
+#[test]
+fn submits_are_checked_and_unknown_ids_read_as_consumed() {
+    let conn = Connection::open(DeviceConfig::default()).unwrap();
+    let base = conn.info().base_address_sys_c;
+    assert!(matches!(
+        conn.submit(base, 6),
+        Err(DeviceError::BadSize { size: 6 })
+    ));
+    assert!(matches!(
+        conn.submit(0x0800_0000, 16),
+        Err(DeviceError::Unmapped(_))
+    ));
+    let end = base + conn.info().arena_size_sys_c;
+    assert!(conn.submit(end - 8, 16).is_err());
+    assert!(conn.consumed(BufferId(0)));
+    assert!(conn.consumed(BufferId(99)));
+    assert!(!conn.knows(BufferId(99)));
+    assert!(matches!(
+        conn.wait(BufferId(99)),
+        Err(DeviceError::UnknownBuffer(99))
+    ));
+}
+
+#[test]
+fn connections_in_threads_are_independent_and_close_with_buffers_queued() {
+    let results: Vec<[f32; 4]> = std::thread::scope(|s| {
+        let handles: Vec<_> = (1..=3)
+            .map(|k| {
+                s.spawn(move || {
+                    let conn = Connection::open(DeviceConfig::default()).unwrap();
+                    let base = conn.info().base_address_sys_c;
+                    let cmds = commands(base, 32, 32);
+                    put(&conn, 0, &cmds);
+                    put(&conn, PROG, &scaled(k as f32));
+                    for _ in 0..5 {
+                        conn.submit(base, cmds.len() as u32).unwrap();
+                    }
+                    conn.finish();
+                    pixel(&conn, 32, 31, 30)
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    for (k, px) in results.iter().enumerate() {
+        let k = (k + 1) as f32;
+        assert_eq!(*px, [31.0 * k, 30.0 * k, 0.0, 1.0]);
+    }
+    // A drop with buffers still queued runs them and stops the worker.
+    let conn = Connection::open(DeviceConfig::default()).unwrap();
+    let base = conn.info().base_address_sys_c;
+    let cmds = commands(base, 256, 256);
+    put(&conn, 0, &cmds);
+    put(&conn, PROG, &scaled(1.0));
+    let mut last = BufferId(0);
+    for _ in 0..4 {
+        last = conn.submit(base, cmds.len() as u32).unwrap();
+    }
+    assert!(conn.knows(last));
+    drop(conn);
+}
