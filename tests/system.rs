@@ -762,7 +762,7 @@ fn runs_that_cannot_start_say_why() {
         fmt: rig.fmt,
     })
     .push(Cmd::StartProgram);
-    assert!(fails(&mut rig, &cb).contains("no program was loaded"));
+    assert!(fails(&mut rig, &cb).contains("neither an executable image"));
     let mut cb = rig.setup();
     cb.push(Cmd::SetOutFmt {
         output: 0,

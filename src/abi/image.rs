@@ -91,7 +91,10 @@ mod tests {
     #[test]
     fn an_image_is_exactly_as_long_as_its_file() {
         let exe = crate::abi::Executable::from_code(
-            crate::isa::asm::assemble("out rtA = mov(r0) last").unwrap(),
+            crate::isa::asm::assemble(
+                "out rtA.rgb = max.off(s0, s0) | rtA.a = max.off(s0, s0) src0=r0 wait last",
+            )
+            .unwrap(),
         );
         let file = crate::abi::write(&exe);
         let mut at = 0;

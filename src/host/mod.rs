@@ -202,6 +202,19 @@ impl Connection {
             .unwrap_or(Err(DeviceError::ReportGone(id.0)))
     }
 
+    /// Waits until buffer `id` is consumed, leaving its report to
+    /// [`Connection::wait`].
+    pub fn settle(&self, id: BufferId) {
+        let mut q = lock(&self.shared.queue);
+        while id.0 <= q.submitted && q.completed < id.0 {
+            q = self
+                .shared
+                .changed
+                .wait(q)
+                .unwrap_or_else(PoisonError::into_inner);
+        }
+    }
+
     /// Waits until every buffer submitted so far has completed.
     pub fn finish(&self) {
         let mut q = lock(&self.shared.queue);

@@ -238,7 +238,9 @@ pub struct SurfaceFormat {
 
 /// A format dword naming a reserved element format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("format dword {word:#010x}: element format {code} is reserved (0–4 are defined)")]
+#[error(
+    "format dword {word:#010x}: element format {code} is reserved; the DPP reads uint16_1 (0), uint8_4 (1), float32_1 (2), float32_2 (3) and float32_4 (4) — uint8_1, uint8_2, uint16_2 and uint16_4 are not DPP formats"
+)]
 pub struct ReservedFormat {
     /// The dword.
     pub word: u32,

@@ -1,0 +1,260 @@
+//! The C interface from C and C++ (`docs/c-api.md`): the headers compile on
+//! their own, warning-free, as C99 and C++98 through C++20; the programs in
+//! `examples/c` build against `libctm`, run on both engines with identical
+//! results, and agree with the same kernels run through the Rust API;
+//! misuse gives error codes and messages.
+//!
+//! Needs the system's C and C++ compilers (`cc`, `c++`): without them the
+//! test fails and says so.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+/// Builds the C library in this test's profile and returns its folder.
+fn library() -> PathBuf {
+    let release = !cfg!(debug_assertions);
+    let mut cargo = Command::new(env!("CARGO"));
+    cargo
+        .args(["build", "--quiet", "-p", "ctm-capi"])
+        .current_dir(root());
+    if release {
+        cargo.arg("--release");
+    }
+    let status = cargo.status().expect("running cargo");
+    assert!(status.success(), "building the C library failed");
+    let exe = std::env::current_exe().unwrap();
+    // target/PROFILE/deps/this-test → target/PROFILE
+    let dir = exe.parent().unwrap().parent().unwrap().to_path_buf();
+    assert!(
+        dir.join("libctm.so").exists() && dir.join("libctm.a").exists(),
+        "no libctm.so / libctm.a in {}",
+        dir.display()
+    );
+    dir
+}
+
+fn tool(name: &str) -> &str {
+    let ok = Command::new(name)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    assert!(
+        ok,
+        "`{name}` is not installed: the C-interface tests need the system C and C++ compilers"
+    );
+    name
+}
+
+fn scratch() -> PathBuf {
+    let d = std::env::temp_dir().join(format!("ctm-c-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// Compiles `source` (C or C++ by `std`) against libctm in `lib`.
+fn build(lib: &Path, source: &Path, std: &str, out: &Path) {
+    let compiler = if std.starts_with("c++") {
+        tool("c++")
+    } else {
+        tool("cc")
+    };
+    let o = Command::new(compiler)
+        .arg(format!("-std={std}"))
+        .args(["-Wall", "-Wextra", "-Werror", "-ffp-contract=off", "-O1"])
+        .arg(source)
+        .arg(format!("-I{}", root().join("include").display()))
+        .arg(format!("-L{}", lib.display()))
+        .arg("-lctm")
+        .arg(format!("-Wl,-rpath,{}", lib.display()))
+        .arg("-o")
+        .arg(out)
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "{compiler} -std={std} {}:\n{}",
+        source.display(),
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+/// Runs `exe` with `args` on `engine`; its standard output.
+fn run(exe: &Path, args: &[&str], engine: &str) -> String {
+    let o = Command::new(exe)
+        .args(args)
+        .env("CTM_ENGINE", engine)
+        .current_dir(root())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(
+        o.status.success(),
+        "{} on {engine}: {}\n{stdout}{}",
+        exe.display(),
+        o.status,
+        String::from_utf8_lossy(&o.stderr)
+    );
+    stdout
+}
+
+#[test]
+fn headers_compile_alone_in_every_language_version() {
+    let dir = scratch();
+    for h in std::fs::read_dir(root().join("include")).unwrap() {
+        let h = h.unwrap().path();
+        let name = h.file_name().unwrap().to_str().unwrap().to_string();
+        let src = dir.join("h.c");
+        std::fs::write(
+            &src,
+            format!("#include \"{name}\"\nint main(void) {{ return 0; }}\n"),
+        )
+        .unwrap();
+        let cpp = dir.join("h.cpp");
+        std::fs::copy(&src, &cpp).unwrap();
+        for std in ["c99", "c11", "c++98", "c++11", "c++14", "c++17", "c++20"] {
+            let (compiler, file) = if std.starts_with("c++") {
+                (tool("c++"), &cpp)
+            } else {
+                (tool("cc"), &src)
+            };
+            let o = Command::new(compiler)
+                .arg(format!("-std={std}"))
+                .args(["-Wall", "-Wextra", "-Werror", "-pedantic", "-fsyntax-only"])
+                .arg(format!("-I{}", root().join("include").display()))
+                .arg(file)
+                .output()
+                .unwrap();
+            assert!(
+                o.status.success(),
+                "{name} as {std}:\n{}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+        }
+    }
+}
+
+#[test]
+fn the_pkg_config_file_names_the_headers_and_the_library() {
+    let Ok(o) = Command::new("pkg-config")
+        .args(["--cflags", "--libs", "ctm"])
+        .env("PKG_CONFIG_PATH", root().join("pkgconfig"))
+        .output()
+    else {
+        eprintln!("pkg-config is not installed: ctm.pc not checked");
+        return;
+    };
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        text.contains("/include") && text.contains("target/release") && text.contains("-lctm"),
+        "{text}"
+    );
+}
+
+#[test]
+fn examples_run_on_both_engines_and_match_the_rust_api() {
+    let lib = library();
+    let dir = scratch();
+    let ex = root().join("examples/c");
+
+    // SAXPY: C99, the pack's C functions, an assembled program.
+    let saxpy = dir.join("saxpy");
+    build(&lib, &ex.join("saxpy.c"), "c99", &saxpy);
+    let mut outs = Vec::new();
+    for engine in ["interp", "jit"] {
+        let path = dir.join(format!("saxpy-{engine}.f32"));
+        let text = run(&saxpy, &[path.to_str().unwrap()], engine);
+        assert!(
+            text.contains(&format!("on {engine}: 0 of 16384 values differ")),
+            "{text}"
+        );
+        outs.push(std::fs::read(path).unwrap());
+    }
+    assert!(outs[0] == outs[1], "SAXPY differs between the engines");
+
+    // Mandelbrot: C++98 with the class, checked against Kernel::run.
+    let mandel = dir.join("mandelbrot");
+    build(&lib, &ex.join("mandelbrot.cpp"), "c++98", &mandel);
+    build(
+        &lib,
+        &ex.join("mandelbrot.cpp"),
+        "c++20",
+        &dir.join("mandelbrot20"),
+    );
+    let (w, h) = (96u32, 64u32);
+    let mut outs = Vec::new();
+    for engine in ["interp", "jit"] {
+        let path = dir.join(format!("mandel-{engine}.f32"));
+        let text = run(
+            &mandel,
+            &[
+                "examples/mandelbrot.s",
+                path.to_str().unwrap(),
+                &w.to_string(),
+                &h.to_string(),
+            ],
+            engine,
+        );
+        assert!(text.contains("14 instructions"), "{text}");
+        outs.push(std::fs::read(path).unwrap());
+    }
+    assert!(outs[0] == outs[1], "Mandelbrot differs between the engines");
+    let kernel = ctm_rs::kernel::Kernel::from_path(root().join("examples/mandelbrot.s")).unwrap();
+    let job = ctm_rs::kernel::Job::new(w, h)
+        .constant(0, [0.00390625, 0.0048828125, 0.0, 0.0])
+        .constant(1, [-2.25, -1.25, 0.0, 0.0])
+        .constant(2, [0.031, 0.047, 0.071, 0.0])
+        .int(0, 255, 0, 0)
+        .output(0, ctm_rs::mc::Format::Float32_4)
+        .engine(ctm_rs::engine::EngineKind::Interp);
+    let result = kernel.run(&job).unwrap();
+    let want = &result.output(0).unwrap().data;
+    assert!(
+        want == &outs[0],
+        "Mandelbrot through C differs from Kernel::run"
+    );
+
+    // The same program linked statically, and through the SDK's library
+    // names (linker scripts in lib/ naming libctm).
+    let o = Command::new(tool("cc"))
+        .args(["-std=c99", "-ffp-contract=off"])
+        .arg(ex.join("saxpy.c"))
+        .arg(format!("-I{}", root().join("include").display()))
+        .arg(lib.join("libctm.a"))
+        .args(["-lpthread", "-ldl", "-lm", "-o"])
+        .arg(dir.join("saxpy-static"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = run(&dir.join("saxpy-static"), &[], "jit");
+    assert!(text.contains("0 of 16384"), "{text}");
+    let o = Command::new(tool("cc"))
+        .args(["-std=c99", "-ffp-contract=off"])
+        .arg(ex.join("saxpy.c"))
+        .arg(format!("-I{}", root().join("include").display()))
+        .arg(format!("-L{}", root().join("lib").display()))
+        .arg(format!("-L{}", lib.display()))
+        .args(["-lamucbuf", "-lamuisa", "-lamuAsm", "-lamucomp", "-latictm"])
+        .arg(format!("-Wl,-rpath,{}", lib.display()))
+        .arg("-o")
+        .arg(dir.join("saxpy-sdk"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = run(&dir.join("saxpy-sdk"), &[], "interp");
+    assert!(text.contains("0 of 16384"), "{text}");
+
+    // Misuse: every check holds.
+    let misuse = dir.join("misuse");
+    build(&lib, &ex.join("misuse.c"), "c99", &misuse);
+    let text = run(&misuse, &[], "jit");
+    assert!(text.contains("0 misuse checks failed"), "{text}");
+    let _ = std::fs::remove_dir_all(dir);
+}
