@@ -56,8 +56,9 @@ AMuint32 amuCbufPackAppendSetConstbFmt(AMUcbufPackState *pack, AMuint32 addr, AM
 /* The domain, inclusive: pairs x0 <= i <= x1, y0 <= j <= y1. */
 AMuint32 amuCbufPackAppendSetDomain(AMUcbufPackState *pack, AMuint32 x0, AMuint32 y0,
                                     AMuint32 x1, AMuint32 y1);
-/* Interpolants for the SDK compiler's shaders: not built yet, the append
- * fails and says so (docs/c-api.md §5). */
+/* Where the interpolation parameters are: three vertices of 32 floats, a
+ * position then seven float4 interpolants feeding v0-v6 of the SDK
+ * compiler's shaders (docs/machine.md §6.1). */
 AMuint32 amuCbufPackAppendSetParams(AMUcbufPackState *pack, AMuint32 addr);
 AMuint32 amuCbufPackAppendStartProgram(AMUcbufPackState *pack);
 AMuint32 amuCbufPackAppendSetCondVal(AMUcbufPackState *pack, float value);

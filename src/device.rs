@@ -308,13 +308,7 @@ impl Device {
         }
         let bytes: Vec<u8> = exe.code.iter().flat_map(|w| w.to_le_bytes()).collect();
         self.write(addr, &bytes)?;
-        self.pe.programs.insert(
-            addr,
-            ProgramDesc {
-                len: exe.len() as u16,
-                uncached: exe.info.uncached(),
-            },
-        );
+        self.pe.programs.insert(addr, ProgramDesc::of(exe));
         Ok(())
     }
 

@@ -1,9 +1,10 @@
 //! Compiled Direct3D 9 flow control, predication, derivatives, texture
-//! reads and kills on both engines, with hand-computed results.
+//! reads and kills on both engines, with hand-computed results; the ctm
+//! dialect's texel coordinates and interpolants.
 
 mod common;
 
-use common::shader::{bind, kernel, output, run, with_output};
+use common::shader::{bind, kernel, kernel_in, output, run, with_output};
 use ctm::kernel::{HostSurface, Job, Resource};
 use ctm::mc::Format;
 
@@ -268,4 +269,105 @@ mov oC0, r0";
     }
     let job = with_output(&k, job, "oC0");
     assert_eq!(firsts(&output(&k, &run(&k, &job), "oC0")), [111.0]);
+}
+
+/// A w × h float32_4 texture whose texel (x, y) is (x, y, 10x + y, 1).
+fn ramp(w: u32, h: u32) -> HostSurface {
+    let v: Vec<f32> = (0..h)
+        .flat_map(|y| (0..w).flat_map(move |x| [x as f32, y as f32, (10 * x + y) as f32, 1.0]))
+        .collect();
+    HostSurface::from_f32(Format::Float32_4, w, h, &v).unwrap()
+}
+
+const CTM_SHADER: &str = "ps_3_0
+dcl_texcoord0 v0.xy
+dcl vPos.xy
+dcl_2d s0
+def c0, 100, 0, 0, 0
+texld r0, vPos, s0
+texld r1, v0, s0
+mad oC0, r1, c0.x, r0
+mov oC1, v0
+";
+
+fn ctm_run(job: impl Fn(Job) -> Job) -> (Vec<[f32; 4]>, Vec<[f32; 4]>) {
+    let k = kernel_in(CTM_SHADER, ctm::d3d9::Dialect::Ctm);
+    let Some(Resource::Input(s0)) = k.resource("s0") else {
+        panic!("{:?}", k.exe.info.bindings)
+    };
+    assert!(k.resource("s0.size").is_none());
+    let j = Job::new(8, 4).input(s0, ramp(8, 4));
+    let j = job(with_output(&k, with_output(&k, j, "oC0"), "oC1"));
+    let r = run(&k, &j);
+    (output(&k, &r, "oC0"), output(&k, &r, "oC1"))
+}
+
+#[test]
+fn the_ctm_dialect_reads_texels_at_vpos_and_at_interpolants() {
+    // No parameters given: every interpolant is the pixel's centre.
+    let (out, v0) = ctm_run(|j| j);
+    for j in 0..4 {
+        for i in 0..8 {
+            let p = (j * 8 + i) as usize;
+            let t = [i as f32, j as f32, (10 * i + j) as f32, 1.0];
+            assert_eq!(out[p], t.map(|x| 101.0 * x), "({i}, {j})");
+            assert_eq!(v0[p], [i as f32 + 0.5, j as f32 + 0.5, 0.0, 1.0]);
+        }
+    }
+}
+
+#[test]
+fn ctm_dialect_interpolants_follow_the_parameters() {
+    // The SDK client's triangle: vertices at (0, 0), (3w, 0), (0, 3h);
+    // v0 = (2x − 1.45, y − 0.45, 7, −1) at each vertex, so pixel (i, j)
+    // sees (2i − 0.45, j + 0.05, 7, −1) and reads texel (2i − 1, j).
+    let (w, h) = (8.0f32, 4.0f32);
+    let mut p = [0.0f32; 96];
+    for (v, (x, y)) in [(0.0, 0.0), (3.0 * w, 0.0), (0.0, 3.0 * h)]
+        .into_iter()
+        .enumerate()
+    {
+        p[32 * v..32 * v + 4].copy_from_slice(&[x, y, 0.0, 1.0]);
+        p[32 * v + 4..32 * v + 8].copy_from_slice(&[2.0 * x - 1.45, y - 0.45, 7.0, -1.0]);
+    }
+    let (out, v0) = ctm_run(|j| j.params(p));
+    for j in 0..4 {
+        for i in 0..8 {
+            let q = (j * 8 + i) as usize;
+            let near = |a: f32, b: f32| (a - b).abs() < 1e-5;
+            assert!(
+                near(v0[q][0], 2.0 * i as f32 - 0.45) && near(v0[q][1], j as f32 + 0.05),
+                "({i}, {j}): {:?}",
+                v0[q]
+            );
+            assert_eq!([v0[q][2], v0[q][3]], [7.0, -1.0]);
+            // Texel (2i − 1, j): outside the texture for i = 0 and i ≥ 5.
+            let x = 2 * i - 1;
+            let t = if (0..8).contains(&x) {
+                [x as f32, j as f32, (10 * x + j) as f32, 1.0]
+            } else {
+                [0.0; 4]
+            };
+            let at = [i as f32, j as f32, (10 * i + j) as f32, 1.0];
+            assert_eq!(
+                out[q],
+                std::array::from_fn(|c| 100.0 * t[c] + at[c]),
+                "({i}, {j})"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_ctm_dialect_says_what_it_cannot_compile() {
+    let fails = |src: &str| {
+        let s = ctm::d3d9::assemble(src).unwrap();
+        ctm::d3d9::compile_dialect(&s, ctm::d3d9::Dialect::Ctm)
+            .unwrap_err()
+            .to_string()
+    };
+    let e = fails("ps_3_0\ndcl_texcoord7 v7\nmov oC0, v7\n");
+    assert!(e.contains("interpolants v0–v6"), "{e}");
+    let e = fails("ps_2_0\ndcl t0\nmov oC0, t0\n");
+    assert!(e.contains("ps_3_0"), "{e}");
 }

@@ -223,3 +223,46 @@ fn connections_in_threads_are_independent_and_close_with_buffers_queued() {
     assert!(conn.knows(last));
     drop(conn);
 }
+
+#[test]
+fn interpolants_need_parameters_that_span_an_area() {
+    // oC0 = v0: the ctm dialect's interpolant.
+    let shader = ctm::d3d9::assemble("ps_3_0\ndcl_texcoord0 v0\nmov oC0, v0\n").unwrap();
+    let exe = ctm::d3d9::compile_dialect(&shader, ctm::d3d9::Dialect::Ctm)
+        .unwrap()
+        .exe;
+    let conn = Connection::open(DeviceConfig::default()).unwrap();
+    let base = conn.info().base_address_sys_c;
+    let params_at = 0x8_0000usize;
+    // The commands, after a set_params when asked (state lasts across
+    // buffers: the run without parameters comes first).
+    let run = |with_params: bool| {
+        let mut cb = CommandBuffer::new();
+        if with_params {
+            cb.push(Cmd::SetParams {
+                base: base + params_at as u32,
+            });
+        }
+        let mut words = cb.to_bytes();
+        words.extend(commands(base, 4, 2));
+        put(&conn, 0, &words);
+        conn.wait(conn.submit(base, words.len() as u32).unwrap())
+    };
+    put(&conn, PROG, &write(&exe));
+    let e = run(false).unwrap_err().to_string();
+    assert!(e.contains("no set_params"), "{e}");
+    let identity: Vec<u8> = ctm::pe::params::identity()
+        .iter()
+        .flat_map(|f| f.to_le_bytes())
+        .collect();
+    put(&conn, params_at, &identity);
+    run(true).unwrap();
+    assert_eq!(pixel(&conn, 4, 3, 1), [3.5, 1.5, 0.0, 1.0]);
+    // All three vertices on one line.
+    let mut flat = identity.clone();
+    flat[32 * 4 * 2 + 4..32 * 4 * 2 + 8].copy_from_slice(&0f32.to_le_bytes());
+    flat[32 * 4 * 2..32 * 4 * 2 + 4].copy_from_slice(&2f32.to_le_bytes());
+    put(&conn, params_at, &flat);
+    let e = run(true).unwrap_err().to_string();
+    assert!(e.contains("span no area"), "{e}");
+}

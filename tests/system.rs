@@ -162,6 +162,7 @@ fn command_packets_round_trip_and_confirmed_headers() {
         Cmd::SetCondOutMask(true),
         Cmd::SetCondTest(CondTest::NotEqual),
         Cmd::SetCondLoc(CondLoc::Pe),
+        Cmd::SetParams { base: 0x7000_1000 },
     ];
     assert_eq!(all.len(), OPCODES.len(), "one case per command");
     let words: Vec<u32> = all.iter().flat_map(|c| c.encode()).collect();

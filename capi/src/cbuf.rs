@@ -341,17 +341,10 @@ field! {
     amuCbufPackAppendSetCondLoc SetCondLoc location 1 "the test's location (0 DPP, 1 PE)";
 }
 
-/// `amuCbufPackAppendSetParams(addr)`: interpolants for the SDK compiler's
-/// shaders. Not built yet: the append fails and says so.
+/// `amuCbufPackAppendSetParams(addr)`: where the interpolation parameters
+/// are (three vertices of 32 floats, docs/machine.md §6.1).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn amuCbufPackAppendSetParams(s: *mut PackState, addr: c_uint) -> c_uint {
-    guard(0, || {
-        // SAFETY: the caller's state, if any.
-        if let Some(s) = unsafe { s.as_mut() } {
-            s.failed = 1;
-        }
-        Err(format!(
-            "set_params ({addr:#010x}): the command processor has no set_params yet (interpolants for amuComp's shaders are not built; docs/c-api.md §5)"
-        ))
-    })
+    // SAFETY: the caller's state.
+    unsafe { append(s, Op::SetParams, base(addr).map(|b| vec![b])) }
 }

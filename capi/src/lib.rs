@@ -5,6 +5,8 @@
 //!   `ctm.h` (engine, threads, buffer faults, last error, version).
 //! * `cbuf` — `amuCbufPack.h`: command buffers packed in place.
 //! * `asm` — `amuAsm.h`: DPP assembly to executable images and back.
+//! * `comp` — `amuComp.h`: ps_3_0 in the SDK compiler's dialect.
+//! * `abi` — `amuABI.h`: an image's user and literal constants.
 //!
 //! Nothing Rust crosses the boundary: handles are opaque pointers, strings
 //! are NUL-terminated, binaries are `malloc`ed. Every entry point catches
@@ -15,8 +17,10 @@
 // contracts are the headers'.
 #![allow(clippy::missing_safety_doc)]
 
+mod abi;
 mod asm;
 mod cbuf;
+mod comp;
 mod hal;
 
 use std::cell::RefCell;

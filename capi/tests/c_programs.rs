@@ -251,6 +251,85 @@ fn examples_run_on_both_engines_and_match_the_rust_api() {
     let text = run(&dir.join("saxpy-sdk"), &[], "interp");
     assert!(text.contains("0 of 16384"), "{text}");
 
+    // A ps_3_0 kernel through amuComp: bytecode whose constant table names
+    // c3 "scale" (set by name), and text that defines c3 itself (a literal).
+    let body = "dcl_texcoord0 v0.xy\ndcl vPos.xy\ndcl_2d s0\ndef c0, 0.5, 0, 0, 0\n\
+                texld r0, v0, s0\ntexld r1, vPos, s0\nmad r2, r0, c3, r1\nadd oC0, r2, c0.x\n";
+    let mut named = ctm_rs::d3d9::assemble(&format!("ps_3_0\n{body}")).unwrap();
+    let table = [ctm_rs::d3d9::ctab::Named {
+        name: "scale".into(),
+        kind: ctm_rs::d3d9::RegKind::Const,
+        index: 3,
+        count: 1,
+    }];
+    named.items.insert(
+        0,
+        ctm_rs::d3d9::Item::Comment(ctm_rs::d3d9::ctab::table_comment(&table)),
+    );
+    let tokens: Vec<u8> = ctm_rs::d3d9::write(&named)
+        .iter()
+        .flat_map(|t| t.to_le_bytes())
+        .collect();
+    std::fs::write(dir.join("named.pso"), &tokens).unwrap();
+    std::fs::write(
+        dir.join("literal.psh"),
+        format!("ps_3_0\ndef c3, 2, 2, 2, 2\n{body}"),
+    )
+    .unwrap();
+    let shader = dir.join("shader");
+    build(&lib, &ex.join("shader.c"), "c99", &shader);
+    let mut outs = Vec::new();
+    for (file, counts) in [
+        ("named.pso", "1 user and 1 literal"),
+        ("literal.psh", "0 user and 2 literal"),
+    ] {
+        for engine in ["interp", "jit"] {
+            let path = dir.join(format!("{file}-{engine}.f32"));
+            let text = run(
+                &shader,
+                &[dir.join(file).to_str().unwrap(), path.to_str().unwrap()],
+                engine,
+            );
+            assert!(text.contains(counts), "{file}: {text}");
+            outs.push(std::fs::read(path).unwrap());
+        }
+    }
+    assert!(
+        outs.iter().all(|o| *o == outs[0]),
+        "the kernel differs between engines or sources"
+    );
+    let got: Vec<f32> = outs[0]
+        .chunks(4)
+        .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+        .collect();
+    let texel = |x: u32, y: u32| -> [f32; 4] {
+        if x < 16 {
+            [x as f32, y as f32, (x + y) as f32, 1.0]
+        } else {
+            [0.0; 4]
+        }
+    };
+    for j in 0..8 {
+        for i in 0..16 {
+            let (a, b) = (texel(i + 1, j), texel(i, j));
+            let want: Vec<f32> = (0..4).map(|c| 2.0 * a[c] + b[c] + 0.5).collect();
+            let at = 4 * (j * 16 + i) as usize;
+            assert_eq!(&got[at..at + 4], &want[..], "pixel ({i}, {j})");
+        }
+    }
+
+    // A stream runtime in the style of 2007 clients: uploads, a kernel,
+    // read-backs, all through the SDK's compiler and the local arena.
+    let streams = dir.join("streams");
+    build(&lib, &ex.join("streams.cpp"), "c++98", &streams);
+    for engine in ["interp", "jit"] {
+        let text = run(&streams, &[], engine);
+        assert!(
+            text.contains(&format!("on {engine}: 0 of 3108 values wrong")),
+            "{text}"
+        );
+    }
+
     // Misuse: every check holds.
     let misuse = dir.join("misuse");
     build(&lib, &ex.join("misuse.c"), "c99", &misuse);

@@ -16,7 +16,12 @@ constant files at the same numbers, def/defi/defb values carried in the
 executable (they override the host's); vPos is (i, j); vFace is +1 unless
 the host sets it (--const vFace=-1,0,0,0). ctm run and ctm bench take
 shader files directly and bind by register: --input v0=…, --sampler s0=…,
---output oC0=…, --const c3=…, --const-int i0=…, --const-bool b0=….";
+--output oC0=…, --const c3=…, --const-int i0=…, --const-bool b0=….
+
+--dialect ctm compiles the CTM SDK compiler's ps_3_0 (docs/d3d9.md §5):
+texld takes texel coordinates (texel (floor u, floor v), no wrapping) and
+v0-v6 are interpolants the command processor computes from set_params
+(pixel centres (i + 0.5, j + 0.5, 0, 1) when ctm run gives none).";
 
 /// Arguments of `ctm compile`.
 #[derive(Args, Debug)]
@@ -36,6 +41,10 @@ pub struct CompileArgs {
     /// Print the generated DPP assembly.
     #[arg(long)]
     listing: bool,
+    /// Which meaning inputs and texture reads have: `d3d9` (Direct3D 9) or
+    /// `ctm` (the CTM SDK compiler's: texel coordinates, interpolants).
+    #[arg(long, default_value = "d3d9", value_parser = ["d3d9", "ctm"])]
+    dialect: String,
 }
 
 /// `ctm compile`.
@@ -50,7 +59,9 @@ pub fn compile(a: CompileArgs, v: Verbosity) -> Result<u8, Error> {
         };
         format!("{}{sep}{e}", a.shader.display())
     })?;
-    let compiled = d3d9::compile(&shader).map_err(|e| format!("{}: {e}", a.shader.display()))?;
+    let dialect = d3d9::Dialect::parse(&a.dialect).unwrap_or_default();
+    let compiled = d3d9::compile_dialect(&shader, dialect)
+        .map_err(|e| format!("{}: {e}", a.shader.display()))?;
     let output = match a.output {
         Some(o) => o,
         None if a.shader == Path::new("-") => {

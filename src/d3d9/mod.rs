@@ -37,7 +37,7 @@ mod read;
 mod text;
 mod write;
 
-pub use compile::{CompileError, Compiled, Stats, compile};
+pub use compile::{CompileError, Compiled, Dialect, Stats, compile, compile_dialect};
 pub use disasm::disassemble;
 pub use op::{Compare, Opcode};
 pub use read::{ReadError, ReadErrorKind, read, read_bytes};

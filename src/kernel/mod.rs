@@ -154,6 +154,10 @@ pub struct Job {
     pub bools: Vec<(usize, bool)>,
     /// The conditional value handed to every pair (r0.b).
     pub cond_val: f32,
+    /// Interpolation parameters for programs that read interpolants
+    /// (`docs/machine.md` §6.1); `None`: every interpolant is the pixel's
+    /// centre.
+    pub params: Option<[f32; crate::pe::params::PARAM_FLOATS]>,
     /// Conditional output, if any.
     pub cond: Option<CondSetup>,
     /// Engine, threads, options.
@@ -177,6 +181,7 @@ impl Job {
             ints: Vec::new(),
             bools: Vec::new(),
             cond_val: 0.0,
+            params: None,
             cond: None,
             settings: RunSettings::default(),
             cache_mode: CacheMode::Coherent,
@@ -224,6 +229,14 @@ impl Job {
     /// Sets the conditional value handed to every pair (r0.b).
     pub fn cond_val(mut self, v: f32) -> Job {
         self.cond_val = v;
+        self
+    }
+
+    /// Sets the interpolation parameters: three vertices of 32 floats,
+    /// each a position then seven float4 interpolants (`docs/machine.md`
+    /// §6.1).
+    pub fn params(mut self, params: [f32; crate::pe::params::PARAM_FLOATS]) -> Job {
+        self.params = Some(params);
         self
     }
 

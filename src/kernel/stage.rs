@@ -208,6 +208,18 @@ impl Kernel {
             .push(Command::SetCondOutMask(c.write));
             cond = Some((base, fmt));
         }
+        // Interpolation parameters for a program that reads interpolants
+        // (the ctm dialect's v0–v6): the job's, else pixel centres.
+        if crate::pe::params::planes(bindings)
+            .iter()
+            .any(Option::is_some)
+        {
+            let params = job.params.unwrap_or_else(crate::pe::params::identity);
+            let bytes: Vec<u8> = params.iter().flat_map(|f| f.to_le_bytes()).collect();
+            let base = dev.alloc(arena, bytes.len())?;
+            dev.write(base, &bytes)?;
+            cb.push(Command::SetParams { base });
+        }
         cb.push(Command::SetCondVal(job.cond_val.to_bits()))
             .push(Command::InvInstCache)
             .push(Command::InvConstfCache)

@@ -42,6 +42,7 @@ pub enum Op {
     SetCondOutMask,
     SetCondTest,
     SetCondLoc,
+    SetParams,
 }
 
 /// One row of the command table.
@@ -91,6 +92,7 @@ table! {
     SetCondOutMask "set_cond_out_mask" 0xA1 1;
     SetCondTest "set_cond_test" 0x1B 1;
     SetCondLoc "set_cond_loc" 0xA8 1;
+    SetParams "set_params" 0xA9 1;
 }
 
 impl Op {
@@ -228,6 +230,12 @@ pub enum Command {
     SetCondTest(CondTest),
     /// Which client the test applies to.
     SetCondLoc(CondLoc),
+    /// Where the interpolation parameters are: three vertices of 32 floats
+    /// (docs/machine.md §6.1).
+    SetParams {
+        /// Base address.
+        base: u32,
+    },
 }
 
 /// A parameter that does not decode.
@@ -269,6 +277,7 @@ impl Command {
             C::SetCondOutMask(_) => Op::SetCondOutMask,
             C::SetCondTest(_) => Op::SetCondTest,
             C::SetCondLoc(_) => Op::SetCondLoc,
+            C::SetParams { .. } => Op::SetParams,
         }
     }
 
@@ -285,7 +294,7 @@ impl Command {
         let params = match *self {
             C::SetCondVal(v) => vec![v],
             C::SetDomain(d) => vec![m13(d.i0), m13(d.j0), m13(d.i1), m13(d.j1)],
-            C::ReadPerfCounters { base: b } => vec![base(b)],
+            C::ReadPerfCounters { base: b } | C::SetParams { base: b } => vec![base(b)],
             C::SetInstFmt { base: b, fmt }
             | C::SetConstfFmt { base: b, fmt }
             | C::SetConstiFmt { base: b, fmt }
@@ -381,6 +390,7 @@ impl Command {
             Op::SetCondOutMask => C::SetCondOutMask(p[0] & 1 != 0),
             Op::SetCondTest => C::SetCondTest(CondTest::from_code(p[0])),
             Op::SetCondLoc => C::SetCondLoc(CondLoc::from_code(p[0])),
+            Op::SetParams => C::SetParams { base: base(p[0]) },
         })
     }
 }

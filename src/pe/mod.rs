@@ -14,6 +14,7 @@
 
 mod command;
 mod deliver;
+pub mod params;
 mod program;
 mod run;
 mod text;
@@ -50,6 +51,20 @@ pub struct ProgramDesc {
     pub len: u16,
     /// The program writes uncached (UMRT) outputs.
     pub uncached: bool,
+    /// Per interpolation slot, the first of the three float constants that
+    /// receive its plane (`params::planes`).
+    pub planes: [Option<u8>; params::SLOTS],
+}
+
+impl ProgramDesc {
+    /// What the loader records of `exe`.
+    pub fn of(exe: &crate::abi::Executable) -> ProgramDesc {
+        ProgramDesc {
+            len: exe.len() as u16,
+            uncached: exe.info.uncached(),
+            planes: params::planes(&exe.info.bindings),
+        }
+    }
 }
 
 /// The two performance counters (§7).
@@ -123,6 +138,8 @@ pub struct Pe {
     pub cond_val: u32,
     /// Output channel write enables.
     pub out_mask: u8,
+    /// Where the interpolation parameters are (`set_params`).
+    pub params: Option<u32>,
     /// The conditional output unit.
     pub co: Co,
     /// Performance counters.
@@ -238,6 +255,7 @@ impl Pe {
             C::SetCondOutMask(w) => self.co.write = w,
             C::SetCondTest(t) => self.co.test = t,
             C::SetCondLoc(l) => self.co.loc = l,
+            C::SetParams { base } => self.params = Some(base),
         }
         Ok(None)
     }

@@ -26,10 +26,7 @@ impl Pe {
             .ok_or_else(|| Self::fail(offset, "no instruction memory set (set_inst_fmt)"))?;
         let (words, desc) = match image_at(mc, base) {
             Some(Ok(exe)) => {
-                let desc = ProgramDesc {
-                    len: exe.len() as u16,
-                    uncached: exe.info.uncached(),
-                };
+                let desc = ProgramDesc::of(&exe);
                 (exe.code, desc)
             }
             image => {

@@ -18,7 +18,7 @@
 //!    the row's uncached writes — so any thread count gives the same memory.
 
 use super::deliver::{Px, RowSink, Targets, deliver_ordered, direct_allowed};
-use super::{PROCESSORS, Pe, PeError};
+use super::{PROCESSORS, Pe, PeError, ProgramDesc, params};
 use crate::abi::ProgramInfo;
 use crate::co::CondLoc;
 use crate::engine::EngineKind;
@@ -152,8 +152,28 @@ impl Pe {
         }
     }
 
-    fn uniforms(&self, mc: &Mc, info: &ProgramInfo, offset: usize) -> Result<Uniforms, PeError> {
+    fn uniforms(
+        &self,
+        mc: &Mc,
+        info: &ProgramInfo,
+        desc: &ProgramDesc,
+        offset: usize,
+    ) -> Result<Uniforms, PeError> {
         let mut u = Uniforms::default();
+        // Constants that receive interpolation planes come from the
+        // parameters, not from constant memory.
+        let planes: Vec<u32> = desc
+            .planes
+            .iter()
+            .flatten()
+            .flat_map(|&c| [0, 1, 2].map(|d| u32::from(c) + d))
+            .collect();
+        let from_memory: Vec<u32> = info
+            .f32_consts
+            .iter()
+            .copied()
+            .filter(|c| !planes.contains(c))
+            .collect();
         let file = |base: Option<u32>,
                     size: u64,
                     count: usize,
@@ -194,7 +214,7 @@ impl Pe {
             self.constf,
             16,
             CONSTS,
-            &info.f32_consts,
+            &from_memory,
             "float constant",
             CacheId::ConstF,
             &mut |c, b| u.consts[c] = [word(b, 0), word(b, 4), word(b, 8), word(b, 12)],
@@ -227,6 +247,23 @@ impl Pe {
                 }
             },
         )?;
+        if !planes.is_empty() {
+            let base = self.params.ok_or_else(|| {
+                Self::fail(
+                    offset,
+                    "the program reads interpolants (v0–v6) but no set_params was given",
+                )
+            })?;
+            let mut bytes = [0u8; 4 * params::PARAM_FLOATS];
+            mc.mem
+                .read(u64::from(base), &mut bytes)
+                .map_err(|e| Self::fail(offset, format!("the parameters (set_params): {e}")))?;
+            let floats = std::array::from_fn(|k| {
+                f32::from_le_bytes(bytes[4 * k..4 * k + 4].try_into().expect("4 bytes"))
+            });
+            params::apply(&floats, &desc.planes, &mut u)
+                .map_err(|e| Self::fail(offset, format!("set_params: {e}")))?;
+        }
         Ok(u)
     }
 
@@ -289,7 +326,7 @@ impl Pe {
     ) -> Result<super::RunReport, PeError> {
         let (program, info, desc) = self.program(mc, offset)?;
         let uncached = desc.uncached;
-        let uniforms = self.uniforms(mc, &info, offset)?;
+        let uniforms = self.uniforms(mc, &info, &desc, offset)?;
         self.check_surfaces(mc, &info, uncached, offset)?;
         let direct = direct_allowed(self, mc, &info.inputs, &info.outputs, uncached);
         let before = mc.diagnostics.counts();

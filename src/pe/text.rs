@@ -60,7 +60,7 @@ fn params(op: Op) -> &'static [(&'static str, Kind)] {
             ("i1", Number),
             ("j1", Number),
         ],
-        Op::ReadPerfCounters => &[("base", Address)],
+        Op::ReadPerfCounters | Op::SetParams => &[("base", Address)],
         Op::SetInstFmt | Op::SetConstfFmt | Op::SetConstiFmt | Op::SetConstbFmt => BASE_FMT,
         Op::SetInpFmt | Op::SetOutFmt => SURFACE,
         Op::SetCondOutFmt => &[("base", Address), ("format", Format), ("height", Number)],

@@ -8,8 +8,13 @@ use ctm::mc::Format;
 
 /// Assembles and compiles `src`; the program has no validator warning.
 pub fn kernel(src: &str) -> Kernel {
+    kernel_in(src, d3d9::Dialect::D3d9)
+}
+
+/// [`kernel`] in `dialect`.
+pub fn kernel_in(src: &str, dialect: d3d9::Dialect) -> Kernel {
     let shader = d3d9::assemble(src).unwrap_or_else(|e| panic!("{e}\n{src}"));
-    let compiled = d3d9::compile(&shader).unwrap_or_else(|e| panic!("{e}\n{src}"));
+    let compiled = d3d9::compile_dialect(&shader, dialect).unwrap_or_else(|e| panic!("{e}\n{src}"));
     let warnings = ctm::isa::validate::validate(&ctm::isa::decode_program(&compiled.exe.code));
     assert!(
         warnings.is_empty(),

@@ -102,15 +102,49 @@ enum Block {
     },
 }
 
-/// Compiles a shader to a DPP executable.
+/// Which meaning a shader's inputs and texture reads have
+/// (`docs/d3d9.md` §5).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Dialect {
+    /// Direct3D 9: `v#` are surfaces read at the pixel, samplers take
+    /// normalised, wrapped coordinates.
+    #[default]
+    D3d9,
+    /// The CTM SDK compiler's: `texld` takes texel coordinates (texel
+    /// (⌊u⌋, ⌊v⌋), no wrapping), `v0`–`v6` are interpolated from the
+    /// parameters of `set_params` (`docs/machine.md` §6.1).
+    Ctm,
+}
+
+impl Dialect {
+    /// `d3d9` or `ctm`.
+    pub fn parse(name: &str) -> Option<Dialect> {
+        match name {
+            "d3d9" => Some(Dialect::D3d9),
+            "ctm" => Some(Dialect::Ctm),
+            _ => None,
+        }
+    }
+}
+
+/// Compiles a shader to a DPP executable (the Direct3D 9 dialect).
 pub fn compile(shader: &Shader) -> Result<Compiled, CompileError> {
-    let mut c = Compiler::new(shader)?;
+    compile_dialect(shader, Dialect::D3d9)
+}
+
+/// Compiles a shader in `dialect`.
+pub fn compile_dialect(shader: &Shader, dialect: Dialect) -> Result<Compiled, CompileError> {
+    let mut c = Compiler::new(shader, dialect)?;
     c.body()?;
     c.finish()
 }
 
 pub(super) struct Compiler<'s> {
     shader: &'s Shader,
+    pub(super) dialect: Dialect,
+    /// The ctm dialect's interpolated inputs: register → the first of its
+    /// three plane constants.
+    planes: BTreeMap<Reg, u16>,
     /// The item being compiled.
     item: Option<usize>,
     pub(super) code: Vec<Dpp>,
@@ -142,9 +176,11 @@ pub(super) struct Compiler<'s> {
 }
 
 impl<'s> Compiler<'s> {
-    fn new(shader: &'s Shader) -> Result<Self, CompileError> {
+    fn new(shader: &'s Shader, dialect: Dialect) -> Result<Self, CompileError> {
         let mut c = Compiler {
             shader,
+            dialect,
+            planes: BTreeMap::new(),
             item: None,
             code: Vec::new(),
             next_temp: 1,
@@ -243,6 +279,18 @@ impl<'s> Compiler<'s> {
             }
         }
         self.v_block = block.values().next().copied();
+        if self.dialect == Dialect::Ctm {
+            if self.shader.version != Version::Ps30 {
+                return self.error("the ctm dialect compiles ps_3_0 shaders");
+            }
+            if relative_v {
+                return self.error("v[aL + n] is not available in the ctm dialect");
+            }
+            for r in regs {
+                self.interpolant(r)?;
+            }
+            return Ok(());
+        }
         for r in regs {
             let surface = self.surface()?;
             let t = match block.get(&r) {
@@ -266,6 +314,35 @@ impl<'s> Compiler<'s> {
         Ok(())
     }
 
+    /// A ctm-dialect input: v_t = A' + i·B + j·C from three constants the
+    /// PE fills from the parameters (`docs/machine.md` §6.1).
+    fn interpolant(&mut self, r: Reg) -> Result<(), CompileError> {
+        if r.kind != RegKind::Input || r.num > 6 {
+            return self.error(format!(
+                "{r}: the ctm dialect's inputs are the interpolants v0–v6"
+            ));
+        }
+        let (a, b, c) = (self.const_slot()?, self.const_slot()?, self.const_slot()?);
+        debug_assert!(a == c + 2 && b == c + 1);
+        let t = self.fresh()?;
+        self.planes.insert(r, c);
+        let pos = Val::reg("r0");
+        let first = lower::mad(
+            pos.clone().scalar(0),
+            Val::reg(format!("c{}", c + 1)),
+            Val::reg(format!("c{c}")),
+        );
+        lower::to_scratch(self, t, 15, Some(first.clone()), Some(first));
+        let second = lower::mad(
+            pos.scalar(1),
+            Val::reg(format!("c{}", c + 2)),
+            Val::reg(format!("r{t}")),
+        );
+        lower::to_scratch(self, t, 15, Some(second.clone()), Some(second));
+        self.inputs.insert(r, (u8::MAX, t));
+        Ok(())
+    }
+
     fn surface(&mut self) -> Result<u8, CompileError> {
         if self.next_surface >= 16 {
             return self.error("the shader reads more than the DPP's 16 input surfaces");
@@ -280,7 +357,11 @@ impl<'s> Compiler<'s> {
             return Ok(s);
         }
         let surface = self.surface()?;
-        let c = self.const_slot()?;
+        // The ctm dialect takes texel coordinates: no size is needed.
+        let c = match self.dialect {
+            Dialect::D3d9 => self.const_slot()?,
+            Dialect::Ctm => 0,
+        };
         self.samplers.insert(n, (surface, c));
         Ok((surface, c))
     }

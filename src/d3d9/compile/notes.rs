@@ -10,11 +10,17 @@ impl Compiler<'_> {
     pub(super) fn bindings(&self) -> Vec<(String, String)> {
         let mut bindings = Vec::new();
         for (r, (surface, _)) in &self.inputs {
-            bindings.push((r.to_string(), format!("in{surface}")));
+            if let Some(c) = self.planes.get(r) {
+                bindings.push((format!("{r}.plane"), format!("c{c}")));
+            } else {
+                bindings.push((r.to_string(), format!("in{surface}")));
+            }
         }
         for (n, (surface, c)) in &self.samplers {
             bindings.push((format!("s{n}"), format!("in{surface}")));
-            bindings.push((format!("s{n}.size"), format!("c{c}")));
+            if self.dialect == super::Dialect::D3d9 {
+                bindings.push((format!("s{n}.size"), format!("c{c}")));
+            }
         }
         for r in &self.outputs {
             let to = match r.kind {

@@ -1,9 +1,10 @@
 //! Texture reads: point sampling at wrapped coordinates (`docs/d3d9.md`
-//! §3.1), the lookup itself by the DPP's texture unit.
+//! §3.1), or at texel coordinates in the ctm dialect (§5); the lookup
+//! itself by the DPP's texture unit.
 
-use super::Compiler;
-use super::emit::{Dpp, Unit, Val};
+use super::emit::{Dpp, ONE, Unit, Val};
 use super::lower::{R, dst, mad, mask_rgba, neg_zero, pred_groups, scratch, to_scratch};
+use super::{Compiler, Dialect};
 use crate::d3d9::op::TEXLD_PROJECT;
 use crate::d3d9::{Inst, Opcode, swizzle_channel};
 
@@ -35,14 +36,26 @@ pub(super) fn lookup(c: &mut Compiler, i: &Inst) -> R {
         );
         uv = sv.clone();
     }
-    to_scratch(c, s, 3, Some(Unit::new("frc", vec![uv])), None);
-    to_scratch(
-        c,
-        s,
-        3,
-        Some(mad(sv, Val::reg(format!("c{size}")), neg_zero())),
-        None,
-    );
+    match c.dialect {
+        // Wrapped, normalised: texel ⌊frc(u)·W⌋.
+        Dialect::D3d9 => {
+            to_scratch(c, s, 3, Some(Unit::new("frc", vec![uv])), None);
+            to_scratch(
+                c,
+                s,
+                3,
+                Some(mad(sv, Val::reg(format!("c{size}")), neg_zero())),
+                None,
+            );
+        }
+        // Texel coordinates as they are: texel ⌊u⌋ (u·1 − 0 is u, bit for
+        // bit, after the DPP's own flush and NaN rules).
+        Dialect::Ctm => {
+            if uv != sv {
+                to_scratch(c, s, 3, Some(mad(uv, Val::constant(ONE), neg_zero())), None);
+            }
+        }
+    }
     let chan: String = (0..4)
         .map(|k| ['r', 'g', 'b', 'a'][swizzle_channel(sampler.swizzle, k)])
         .collect();
