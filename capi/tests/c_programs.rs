@@ -7,102 +7,10 @@
 //! Needs the system's C and C++ compilers (`cc`, `c++`): without them the
 //! test fails and says so.
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use common::{build, library, root, run, scratch, tool};
 use std::process::Command;
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
-}
-
-/// Builds the C library in this test's profile and returns its folder.
-fn library() -> PathBuf {
-    let release = !cfg!(debug_assertions);
-    let mut cargo = Command::new(env!("CARGO"));
-    cargo
-        .args(["build", "--quiet", "-p", "ctm-capi"])
-        .current_dir(root());
-    if release {
-        cargo.arg("--release");
-    }
-    let status = cargo.status().expect("running cargo");
-    assert!(status.success(), "building the C library failed");
-    let exe = std::env::current_exe().unwrap();
-    // target/PROFILE/deps/this-test → target/PROFILE
-    let dir = exe.parent().unwrap().parent().unwrap().to_path_buf();
-    assert!(
-        dir.join("libctm.so").exists() && dir.join("libctm.a").exists(),
-        "no libctm.so / libctm.a in {}",
-        dir.display()
-    );
-    dir
-}
-
-fn tool(name: &str) -> &str {
-    let ok = Command::new(name)
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    assert!(
-        ok,
-        "`{name}` is not installed: the C-interface tests need the system C and C++ compilers"
-    );
-    name
-}
-
-fn scratch() -> PathBuf {
-    let d = std::env::temp_dir().join(format!("ctm-c-{}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-/// Compiles `source` (C or C++ by `std`) against libctm in `lib`.
-fn build(lib: &Path, source: &Path, std: &str, out: &Path) {
-    let compiler = if std.starts_with("c++") {
-        tool("c++")
-    } else {
-        tool("cc")
-    };
-    let o = Command::new(compiler)
-        .arg(format!("-std={std}"))
-        .args(["-Wall", "-Wextra", "-Werror", "-ffp-contract=off", "-O1"])
-        .arg(source)
-        .arg(format!("-I{}", root().join("include").display()))
-        .arg(format!("-L{}", lib.display()))
-        .arg("-lctm")
-        .arg(format!("-Wl,-rpath,{}", lib.display()))
-        .arg("-o")
-        .arg(out)
-        .output()
-        .unwrap();
-    assert!(
-        o.status.success(),
-        "{compiler} -std={std} {}:\n{}",
-        source.display(),
-        String::from_utf8_lossy(&o.stderr)
-    );
-}
-
-/// Runs `exe` with `args` on `engine`; its standard output.
-fn run(exe: &Path, args: &[&str], engine: &str) -> String {
-    let o = Command::new(exe)
-        .args(args)
-        .env("CTM_ENGINE", engine)
-        .current_dir(root())
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&o.stdout).into_owned();
-    assert!(
-        o.status.success(),
-        "{} on {engine}: {}\n{stdout}{}",
-        exe.display(),
-        o.status,
-        String::from_utf8_lossy(&o.stderr)
-    );
-    stdout
-}
 
 #[test]
 fn headers_compile_alone_in_every_language_version() {
@@ -178,6 +86,21 @@ fn examples_run_on_both_engines_and_match_the_rust_api() {
         outs.push(std::fs::read(path).unwrap());
     }
     assert!(outs[0] == outs[1], "SAXPY differs between the engines");
+    // examples/saxpy.s through the Rust API on the same data.
+    let data = |f: &dyn Fn(usize) -> f32| {
+        let v: Vec<f32> = (0..64 * 64 * 4).map(f).collect();
+        ctm_rs::kernel::HostSurface::from_f32(ctm_rs::mc::Format::Float32_4, 64, 64, &v).unwrap()
+    };
+    let kernel = ctm_rs::kernel::Kernel::from_path(root().join("examples/saxpy.s")).unwrap();
+    let job = ctm_rs::kernel::Job::new(64, 64)
+        .input(0, data(&|k| k as f32 * 0.25 - 100.0))
+        .input(1, data(&|k| 1.0 / (k + 1) as f32))
+        .constant(0, [2.5, 0.0, 0.0, 0.0])
+        .output(0, ctm_rs::mc::Format::Float32_4);
+    assert!(
+        kernel.run(&job).unwrap().output(0).unwrap().data == outs[0],
+        "SAXPY through C differs from Kernel::run"
+    );
 
     // Mandelbrot: C++98 with the class, checked against Kernel::run.
     let mandel = dir.join("mandelbrot");
@@ -297,6 +220,48 @@ fn examples_run_on_both_engines_and_match_the_rust_api() {
     assert!(
         outs.iter().all(|o| *o == outs[0]),
         "the kernel differs between engines or sources"
+    );
+    // The same kernel through the Rust API: the same bytes.
+    let k = ctm_rs::kernel::Kernel::new(
+        ctm_rs::d3d9::compile_dialect(&named, ctm_rs::d3d9::Dialect::Ctm)
+            .unwrap()
+            .exe,
+    );
+    let Some(ctm_rs::kernel::Resource::Input(s0)) = k.resource("s0") else {
+        panic!("s0 is no input")
+    };
+    let texels: Vec<f32> = (0..8u32)
+        .flat_map(|y| (0..16u32).flat_map(move |x| [x as f32, y as f32, (x + y) as f32, 1.0]))
+        .collect();
+    let mut params = [0.0f32; 96];
+    for (v, (x, y)) in [(0.0, 0.0), (48.0, 0.0), (0.0, 24.0)]
+        .into_iter()
+        .enumerate()
+    {
+        params[32 * v..32 * v + 8].copy_from_slice(&[
+            x,
+            y,
+            0.0,
+            1.0,
+            x + 1.0 - 0.45,
+            y - 0.45,
+            0.0,
+            1.0,
+        ]);
+    }
+    let job = ctm_rs::kernel::Job::new(16, 8)
+        .input(
+            s0,
+            ctm_rs::kernel::HostSurface::from_f32(ctm_rs::mc::Format::Float32_4, 16, 8, &texels)
+                .unwrap(),
+        )
+        .constant(3, [2.0; 4])
+        .params(params)
+        .output(0, ctm_rs::mc::Format::Float32_4);
+    let rust = k.run(&job).unwrap();
+    assert!(
+        rust.output(0).unwrap().data == outs[0],
+        "the kernel through C differs from Kernel::run"
     );
     let got: Vec<f32> = outs[0]
         .chunks(4)
