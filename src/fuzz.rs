@@ -225,11 +225,14 @@ fn shader(data: &[u8]) -> Result<(), String> {
             Ok(_) => return Err(format!("a shader's text assembles differently:\n{text}")),
             Err(e) => return Err(format!("a shader's text does not assemble: {e}\n{text}")),
         }
-        if let Ok(c) = crate::d3d9::compile(&s) {
+        for dialect in [crate::d3d9::Dialect::D3d9, crate::d3d9::Dialect::Ctm] {
+            let Ok(c) = crate::d3d9::compile_dialect(&s, dialect) else {
+                continue;
+            };
             let warnings = crate::isa::validate::validate(&crate::isa::decode_program(&c.exe.code));
             if !warnings.is_empty() {
                 return Err(format!(
-                    "a compiled shader has validator warnings {warnings:?}:\n{text}"
+                    "a shader compiled in the {dialect:?} dialect has validator warnings {warnings:?}:\n{text}"
                 ));
             }
             let back = crate::abi::load(&crate::abi::write(&c.exe))

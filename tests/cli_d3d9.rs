@@ -213,3 +213,28 @@ fn constant_table_names_bind_too() {
     assert_eq!(code, 0, "{err}");
     assert_eq!(f32s(&std::fs::read(&o).unwrap()), [6.0; 4]);
 }
+
+#[test]
+fn the_ctm_dialect_compiles_and_runs_with_pixel_centres_as_interpolants() {
+    let d = Dir::new("d3d9-ctm-dialect");
+    let src = d.file("c.psh", b"ps_3_0\ndcl_texcoord0 v0.xy\nmov oC0, v0\n");
+    let elf = d.path("c.elf");
+    let (code, out, err) = ctm(&["compile", "--dialect", "ctm", &src, "--map", "-o", &elf]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("v0.plane   c253"), "{out}");
+    let o = d.path("o.f32");
+    let (code, _, err) = ctm(&[
+        "run",
+        &elf,
+        "--domain",
+        "4x2",
+        "--output",
+        &format!("oC0={o}:float32_4"),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(!err.contains("warning"), "{err}");
+    let v = f32s(&std::fs::read(&o).unwrap());
+    assert_eq!(&v[4 * 5..4 * 6], &[1.5, 1.5, 0.0, 1.0]);
+    let (code, _, err) = ctm(&["compile", "--dialect", "hlsl", &src]);
+    assert_eq!(code, 2, "{err}");
+}

@@ -1,6 +1,6 @@
 //! Host-visible arenas, executable images at the instruction base and
 //! asynchronous connections (`docs/design.md` "Host-visible arenas and
-//! dispatch", `docs/abi.md` §10, `docs/machine.md` §9).
+//! dispatch", `docs/abi.md` §10, `docs/machine.md` §9) and the host API's errors.
 
 use ctm::abi::{Executable, write};
 use ctm::device::{BufferId, DeviceConfig, DeviceError};
@@ -11,6 +11,8 @@ use ctm::pe::{Command as Cmd, CommandBuffer};
 use ctm::runtime::Domain;
 
 const SYSC: ArenaKind = ArenaKind::SystemCached;
+/// out0 = r0 = (i, j, v, 1).
+const IDENTITY: &str = "out rtA.rgb = max.off(s0, s0) | rtA.a = max.off(s0, s0) src0=r0 wait last";
 const PROG: usize = 0x800;
 const OUT: usize = 0x10_0000;
 
@@ -265,4 +267,40 @@ fn interpolants_need_parameters_that_span_an_area() {
     put(&conn, params_at, &flat);
     let e = run(true).unwrap_err().to_string();
     assert!(e.contains("span no area"), "{e}");
+}
+
+#[test]
+fn host_api_errors() {
+    let mut dev = ctm::device::Device::open(DeviceConfig::default()).unwrap();
+    let info = dev.info();
+    assert_eq!(info.base_address_sys_c % 2048, 0);
+    assert!(info.arena_size_gpu > 0 && info.arena_size_sys > 0);
+    let a = dev.alloc(ArenaKind::System, 10).unwrap();
+    let b = dev.alloc(ArenaKind::System, 10).unwrap();
+    assert_eq!((a % 2048, b - a), (0, 2048));
+    assert!(matches!(
+        dev.alloc(ArenaKind::System, 1 << 30),
+        Err(DeviceError::OutOfMemory { .. })
+    ));
+    assert!(matches!(
+        dev.write(0x10, &[1]),
+        Err(DeviceError::Unmapped(_))
+    ));
+    assert!(matches!(
+        dev.submit(a, 6),
+        Err(DeviceError::BadSize { size: 6 })
+    ));
+    assert!(!dev.consumed(BufferId(7)));
+    assert!(matches!(
+        dev.wait(BufferId(7)),
+        Err(DeviceError::UnknownBuffer(7))
+    ));
+    assert!(matches!(
+        dev.load_program(&Executable::from_code(assemble(IDENTITY).unwrap()), a + 4),
+        Err(DeviceError::Misaligned { .. })
+    ));
+    assert_eq!(
+        dev.set_engine(ctm::engine::EngineKind::Jit).is_ok(),
+        ctm_jit::host::check_features().is_ok(),
+    );
 }

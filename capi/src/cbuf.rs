@@ -207,6 +207,32 @@ memory! {
     amuCbufPackAppendSetConstbFmt SetConstbFmt;
 }
 
+/// The parameters of a surface command: the index (when the command has
+/// one: its value, how many there are, what they are), base, format word,
+/// height.
+fn surface(
+    index: Option<(c_uint, c_uint, &str)>,
+    addr: c_uint,
+    format: c_uint,
+    tiling: c_uint,
+    width: c_uint,
+    rows: c_uint,
+) -> Result<Vec<u32>, String> {
+    let mut p = Vec::new();
+    if let Some((k, count, what)) = index {
+        if k >= count {
+            return Err(format!("{what} {k}: there are {count} (0–{})", count - 1));
+        }
+        p.push(k);
+    }
+    p.extend([
+        base(addr)?,
+        format_word(format, tiling, width)?,
+        height(rows)?,
+    ]);
+    Ok(p)
+}
+
 /// `amuCbufPackAppendSetInpFmt(i, addr, format, tiling, width, height)`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn amuCbufPackAppendSetInpFmt(
@@ -218,17 +244,14 @@ pub unsafe extern "C" fn amuCbufPackAppendSetInpFmt(
     width: c_uint,
     rows: c_uint,
 ) -> c_uint {
-    let p = (|| {
-        if input > 15 {
-            return Err(format!("input {input}: there are 16 (0–15)"));
-        }
-        Ok(vec![
-            input,
-            base(addr)?,
-            format_word(format, tiling, width)?,
-            height(rows)?,
-        ])
-    })();
+    let p = surface(
+        Some((input, 16, "input")),
+        addr,
+        format,
+        tiling,
+        width,
+        rows,
+    );
     // SAFETY: the caller's state.
     unsafe { append(s, Op::SetInpFmt, p) }
 }
@@ -244,17 +267,14 @@ pub unsafe extern "C" fn amuCbufPackAppendSetOutFmt(
     width: c_uint,
     rows: c_uint,
 ) -> c_uint {
-    let p = (|| {
-        if output > 3 {
-            return Err(format!("output {output}: there are 4 (0–3)"));
-        }
-        Ok(vec![
-            output,
-            base(addr)?,
-            format_word(format, tiling, width)?,
-            height(rows)?,
-        ])
-    })();
+    let p = surface(
+        Some((output, 4, "output")),
+        addr,
+        format,
+        tiling,
+        width,
+        rows,
+    );
     // SAFETY: the caller's state.
     unsafe { append(s, Op::SetOutFmt, p) }
 }
@@ -269,13 +289,7 @@ pub unsafe extern "C" fn amuCbufPackAppendSetCondOutFmt(
     width: c_uint,
     rows: c_uint,
 ) -> c_uint {
-    let p = (|| {
-        Ok(vec![
-            base(addr)?,
-            format_word(format, tiling, width)?,
-            height(rows)?,
-        ])
-    })();
+    let p = surface(None, addr, format, tiling, width, rows);
     // SAFETY: the caller's state.
     unsafe { append(s, Op::SetCondOutFmt, p) }
 }

@@ -146,33 +146,48 @@ fn examples_run_on_both_engines_and_match_the_rust_api() {
 
     // The same program linked statically, and through the SDK's library
     // names (linker scripts in lib/ naming libctm).
-    let o = Command::new(tool("cc"))
-        .args(["-std=c99", "-ffp-contract=off"])
-        .arg(ex.join("saxpy.c"))
-        .arg(format!("-I{}", root().join("include").display()))
-        .arg(lib.join("libctm.a"))
-        .args(["-lpthread", "-ldl", "-lm", "-o"])
-        .arg(dir.join("saxpy-static"))
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let text = run(&dir.join("saxpy-static"), &[], "jit");
-    assert!(text.contains("0 of 16384"), "{text}");
-    let o = Command::new(tool("cc"))
-        .args(["-std=c99", "-ffp-contract=off"])
-        .arg(ex.join("saxpy.c"))
-        .arg(format!("-I{}", root().join("include").display()))
-        .arg(format!("-L{}", root().join("lib").display()))
-        .arg(format!("-L{}", lib.display()))
-        .args(["-lamucbuf", "-lamuisa", "-lamuAsm", "-lamucomp", "-latictm"])
-        .arg(format!("-Wl,-rpath,{}", lib.display()))
-        .arg("-o")
-        .arg(dir.join("saxpy-sdk"))
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let text = run(&dir.join("saxpy-sdk"), &[], "interp");
-    assert!(text.contains("0 of 16384"), "{text}");
+    let libs = root().join("lib");
+    let linkings: [(&str, Vec<String>); 2] = [
+        (
+            "static",
+            vec![
+                lib.join("libctm.a").display().to_string(),
+                "-lpthread".into(),
+                "-ldl".into(),
+                "-lm".into(),
+            ],
+        ),
+        (
+            "sdk",
+            [
+                format!("-L{}", libs.display()),
+                format!("-L{}", lib.display()),
+                format!("-Wl,-rpath,{}", lib.display()),
+            ]
+            .into_iter()
+            .chain(["amucbuf", "amuisa", "amuAsm", "amucomp", "atictm"].map(|l| format!("-l{l}")))
+            .collect(),
+        ),
+    ];
+    for (how, args) in linkings {
+        let exe = dir.join(format!("saxpy-{how}"));
+        let o = Command::new(tool("cc"))
+            .args(["-std=c99", "-ffp-contract=off"])
+            .arg(ex.join("saxpy.c"))
+            .arg(format!("-I{}", root().join("include").display()))
+            .args(&args)
+            .arg("-o")
+            .arg(&exe)
+            .output()
+            .unwrap();
+        assert!(
+            o.status.success(),
+            "{how}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let text = run(&exe, &[], "jit");
+        assert!(text.contains("0 of 16384"), "{how}: {text}");
+    }
 
     // A ps_3_0 kernel through amuComp: bytecode whose constant table names
     // c3 "scale" (set by name), and text that defines c3 itself (a literal).
@@ -291,6 +306,18 @@ fn examples_run_on_both_engines_and_match_the_rust_api() {
         let text = run(&streams, &[], engine);
         assert!(
             text.contains(&format!("on {engine}: 0 of 3108 values wrong")),
+            "{text}"
+        );
+    }
+
+    // The benchmark of the interface, a few rounds (its figures come from
+    // `cargo bench -p ctm-capi`).
+    let bench = dir.join("submit_bench");
+    build(&lib, &ex.join("submit_bench.c"), "c99", &bench);
+    for engine in ["interp", "jit"] {
+        let text = run(&bench, &["3"], engine);
+        assert!(
+            text.contains("round trip 64x64") && text.contains(&format!("on {engine}")),
             "{text}"
         );
     }

@@ -74,6 +74,7 @@ private:
                addrSYS - info.baseAddressSYS;
     }
     AMuint32 align(AMuint32 a) const { return (a + 2047) & ~2047u; }
+    void setLiterals(const AMUabiConstsInfo &c);
 
     AMmanagedDeviceInfo info;
     AMmanagedDevice vm;
@@ -118,6 +119,31 @@ bool Runtime::compile(const char *source, Program &p)
     return true;
 }
 
+// The literals by hand, as some clients wrote them instead of calling
+// amuABISetLiteralConstants.
+void Runtime::setLiterals(const AMUabiConstsInfo &c)
+{
+    for (unsigned int k = 0; k < c.litConstsCount; k++) {
+        switch (c.litConsts[k].type) {
+        case AMU_ABI_FLOAT32: {
+            float *to = (float *)cpu(fconstSYS) + 4 * c.litConsts[k].addr;
+            const float *from = c.litConsts[k].value.float32;
+            to[0] = from[0]; to[1] = from[1]; to[2] = from[2]; to[3] = from[3];
+            break;
+        }
+        case AMU_ABI_INT32: {
+            unsigned char *to = (unsigned char *)cpu(iconstSYS) + 4 * c.litConsts[k].addr;
+            const unsigned int *from = c.litConsts[k].value.int32;
+            to[0] = (unsigned char)from[0]; to[1] = (unsigned char)from[1];
+            to[2] = (unsigned char)from[2]; to[3] = (unsigned char)from[3];
+            break;
+        }
+        default:
+            break;
+        }
+    }
+}
+
 Stream Runtime::create(unsigned width, unsigned height)
 {
     Stream s;
@@ -133,7 +159,7 @@ bool Runtime::run(const Program &p, const Stream *inputs, unsigned count, AMuint
                   AMuint32 inAddr, AMUcbufFldTiling inTiling)
 {
     AMUcbufPack *cbp = new AMUcbufPack((unsigned int *)cpu(cbufSYS), 1024 * 256);
-    amuABISetLiteralConstants(p.constants, cpu(fconstSYS), cpu(iconstSYS), NULL);
+    setLiterals(p.constants);
     cbp->appendFlushOutCache();
     cbp->appendFlushCondOutCache();
     if (count == 0)

@@ -189,8 +189,11 @@ impl Kernel {
         }
 
         let mut warnings = Vec::new();
+        // Constants the PE fills with interpolation planes.
+        let planes = crate::pe::params::constants(&crate::pe::params::planes(&info.bindings));
         for &n in &info.f32_consts {
             if !job.consts.iter().any(|&(k, _)| k as u32 == n)
+                && !planes.contains(&n)
                 && !info.values.floats.iter().any(|&(k, _)| k == n)
                 && !info.values.defaults.iter().any(|&(k, _)| k == n)
                 && !info.bindings.iter().any(|(name, r)| {

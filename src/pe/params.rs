@@ -41,6 +41,15 @@ pub fn planes(bindings: &[(String, String)]) -> [Option<u8>; SLOTS] {
     out
 }
 
+/// Every float constant that `planes` fills (three per slot).
+pub fn constants(planes: &[Option<u8>; SLOTS]) -> Vec<u32> {
+    planes
+        .iter()
+        .flatten()
+        .flat_map(|&c| [0, 1, 2].map(|d| u32::from(c) + d))
+        .collect()
+}
+
 /// The planes of `params` for every slot in `planes`, written into the
 /// uniforms' float constants.
 pub fn apply(

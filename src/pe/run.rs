@@ -162,12 +162,7 @@ impl Pe {
         let mut u = Uniforms::default();
         // Constants that receive interpolation planes come from the
         // parameters, not from constant memory.
-        let planes: Vec<u32> = desc
-            .planes
-            .iter()
-            .flatten()
-            .flat_map(|&c| [0, 1, 2].map(|d| u32::from(c) + d))
-            .collect();
+        let planes = params::constants(&desc.planes);
         let from_memory: Vec<u32> = info
             .f32_consts
             .iter()

@@ -19,12 +19,13 @@
 
 mod emit;
 mod flow;
+mod inputs;
 mod lower;
 mod notes;
 mod passes;
 mod tex;
 
-use super::{Def, Inst, Item, Opcode, Reg, RegKind, Shader, Version};
+use super::{Def, Inst, Item, Opcode, Reg, RegKind, Shader};
 use crate::abi::{ConstValues, Executable};
 use emit::{Alu, Dpp, Val};
 use std::collections::BTreeMap;
@@ -237,145 +238,6 @@ impl<'s> Compiler<'s> {
         let t = self.fresh()?;
         self.scratch[k] = Some(t);
         Ok(t)
-    }
-
-    /// Every input register the shader declares or reads directly gets a
-    /// surface and a temporary loaded at the start; with `v[aL+n]`, v0–v9
-    /// get a block of temporaries (undeclared ones read 0).
-    fn declare_inputs(&mut self) -> Result<(), CompileError> {
-        let mut regs = std::collections::BTreeSet::new();
-        for item in &self.shader.items {
-            match item {
-                Item::Dcl(d) if matches!(d.dst.reg.kind, RegKind::Input | RegKind::Texture) => {
-                    regs.insert(d.dst.reg);
-                }
-                Item::Inst(i) => {
-                    for s in i.src.iter().chain(i.predicate.iter()) {
-                        if matches!(s.reg.kind, RegKind::Input | RegKind::Texture)
-                            && s.rel.is_none()
-                        {
-                            regs.insert(s.reg);
-                        }
-                    }
-                    if let Some(d) = &i.dst
-                        && i.op == Opcode::Texkill
-                        && matches!(d.reg.kind, RegKind::Input | RegKind::Texture)
-                    {
-                        regs.insert(d.reg);
-                    }
-                }
-                _ => {}
-            }
-        }
-        let relative_v = self.shader.insts().any(|i| {
-            i.src
-                .iter()
-                .any(|s| s.rel.is_some() && s.reg.kind == RegKind::Input)
-        });
-        let mut block = BTreeMap::new();
-        if relative_v {
-            for n in 0..self.shader.version.count(RegKind::Input) {
-                block.insert(Reg::new(RegKind::Input, n), self.fresh()?);
-            }
-        }
-        self.v_block = block.values().next().copied();
-        if self.dialect == Dialect::Ctm {
-            if self.shader.version != Version::Ps30 {
-                return self.error("the ctm dialect compiles ps_3_0 shaders");
-            }
-            if relative_v {
-                return self.error("v[aL + n] is not available in the ctm dialect");
-            }
-            for r in regs {
-                self.interpolant(r)?;
-            }
-            return Ok(());
-        }
-        for r in regs {
-            let surface = self.surface()?;
-            let t = match block.get(&r) {
-                Some(&t) => t,
-                None => self.fresh()?,
-            };
-            self.inputs.insert(r, (surface, t));
-            self.code.push(Dpp::Tex {
-                op: "ld",
-                dst: format!("r{t}.rgba"),
-                input: surface,
-                chan: "rgba".into(),
-                coord: "r0.rgba".into(),
-                unscaled: true,
-                acquire: false,
-                wait: false,
-                pred: None,
-                apred: None,
-            });
-        }
-        Ok(())
-    }
-
-    /// A ctm-dialect input: v_t = A' + i·B + j·C from three constants the
-    /// PE fills from the parameters (`docs/machine.md` §6.1).
-    fn interpolant(&mut self, r: Reg) -> Result<(), CompileError> {
-        if r.kind != RegKind::Input || r.num > 6 {
-            return self.error(format!(
-                "{r}: the ctm dialect's inputs are the interpolants v0–v6"
-            ));
-        }
-        let (a, b, c) = (self.const_slot()?, self.const_slot()?, self.const_slot()?);
-        debug_assert!(a == c + 2 && b == c + 1);
-        let t = self.fresh()?;
-        self.planes.insert(r, c);
-        let pos = Val::reg("r0");
-        let first = lower::mad(
-            pos.clone().scalar(0),
-            Val::reg(format!("c{}", c + 1)),
-            Val::reg(format!("c{c}")),
-        );
-        lower::to_scratch(self, t, 15, Some(first.clone()), Some(first));
-        let second = lower::mad(
-            pos.scalar(1),
-            Val::reg(format!("c{}", c + 2)),
-            Val::reg(format!("r{t}")),
-        );
-        lower::to_scratch(self, t, 15, Some(second.clone()), Some(second));
-        self.inputs.insert(r, (u8::MAX, t));
-        Ok(())
-    }
-
-    fn surface(&mut self) -> Result<u8, CompileError> {
-        if self.next_surface >= 16 {
-            return self.error("the shader reads more than the DPP's 16 input surfaces");
-        }
-        self.next_surface += 1;
-        Ok(self.next_surface - 1)
-    }
-
-    /// The surface and size constant of sampler `n`.
-    pub(super) fn sampler(&mut self, n: u16) -> Result<(u8, u16), CompileError> {
-        if let Some(&s) = self.samplers.get(&n) {
-            return Ok(s);
-        }
-        let surface = self.surface()?;
-        // The ctm dialect takes texel coordinates: no size is needed.
-        let c = match self.dialect {
-            Dialect::D3d9 => self.const_slot()?,
-            Dialect::Ctm => 0,
-        };
-        self.samplers.insert(n, (surface, c));
-        Ok((surface, c))
-    }
-
-    fn const_slot(&mut self) -> Result<u16, CompileError> {
-        let lowest = match self.shader.version {
-            Version::Ps30 => 224,
-            _ => 32,
-        };
-        if self.next_const < lowest {
-            return self.error("the compiler ran out of constant registers");
-        }
-        self.next_const -= 1;
-        Ok(self.next_const + 1)
     }
 
     /// A constant register holding `v` (reused when it exists).
