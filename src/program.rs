@@ -89,34 +89,61 @@ pub const MAX_FILE: u64 = 16 << 20;
 /// otherwise an ELF file is recognised by its magic and anything else must be
 /// assembly text. The path `-` reads standard input.
 pub fn load(path: &Path, raw: bool) -> Result<Loaded, LoadError> {
-    let io = |source| LoadError::Io {
-        path: path.to_path_buf(),
-        source,
-    };
-    use std::io::Read;
-    let mut bytes = Vec::new();
-    if path == Path::new("-") {
-        std::io::stdin()
-            .lock()
-            .take(MAX_FILE + 1)
-            .read_to_end(&mut bytes)
-            .map_err(io)?;
-    } else {
-        let file = std::fs::File::open(path).map_err(io)?;
-        file.take(MAX_FILE + 1)
-            .read_to_end(&mut bytes)
-            .map_err(io)?;
-    }
-    if bytes.len() as u64 > MAX_FILE {
-        return Err(LoadError::Raw {
+    let bytes = read_file(path, MAX_FILE).map_err(|e| match e {
+        ReadError::Io(source) => LoadError::Io {
+            path: path.to_path_buf(),
+            source,
+        },
+        ReadError::TooLarge { .. } => LoadError::Raw {
             path: path.to_path_buf(),
             message: format!(
                 "larger than {} MiB: no program of {MAX_INSTS} instructions is this big",
                 MAX_FILE >> 20
             ),
-        });
-    }
+        },
+    })?;
     load_bytes(&bytes, path, raw)
+}
+
+/// Why [`read_file`] gave no bytes.
+#[derive(Debug)]
+pub enum ReadError {
+    /// The system's error.
+    Io(std::io::Error),
+    /// More than the cap: said by the file's metadata before anything was
+    /// read, or found while reading a pipe.
+    TooLarge {
+        /// The cap.
+        cap: u64,
+    },
+}
+
+/// Reads a whole file, or standard input for `-`, refusing anything over
+/// `cap` bytes: a regular file's size is checked before it is read, and a
+/// pipe is read no further than one byte past the cap. Every reader of
+/// input files goes through it, so every command applies the same cap to
+/// the same kind of file.
+pub fn read_file(path: &Path, cap: u64) -> Result<Vec<u8>, ReadError> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    let reader: Box<dyn Read> = if path == Path::new("-") {
+        Box::new(std::io::stdin().lock())
+    } else {
+        let file = std::fs::File::open(path).map_err(ReadError::Io)?;
+        let meta = file.metadata().map_err(ReadError::Io)?;
+        if meta.is_file() && meta.len() > cap {
+            return Err(ReadError::TooLarge { cap });
+        }
+        Box::new(file)
+    };
+    reader
+        .take(cap + 1)
+        .read_to_end(&mut bytes)
+        .map_err(ReadError::Io)?;
+    if bytes.len() as u64 > cap {
+        return Err(ReadError::TooLarge { cap });
+    }
+    Ok(bytes)
 }
 
 /// Reads a program from the bytes of a file (`path` names it in errors),

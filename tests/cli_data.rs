@@ -263,3 +263,177 @@ fn exec_runs_a_raw_stream_against_memory_images() {
     let (code, _, err) = ctm(&["exec", &cmd, "--memory", "sys=3X"]);
     assert_eq!(code, 2, "{err}");
 }
+
+/// A PNG chunk with its CRC.
+fn chunk(kind: &[u8; 4], data: &[u8]) -> Vec<u8> {
+    let mut crc = !0u32;
+    for &b in kind.iter().chain(data) {
+        crc ^= u32::from(b);
+        for _ in 0..8 {
+            crc = if crc & 1 != 0 {
+                (crc >> 1) ^ 0xEDB8_8320
+            } else {
+                crc >> 1
+            };
+        }
+    }
+    let mut c = (data.len() as u32).to_be_bytes().to_vec();
+    c.extend_from_slice(kind);
+    c.extend_from_slice(data);
+    c.extend_from_slice(&(!crc).to_be_bytes());
+    c
+}
+
+#[test]
+fn hostile_pictures_and_arrays_are_refused_before_allocating() {
+    let d = Dir::new("hostile");
+    let prog = d.file(
+        "copy.s",
+        "tex ld r1.rgba, in0.rgba, r0.rgba unscaled acquire wait
+    out rtA.rgb = max.off(s0, s0) | rtA.a = max.off(s0, s0) src0=r1 wait last",
+    );
+    let out = format!("0={}:float32_4", d.path("o.f32"));
+    let small = format!("0={}:float32_4:4x4", d.file("small.f32", [0u8; 256]));
+    // Memory above a small run's that an input may cost: far less than
+    // what these files declare.
+    let (_, _, base) = ctm_peak(&[
+        "run", &prog, "--domain", "4x4", "--input", &small, "--output", &out,
+    ]);
+    let limit = base + (64 << 10);
+    let refused = |args: &[&str], says: &str| {
+        let (code, err, peak) = ctm_peak(args);
+        assert!(code == 1 || code == 2, "{args:?}: exit {code}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+        assert!(
+            peak <= limit,
+            "{args:?}: {peak} KiB resident (limit {limit})"
+        );
+    };
+    // 65 bytes declaring 100000 × 100000 RGBA, with an empty IDAT.
+    let mut ihdr = 100_000u32.to_be_bytes().to_vec();
+    ihdr.extend_from_slice(&100_000u32.to_be_bytes());
+    ihdr.extend_from_slice(&[8, 6, 0, 0, 0]);
+    let mut png = b"\x89PNG\r\n\x1a\n".to_vec();
+    for c in [
+        chunk(b"IHDR", &ihdr),
+        chunk(b"IDAT", &[]),
+        chunk(b"IEND", &[]),
+    ] {
+        png.extend(c);
+    }
+    let huge = d.file("huge.png", &png);
+    refused(
+        &[
+            "run",
+            &prog,
+            "--domain",
+            "4x4",
+            "--input",
+            &format!("0={huge}"),
+            "--output",
+            &out,
+        ],
+        "100000×100000",
+    );
+    // A decompression bomb: 8188 × 8188 one-bit grey, a few KiB.
+    let mut bomb = Vec::new();
+    {
+        let mut enc = png::Encoder::new(&mut bomb, 8188, 8188);
+        enc.set_color(png::ColorType::Grayscale);
+        enc.set_depth(png::BitDepth::One);
+        let mut w = enc.write_header().unwrap();
+        w.write_image_data(&vec![0u8; 8188usize.div_ceil(8) * 8188])
+            .unwrap();
+    }
+    assert!(bomb.len() < 1 << 20, "{}", bomb.len());
+    let bomb = d.file("bomb.png", &bomb);
+    refused(
+        &[
+            "run",
+            &prog,
+            "--domain",
+            "4x4",
+            "--input",
+            &format!("0={bomb}"),
+            "--output",
+            &out,
+        ],
+        "must fit one arena",
+    );
+    refused(
+        &[
+            "run",
+            &prog,
+            "--domain",
+            "4x4",
+            "--input",
+            &format!("0={bomb}:float32_4:4x4"),
+            "--output",
+            &out,
+        ],
+        "not 4×4",
+    );
+    refused(
+        &[
+            "run",
+            &prog,
+            "--domain",
+            "4x4",
+            "--input",
+            &small,
+            "--output-init",
+            &format!("0={bomb}"),
+        ],
+        "not 4×4",
+    );
+    // Arrays whose shape overflows a size computation.
+    for shape in ["(2147483648, 2147483648, 4)", "(1073741824, 4294967295, 4)"] {
+        let header = format!("{{'descr': '<f4', 'fortran_order': False, 'shape': {shape}, }}");
+        let mut npy = b"\x93NUMPY\x01\x00".to_vec();
+        npy.extend_from_slice(&(header.len() as u16).to_le_bytes());
+        npy.extend_from_slice(header.as_bytes());
+        let f = d.file("wide.npy", &npy);
+        refused(
+            &[
+                "run",
+                &prog,
+                "--domain",
+                "4x4",
+                "--input",
+                &format!("0={f}"),
+                "--output",
+                &out,
+            ],
+            "a surface has at most 8188 columns",
+        );
+    }
+    // The library's own check never wraps either.
+    let e =
+        ctm::kernel::HostSurface::new(Format::Float32_4, u32::MAX, u32::MAX, vec![]).unwrap_err();
+    assert!(
+        e.to_string().contains("(295147905041913872400 expected)"),
+        "{e}"
+    );
+}
+
+#[test]
+fn every_command_caps_program_files_alike_before_reading() {
+    let d = Dir::new("caps");
+    let big = d.path("big.psh");
+    // 17 MiB (sparse: the size alone must refuse it).
+    std::fs::File::create(&big)
+        .unwrap()
+        .set_len(17 << 20)
+        .unwrap();
+    for args in [
+        vec!["compile", &big],
+        vec!["asm", &big],
+        vec!["info", &big],
+        vec!["disasm", &big],
+        vec!["run", &big, "--domain", "4x4"],
+    ] {
+        let (code, _, err) = ctm(&args);
+        assert_ne!(code, 0, "{args:?}");
+        assert!(err.contains("larger than 16 MiB"), "{args:?}: {err}");
+    }
+}

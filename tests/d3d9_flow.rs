@@ -371,3 +371,68 @@ fn the_ctm_dialect_says_what_it_cannot_compile() {
     let e = fails("ps_2_0\ndcl t0\nmov oC0, t0\n");
     assert!(e.contains("ps_3_0"), "{e}");
 }
+
+#[test]
+fn shader_limits_are_compile_errors_naming_the_instruction() {
+    let fails = |src: &str| {
+        let s = ctm::d3d9::assemble(src).unwrap();
+        ctm::d3d9::compile(&s).unwrap_err().to_string()
+    };
+    let nest = |open: &str, close: &str, n: usize| {
+        format!(
+            "ps_3_0\ndefi i0, 2, 0, 0, 0\n{}add r0, r0, r0\n{}mov oC0, r0\n",
+            format!("{open}\n").repeat(n),
+            format!("{close}\n").repeat(n)
+        )
+    };
+    // Four loops compile; five do not (they compiled, then every run
+    // overflowed a stack, before).
+    assert!(
+        ctm::d3d9::compile(&ctm::d3d9::assemble(&nest("rep i0", "endrep", 4)).unwrap()).is_ok()
+    );
+    let e = fails(&nest("rep i0", "endrep", 5));
+    assert!(e.contains("`rep i0`") && e.contains("allow 4"), "{e}");
+    let e = fails(&nest("loop aL, i0", "endloop", 64));
+    assert!(e.contains("rep/loop nested 64 deep"), "{e}");
+    let e = fails(&nest("if b0", "endif", 25));
+    assert!(
+        e.contains("if nested 25 deep") && e.contains("allow 24"),
+        "{e}"
+    );
+    // A loop in a subroutine counts at the depth of its call.
+    let e = fails(
+        "ps_3_0\ndefi i0, 2, 0, 0, 0\nrep i0\nrep i0\nrep i0\ncall l0\nendrep\nendrep\nendrep\nmov oC0, r0\nret\n\
+         label l0\nrep i0\nrep i0\nadd r0, r0, r0\nendrep\nendrep\nret\n",
+    );
+    assert!(
+        e.contains("`call l0`") && e.contains("rep/loop nested 5"),
+        "{e}"
+    );
+    // Chains of calls and recursion.
+    let chain = |n: usize| {
+        let mut s = "ps_3_0\ncall l0\nmov oC0, r0\nret\n".to_string();
+        for k in 0..n {
+            s += &format!("label l{k}\ncall l{}\nret\n", k + 1);
+        }
+        s + &format!("label l{n}\nmov r0, c0\nret\n")
+    };
+    assert!(ctm::d3d9::compile(&ctm::d3d9::assemble(&chain(3)).unwrap()).is_ok());
+    let e = fails(&chain(4));
+    assert!(e.contains("call nested 5 deep"), "{e}");
+    let e = fails(
+        "ps_3_0\ncall l0\nmov oC0, r0\nret\nlabel l0\ncall l1\nret\nlabel l1\ncall l0\nret\n",
+    );
+    assert!(e.contains("calls itself"), "{e}");
+    // More than the instruction store holds: an error at the instruction
+    // that overflows it, not an internal error with a listing.
+    let many = format!(
+        "ps_3_0\ndef c0, 1, 1, 1, 1\nmov r0, c0\n{}mov oC0, r0\n",
+        "add r0, r0, c0\n".repeat(200_000)
+    );
+    let e = fails(&many);
+    assert!(
+        e.contains("more than the DPP's 512 instructions") && e.len() < 300,
+        "{e}"
+    );
+    assert!(!e.contains("internal"), "{e}");
+}

@@ -65,7 +65,7 @@ fn write_then_load_is_identity() {
 }
 
 #[test]
-fn load_path_maps_the_file() {
+fn load_path_reads_the_file_within_its_cap() {
     let dir = std::env::temp_dir().join(format!("ctm-elf-test-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("saxpy.elf");
@@ -81,6 +81,13 @@ fn load_path_maps_the_file() {
         abi::load_path(&dir.join("missing.elf")),
         Err(AbiError::Io { .. })
     ));
+    let big = dir.join("big.elf");
+    std::fs::File::create(&big)
+        .unwrap()
+        .set_len(abi::MAX_IMAGE + 1)
+        .unwrap();
+    let e = abi::load_path(&big).unwrap_err().to_string();
+    assert!(e.contains("larger than 16 MiB"), "{e}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -167,6 +167,26 @@ fn bad_programs() -> Vec<Program> {
             v: V(0),
             gate: Gate::ACTIVE,
         }),
+        // A dot product without factors (it panicked the JIT's lowering).
+        hand_built(Op::Dot {
+            dst: V(0),
+            pairs: vec![],
+            addend: None,
+        }),
+        // An entry table naming a clause that does not exist (both engines
+        // indexed past the clauses).
+        Program {
+            clauses: vec![Clause {
+                start: 0,
+                len: 1,
+                values: 0,
+                nodes: vec![],
+                term: Term::Next(1),
+            }],
+            entry: vec![Some(0), Some(7)],
+            len: 2,
+            early_exit: false,
+        },
     ]
 }
 

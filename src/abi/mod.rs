@@ -4,7 +4,7 @@
 //! `PT_LOAD` segment (§4) and the seven note types from every `PT_NOTE`
 //! segment (§5–§6); malformed files give an [`AbiError`] with the byte offset
 //! at fault. [`write()`] produces the layout of §8, which [`load`] reads back
-//! identically. Files on disk are mapped with memmap2 ([`load_path`]).
+//! identically. Files on disk are read whole, within a size cap ([`load_path`]).
 //!
 //! `[E]` choices (docs/abi.md leaves them to the emulator): the strictness
 //! rules of §3, §5.4 and §7 as written there; input/output/constant indices
@@ -494,20 +494,22 @@ pub fn load(bytes: &[u8]) -> Result<Loaded, AbiError> {
     })
 }
 
-/// Loads a DPP executable from a file, mapping it into memory.
+/// Loads a DPP executable from a file (at most [`MAX_IMAGE`] bytes, refused
+/// by its size before it is read).
 pub fn load_path(path: &Path) -> Result<Loaded, AbiError> {
-    let io = |source| AbiError::Io {
-        path: path.to_path_buf(),
-        source,
-    };
-    let file = std::fs::File::open(path).map_err(io)?;
-    if file.metadata().map_err(io)?.len() == 0 {
-        return load(&[]);
-    }
-    // SAFETY: the mapping is read-only and private to this call; the bytes are
-    // copied out by `load` before the map is dropped. A file truncated by
-    // another process while mapped could fault, which is the documented
-    // memmap2 caveat for any mapped read.
-    let map = unsafe { memmap2::Mmap::map(&file) }.map_err(io)?;
-    load(&map)
+    let bytes = crate::program::read_file(path, MAX_IMAGE).map_err(|e| match e {
+        crate::program::ReadError::Io(source) => AbiError::Io {
+            path: path.to_path_buf(),
+            source,
+        },
+        crate::program::ReadError::TooLarge { cap } => AbiError::Malformed {
+            offset: 0,
+            what: "the file",
+            message: format!(
+                "larger than {} MiB, the most an executable may be",
+                cap >> 20
+            ),
+        },
+    })?;
+    load(&bytes)
 }

@@ -49,7 +49,7 @@ pub struct CompileArgs {
 
 /// `ctm compile`.
 pub fn compile(a: CompileArgs, v: Verbosity) -> Result<u8, Error> {
-    let bytes = super::data::read_all(&a.shader)?;
+    let bytes = super::data::read_program(&a.shader)?;
     let shader = ctm::program::read_shader(&bytes).map_err(|e| {
         // Text errors start with their line and column.
         let sep = if e.starts_with(|c: char| c.is_ascii_digit()) {

@@ -8,7 +8,6 @@
 use super::{Error, usage};
 use ctm::kernel::HostSurface;
 use ctm::mc::Format;
-use std::io::Read;
 use std::path::Path;
 
 const PNG_MAGIC: &[u8] = b"\x89PNG\r\n\x1a\n";
@@ -16,23 +15,27 @@ const NPY_MAGIC: &[u8] = b"\x93NUMPY";
 /// Largest data file read (an 8188 × 8188 float32_4 surface is 1 GiB).
 const MAX_DATA: u64 = 1 << 30;
 
-/// Reads a whole file, or standard input for `-`.
+/// Reads a whole data file, or standard input for `-` (at most 1 GiB).
 pub fn read_all(path: &Path) -> Result<Vec<u8>, Error> {
+    read_capped(path, MAX_DATA, "a data file")
+}
+
+/// Reads a program or shader file (at most 16 MiB, as every command that
+/// loads programs allows).
+pub fn read_program(path: &Path) -> Result<Vec<u8>, Error> {
+    read_capped(path, ctm::program::MAX_FILE, "a program or shader file")
+}
+
+fn read_capped(path: &Path, cap: u64, what: &str) -> Result<Vec<u8>, Error> {
     let name = path.display();
-    let mut bytes = Vec::new();
-    let reader: Box<dyn Read> = if path == Path::new("-") {
-        Box::new(std::io::stdin().lock())
-    } else {
-        Box::new(std::fs::File::open(path).map_err(|e| format!("{name}: {e}"))?)
-    };
-    reader
-        .take(MAX_DATA + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| format!("{name}: {e}"))?;
-    if bytes.len() as u64 > MAX_DATA {
-        return Err(format!("{name}: larger than {} MiB", MAX_DATA >> 20).into());
-    }
-    Ok(bytes)
+    ctm::program::read_file(path, cap).map_err(|e| match e {
+        ctm::program::ReadError::Io(e) => format!("{name}: {e}").into(),
+        ctm::program::ReadError::TooLarge { cap } => format!(
+            "{name}: larger than {} MiB, the most {what} may be",
+            cap >> 20
+        )
+        .into(),
+    })
 }
 
 /// The file forms of a surface.
@@ -78,7 +81,7 @@ pub fn decode(
     dims: Option<(u32, u32)>,
 ) -> Result<HostSurface, Error> {
     let s = match Form::of_bytes(bytes) {
-        Form::Png => read_png(bytes, name, format.unwrap_or(Format::Float32_4))?,
+        Form::Png => read_png(bytes, name, format.unwrap_or(Format::Float32_4), dims)?,
         Form::Npy => read_npy(bytes, name, format)?,
         Form::Raw => {
             let (Some(format), Some((w, h))) = (format, dims) else {
@@ -98,20 +101,85 @@ pub fn decode(
     Ok(s)
 }
 
+/// Checks a file's declared size before anything is allocated for it: the
+/// size the job expects (`dims`) if given, the largest surface (8188 ×
+/// 8191 elements) and the largest arena (512 MiB) for the surface it
+/// becomes in `format`.
+fn check_declared(
+    name: &str,
+    (w, h): (u64, u64),
+    format: Format,
+    dims: Option<(u32, u32)>,
+) -> Result<(), Error> {
+    if let Some((dw, dh)) = dims
+        && (u64::from(dw), u64::from(dh)) != (w, h)
+    {
+        return Err(format!("{name}: the file is {w}×{h}, not {dw}×{dh}").into());
+    }
+    let (max_w, max_h) = (
+        u64::from(ctm::kernel::MAX_PITCH),
+        u64::from(ctm::kernel::MAX_ROWS),
+    );
+    if w > max_w || h > max_h {
+        return Err(format!(
+            "{name}: the file is {w}×{h}; a surface has at most {max_w} columns and {max_h} rows"
+        )
+        .into());
+    }
+    let bytes = w * h * format.bytes() as u64;
+    let arena = u64::from(ctm::kernel::MAX_ARENA);
+    if bytes > arena {
+        return Err(format!(
+            "{name}: {w}×{h} elements of {format} take {} MiB; a surface must fit one arena of {} MiB",
+            bytes >> 20,
+            arena >> 20
+        )
+        .into());
+    }
+    Ok(())
+}
+
 /// Decodes a PNG into `format`: `uint8_4` and `float32_4` take the RGBA
 /// channels (alpha 1 where the picture has none), `float32_1` and
-/// `uint16_1` a grey value (Rec. 709 luma of colour pictures).
-pub fn read_png(bytes: &[u8], name: &str, format: Format) -> Result<HostSurface, Error> {
+/// `uint16_1` a grey value (Rec. 709 luma of colour pictures). The size in
+/// its header is checked ([`check_declared`]) before any pixel is
+/// decoded, and the decoder may allocate no more than that size needs.
+pub fn read_png(
+    bytes: &[u8],
+    name: &str,
+    format: Format,
+    dims: Option<(u32, u32)>,
+) -> Result<HostSurface, Error> {
     if matches!(format, Format::Float32_2) {
         return usage(format!(
             "{name}: a picture becomes uint8_4, float32_4, float32_1 or uint16_1, not float32_2"
         ));
     }
-    let mut dec = png::Decoder::new(std::io::Cursor::new(bytes));
+    // The header alone first: nothing is allocated for a size the job
+    // cannot take.
+    let header = png::Decoder::new(std::io::Cursor::new(bytes))
+        .read_header_info()
+        .map_err(|e| format!("{name}: {e}"))?
+        .size();
+    check_declared(
+        name,
+        (u64::from(header.0), u64::from(header.1)),
+        format,
+        dims,
+    )?;
+    // RGBA at 16 bits is the most the expanded picture takes per pixel.
+    let limit = u64::from(header.0) * u64::from(header.1) * 8 + (1 << 20);
+    let mut dec = png::Decoder::new_with_limits(
+        std::io::Cursor::new(bytes),
+        png::Limits {
+            bytes: limit as usize,
+        },
+    );
     dec.set_transformations(png::Transformations::EXPAND);
     let mut reader = dec.read_info().map_err(|e| format!("{name}: {e}"))?;
     let size = reader
         .output_buffer_size()
+        .filter(|&n| n as u64 <= limit)
         .ok_or_else(|| format!("{name}: picture too large"))?;
     let mut buf = vec![0u8; size];
     let info = reader
@@ -300,10 +368,15 @@ pub fn read_npy(bytes: &[u8], name: &str, want: Option<Format>) -> Result<HostSu
             "{name}: the array holds {format} elements (dtype {descr}, shape {shape:?}), not {f}"
         ));
     }
-    let (w, h) = (
-        u32::try_from(w).map_err(|_| bad("too wide"))?,
-        u32::try_from(h).map_err(|_| bad("too tall"))?,
-    );
+    check_declared(name, (w as u64, h as u64), format, None)?;
+    let (w, h) = (w as u32, h as u32);
+    let need = u64::from(w) * u64::from(h) * format.bytes() as u64;
+    let held = (bytes.len() - (start + len)) as u64;
+    if held != need {
+        return Err(bad(&format!(
+            "shape {shape:?} of {descr} needs {need} bytes of data; the file holds {held}"
+        )));
+    }
     let mut data = bytes[start + len..].to_vec();
     if format == Format::Uint8_4 {
         for e in data.chunks_exact_mut(4) {

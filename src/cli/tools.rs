@@ -108,7 +108,7 @@ pub fn run(command: Tool, v: Verbosity) -> Result<u8, Error> {
 }
 
 fn asm(input: &Path, output: Option<PathBuf>, raw: bool, v: Verbosity) -> Result<u8, Error> {
-    let bytes = super::data::read_all(input)?;
+    let bytes = super::data::read_program(input)?;
     let text = String::from_utf8(bytes)
         .map_err(|_| format!("{}: assembly source is text (UTF-8)", input.display()))?;
     let src = isa::asm::assemble_source(&text).map_err(|e| format!("{}:{e}", input.display()))?;

@@ -29,8 +29,9 @@ pub struct HostSurface {
 pub struct SizeMismatch {
     /// What was given.
     pub got: usize,
-    /// What the surface needs.
-    pub want: usize,
+    /// What the surface needs (exact: never wraps, however large the
+    /// sides).
+    pub want: u128,
     /// `bytes` or `values`.
     pub unit: &'static str,
     /// The surface's format.
@@ -58,8 +59,8 @@ impl HostSurface {
         height: u32,
         data: Vec<u8>,
     ) -> Result<HostSurface, SizeMismatch> {
-        let want = width as usize * height as usize * format.bytes();
-        if data.len() != want {
+        let want = u128::from(width) * u128::from(height) * format.bytes() as u128;
+        if data.len() as u128 != want {
             return Err(SizeMismatch {
                 got: data.len(),
                 want,
@@ -97,8 +98,8 @@ impl HostSurface {
         values: &[f32],
     ) -> Result<HostSurface, SizeMismatch> {
         let ch = format.channels();
-        let want = width as usize * height as usize * ch;
-        if values.len() != want {
+        let want = u128::from(width) * u128::from(height) * ch as u128;
+        if values.len() as u128 != want {
             return Err(SizeMismatch {
                 got: values.len(),
                 want,
@@ -152,8 +153,8 @@ impl HostSurface {
     /// Checks the surface can exist on the device.
     pub(super) fn check(&self, what: &str) -> Result<(), KernelError> {
         check_size(what, self.width, self.height)?;
-        let want = self.width as usize * self.height as usize * self.format.bytes();
-        if self.data.len() != want {
+        let want = u128::from(self.width) * u128::from(self.height) * self.format.bytes() as u128;
+        if self.data.len() as u128 != want {
             let e = SizeMismatch {
                 got: self.data.len(),
                 want,

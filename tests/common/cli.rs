@@ -78,3 +78,33 @@ impl Drop for Dir {
 pub fn jit_available() -> bool {
     ctm::engine::EngineKind::Jit.check().is_ok()
 }
+
+/// [`ctm`], also returning the highest resident memory seen (KiB, from
+/// `/proc/PID/status` polled every millisecond while it runs; 0 where the
+/// system has no such file or it ended first).
+pub fn ctm_peak(args: &[&str]) -> (i32, String, u64) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ctm"))
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let status = format!("/proc/{}/status", child.id());
+    let mut peak = 0;
+    while child.try_wait().unwrap().is_none() {
+        if let Ok(text) = std::fs::read_to_string(&status)
+            && let Some(kib) = text
+                .lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        {
+            peak = peak.max(kib);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(!err.contains("panicked"), "{args:?}: {err}");
+    (out.status.code().unwrap_or(-1), err, peak)
+}

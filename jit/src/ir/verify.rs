@@ -17,7 +17,9 @@ pub struct VerifyError {
 impl Program {
     /// Checks the structural rules every engine relies on: values defined
     /// once before use and within the clause's count, channel/index ranges,
-    /// terminator targets inside the program, the entry table consistent, and
+    /// dot products of one to four factor pairs, terminator targets inside
+    /// the program, the entry table one entry per instruction naming only
+    /// clauses that start there, and
     /// **canonical at every observation point**: no raw arithmetic result
     /// (nor a sign modifier or lane shuffle of one) reaches, without an
     /// `Omod`/`Canon` in between, a place where its bits are observed — a
@@ -28,6 +30,31 @@ impl Program {
     /// a point: the texture unit reads them as the ALU does, denormals as
     /// zeros and every NaN alike — projected lookups divide right before.)
     pub fn verify(&self) -> Result<(), VerifyError> {
+        if self.entry.len() != usize::from(self.len) {
+            return Err(VerifyError {
+                clause: 0,
+                pc: 0,
+                message: format!(
+                    "the entry table has {} entries for a program of {} instructions",
+                    self.entry.len(),
+                    self.len
+                ),
+            });
+        }
+        for (pc, e) in self.entry.iter().enumerate() {
+            if let Some(c) = *e
+                && self
+                    .clauses
+                    .get(c as usize)
+                    .is_none_or(|cl| usize::from(cl.start) != pc)
+            {
+                return Err(VerifyError {
+                    clause: c as usize,
+                    pc: pc as u16,
+                    message: format!("the entry table names clause {c}, which does not start here"),
+                });
+            }
+        }
         for (ci, clause) in self.clauses.iter().enumerate() {
             let fail = |pc: u16, message: String| VerifyError {
                 clause: ci,
@@ -78,6 +105,7 @@ impl Program {
                     | Op::SetPred { chan, .. } => *chan < 4,
                     Op::SetOut { target, chan, .. } => *chan < 4 && usize::from(*target) < TARGETS,
                     Op::QuadLane { lane, .. } => *lane < 4,
+                    Op::Dot { pairs, .. } => (1..=4).contains(&pairs.len()),
                     Op::Fetch { input, .. } => *input < 16,
                     Op::Unary {
                         op: Unary::Omod(k), ..

@@ -20,6 +20,7 @@
 mod emit;
 mod flow;
 mod inputs;
+mod limits;
 mod lower;
 mod notes;
 mod passes;
@@ -135,6 +136,7 @@ pub fn compile(shader: &Shader) -> Result<Compiled, CompileError> {
 
 /// Compiles a shader in `dialect`.
 pub fn compile_dialect(shader: &Shader, dialect: Dialect) -> Result<Compiled, CompileError> {
+    limits::check(shader)?;
     let mut c = Compiler::new(shader, dialect)?;
     c.body()?;
     c.finish()
@@ -174,6 +176,9 @@ pub(super) struct Compiler<'s> {
     /// epilogue ends (subroutines follow it until `finish` moves them).
     prologue_end: usize,
     main_end: usize,
+    /// DPP instructions in `code[..scanned]` (labels are not instructions).
+    counted: usize,
+    scanned: usize,
 }
 
 impl<'s> Compiler<'s> {
@@ -200,6 +205,8 @@ impl<'s> Compiler<'s> {
             stats: Stats::default(),
             prologue_end: 0,
             main_end: 0,
+            counted: 0,
+            scanned: 0,
         };
         c.declare_inputs()?;
         c.prologue_end = c.code.len();
@@ -365,6 +372,7 @@ impl<'s> Compiler<'s> {
                     self.inst(inst)?;
                 }
             }
+            self.check_size()?;
         }
         if !self.blocks.is_empty() {
             self.item = None;
@@ -376,6 +384,24 @@ impl<'s> Compiler<'s> {
         }
         if in_sub {
             return self.error("a subroutine without `ret`");
+        }
+        Ok(())
+    }
+
+    /// An error at the instruction whose DPP code no longer fits the
+    /// instruction store.
+    fn check_size(&mut self) -> Result<(), CompileError> {
+        self.counted += self.code[self.scanned..]
+            .iter()
+            .filter(|d| !matches!(d, Dpp::Label(_)))
+            .count();
+        self.scanned = self.code.len();
+        if self.counted > crate::isa::MAX_INSTS {
+            return self.error(format!(
+                "the program needs more than the DPP's {} instructions here ({} so far)",
+                crate::isa::MAX_INSTS,
+                self.counted
+            ));
         }
         Ok(())
     }
@@ -434,6 +460,9 @@ impl<'s> Compiler<'s> {
             self.code.append(&mut tail);
         }
         self.stats.paired = passes::run(&mut self.code);
+        // The whole program, counted again: code moved and grew above.
+        (self.counted, self.scanned) = (0, 0);
+        self.check_size()?;
         let listing = emit::program_text(&self.code).map_err(|m| CompileError {
             item: None,
             text: String::new(),
@@ -442,7 +471,10 @@ impl<'s> Compiler<'s> {
         let words = crate::isa::asm::assemble(&listing).map_err(|e| CompileError {
             item: None,
             text: String::new(),
-            message: format!("internal: the generated program does not assemble: {e}\n{listing}"),
+            message: format!(
+                "internal: the generated program does not assemble: {e}\n{}",
+                listing.lines().take(40).collect::<Vec<_>>().join("\n")
+            ),
         })?;
         let mut exe = Executable::from_code(words);
         // Carried values: def, defi, defb, the compiler's constants.
