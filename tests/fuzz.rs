@@ -105,3 +105,8 @@ fn programs_on_both_engines() {
 fn d3d9_shaders() {
     fuzz(Target::Shader);
 }
+
+#[test]
+fn ir_on_both_engines() {
+    fuzz(Target::Ir);
+}

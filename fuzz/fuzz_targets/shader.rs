@@ -1,4 +1,4 @@
-//! cargo-fuzz target: `ctm::fuzz::Target::Shader` (see `src/fuzz.rs`).
+//! cargo-fuzz target: `ctm::fuzz::Target::Shader` (see `src/fuzz/`).
 #![no_main]
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {

@@ -16,14 +16,20 @@
 //! * [`Target::Shader`]: any bytes read as Direct3D 9 bytecode fail with a
 //!   positioned error or give a shader that writes back to the same tokens,
 //!   round-trips through its text, and compiles either to an error or to a
-//!   program with no validator warning; any text either fails or
-//!   round-trips.
+//!   program with no validator warning, in both dialects; any text either
+//!   fails or round-trips;
+//! * [`Target::Ir`]: clause IR built straight from bytes is either refused
+//!   by the verifier (and by both engines and the compiler alike) or
+//!   compiles at both optimisation levels and runs on both engines with the
+//!   same outputs, bit for bit (`ir.rs`).
 //!
 //! The same functions serve `cargo fuzz` (the `fuzz/` directory, nightly)
 //! and [`Driver`], a stable mutation fuzzer that CI runs for a bounded time
 //! (`tests/fuzz.rs`): it mutates a corpus of seeds with a deterministic
 //! generator, so a run is replayed exactly from its seed, and returns every
 //! failing input (the test saves them under `fuzz/crashes/`).
+
+mod ir;
 
 use crate::diff::{Case, Rng, compare};
 use crate::engine::EngineKind;
@@ -46,17 +52,20 @@ pub enum Target {
     Program,
     /// Direct3D 9 shader bytecode and text.
     Shader,
+    /// Clause IR built from bytes, on both engines.
+    Ir,
 }
 
 impl Target {
     /// Every target.
-    pub const ALL: [Target; 6] = [
+    pub const ALL: [Target; 7] = [
         Target::Elf,
         Target::Words,
         Target::Asm,
         Target::Stream,
         Target::Program,
         Target::Shader,
+        Target::Ir,
     ];
 
     /// Its name (directory names, `cargo fuzz` targets).
@@ -68,6 +77,7 @@ impl Target {
             Target::Stream => "stream",
             Target::Program => "program",
             Target::Shader => "shader",
+            Target::Ir => "ir",
         }
     }
 
@@ -81,6 +91,7 @@ impl Target {
             Target::Stream => stream(data),
             Target::Program => program(data),
             Target::Shader => shader(data),
+            Target::Ir => ir::check(data),
         }
     }
 
@@ -120,6 +131,18 @@ impl Target {
                 }
                 out
             }
+            // Constants and immediates through arithmetic, selections and
+            // dot products into every kind of write.
+            Target::Ir => vec![
+                vec![1, 4, 0, 0, 3, 11, 5, 0, 1, 2, 12, 0, 0, 2, 0],
+                vec![0, 1, 1, 0, 0, 2, 6, 0, 1, 1, 3, 2, 11, 12, 1, 2, 3, 0],
+                vec![
+                    1, 8, 1, 4, 7, 3, 0, 1, 1, 2, 2, 0, 1, 3, 3, 12, 13, 0, 1, 4, 0,
+                ],
+                vec![
+                    2, 0, 0, 8, 0, 0, 0, 3, 9, 1, 2, 14, 1, 2, 3, 1, 15, 0, 4, 0, 15, 1, 0, 4, 0,
+                ],
+            ],
         }
     }
 }
@@ -235,6 +258,11 @@ fn shader(data: &[u8]) -> Result<(), String> {
                     "a shader compiled in the {dialect:?} dialect has validator warnings {warnings:?}:\n{text}"
                 ));
             }
+            if let Some(e) = stack_overflow(&c.exe) {
+                return Err(format!(
+                    "a shader compiled in the {dialect:?} dialect overflows a stack when run: {e}\n{text}"
+                ));
+            }
             let back = crate::abi::load(&crate::abi::write(&c.exe))
                 .map_err(|e| format!("a compiled shader's executable does not load: {e}"))?;
             if back.exe.info != c.exe.info {
@@ -254,6 +282,48 @@ fn shader(data: &[u8]) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// Runs `exe` on the interpreter over 4 × 2 pairs with every loop taken
+/// once and every boolean true: the stack overflow it meets, if any (the
+/// shader limits promise none; other faults, such as unbound inputs, do not
+/// matter here).
+fn stack_overflow(exe: &crate::abi::Executable) -> Option<crate::runtime::RunError> {
+    let slots = crate::isa::decode_program(&exe.code);
+    let program = crate::frontend::build(
+        &slots,
+        crate::frontend::Options::loaded(exe.info.uncached()),
+    );
+    let u = ctm_jit::state::Uniforms {
+        ints: [ctm_jit::state::IntConst {
+            count: 1,
+            init: 0,
+            step: 1,
+        }; ctm_jit::ir::INT_CONSTS],
+        bools: u32::MAX,
+        ..Default::default()
+    };
+    let mut sink = |_: u32, _: u32, _: &crate::runtime::PixelOut| {};
+    let run = crate::runtime::Runner {
+        program: &program,
+        engine: crate::interp::Interpreter::new(),
+        uniforms: &u,
+        options: crate::runtime::RunOptions {
+            budget: 100_000,
+            ..Default::default()
+        },
+        stop: None,
+    }
+    .run(
+        crate::runtime::Domain::new(4, 2),
+        0,
+        &mut crate::runtime::NoTextures,
+        &mut sink,
+    );
+    match run {
+        Err(e @ crate::runtime::RunError::Overflow { .. }) => Some(e),
+        _ => None,
+    }
 }
 
 fn words_of(data: &[u8]) -> Vec<u32> {

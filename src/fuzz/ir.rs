@@ -1,0 +1,370 @@
+//! The IR fuzz target: bytes build a clause of IR operations directly
+//! (what no frontend would build as well as what it would), and what the
+//! verifier accepts must compile at both optimisation levels and run on
+//! both engines with the same outputs, bit for bit; what it refuses, both
+//! engines refuse too. The rule is the IR's (`ctm_jit::ir::Program::verify`).
+
+use crate::engine::EngineKind;
+use crate::interp::Interpreter;
+use crate::jit::JitEngine;
+use crate::runtime::{Domain, Engine, NoTextures, PixelOut, RunOptions, Runner};
+use ctm_jit::compile::{JitOptions, OptLevel};
+use ctm_jit::ir::{Binary, Clause, Gate, Index, Node, Op, Program, Select, Term, Test, Unary, V};
+use ctm_jit::state::Uniforms;
+
+/// The operations a program is built from, at most.
+const MAX_OPS: usize = 48;
+
+/// Bytes read one at a time, zeros past the end.
+struct Bytes<'a>(&'a [u8]);
+
+impl Bytes<'_> {
+    fn next(&mut self) -> u8 {
+        match self.0.split_first() {
+            Some((&b, rest)) => {
+                self.0 = rest;
+                b
+            }
+            None => 0,
+        }
+    }
+    fn word(&mut self) -> u32 {
+        u32::from_le_bytes([self.next(), self.next(), self.next(), self.next()])
+    }
+}
+
+/// Values worth meeting: zeros, denormals, NaNs, infinities, ordinary.
+const PATTERNS: [u32; 12] = [
+    0,
+    0x8000_0000,
+    1,
+    0x807f_ffff,
+    0x3f80_0000,
+    0xbf80_0000,
+    0x7f80_0000,
+    0xff80_0000,
+    0x7fc0_0001,
+    0xffbf_ffff,
+    0x4049_0fdb,
+    0x0080_0000,
+];
+
+/// A field below `n`, or `n` itself (out of range) once in 256.
+fn small(b: &mut Bytes, n: u8) -> u8 {
+    match b.next() {
+        255 => n,
+        k => k % n,
+    }
+}
+
+fn gate(b: &mut Bytes) -> Gate {
+    let g = b.next();
+    Gate {
+        pred: (g & 1 != 0).then_some(((g >> 1) & 3, g & 8 != 0)),
+        inactive: g & 16 != 0,
+    }
+}
+
+fn test(b: &mut Bytes) -> Test {
+    [Test::Eq, Test::Lt, Test::Ge, Test::Ne][usize::from(b.next() & 3)]
+}
+
+/// The program the bytes describe: one clause of operations, then End.
+pub fn build(data: &[u8]) -> Program {
+    let mut b = Bytes(data);
+    // The pair (i, j) to start from.
+    let mut nodes: Vec<Node> = (0..2)
+        .map(|chan| Node {
+            pc: 0,
+            op: Op::Temp {
+                dst: V(u32::from(chan)),
+                index: Index {
+                    base: 0,
+                    rel: false,
+                },
+                chan,
+            },
+        })
+        .collect();
+    let mut values = 2u32;
+    let fresh = |values: &mut u32| {
+        *values += 1;
+        V(*values - 1)
+    };
+    for _ in 0..MAX_OPS.min(data.len() / 3) {
+        let kind = b.next() % 16;
+        // An existing value (or a made-up one, for the verifier to refuse).
+        let pick = |b: &mut Bytes, values: u32| {
+            let k = u32::from(b.next());
+            if values == 0 || k == 255 {
+                V(k)
+            } else {
+                V(k % values)
+            }
+        };
+        // A value where its bits are observed: canonicalised first, except
+        // once in 32 (for the verifier to refuse when it is raw).
+        let observe = |b: &mut Bytes, nodes: &mut Vec<Node>, values: &mut u32| {
+            let a = pick(b, *values);
+            if b.next().is_multiple_of(32) {
+                return a;
+            }
+            let dst = fresh(values);
+            nodes.push(Node {
+                pc: 0,
+                op: Op::Unary {
+                    dst,
+                    op: Unary::Canon,
+                    a,
+                },
+            });
+            dst
+        };
+        let op = match kind {
+            0 => Op::Const {
+                dst: fresh(&mut values),
+                index: Index {
+                    base: b.next() % 8,
+                    rel: b.next() & 7 == 0,
+                },
+                chan: small(&mut b, 4),
+            },
+            1 => Op::Imm {
+                dst: fresh(&mut values),
+                bits: match b.next() {
+                    k if k < 200 => PATTERNS[usize::from(k) % PATTERNS.len()],
+                    _ => b.word(),
+                },
+            },
+            2 => Op::Temp {
+                dst: fresh(&mut values),
+                index: Index {
+                    base: b.next() % 4,
+                    rel: false,
+                },
+                chan: b.next() % 4,
+            },
+            3 | 4 => {
+                let a = pick(&mut b, values);
+                let op = match b.next() % 14 {
+                    0 => Unary::Neg,
+                    1 => Unary::Abs,
+                    2 => Unary::Nab,
+                    3 => Unary::Frc,
+                    4 => Unary::Ex2,
+                    5 => Unary::Ln2,
+                    6 => Unary::Rcp,
+                    7 => Unary::Rsq,
+                    8 => Unary::Sin,
+                    9 => Unary::Cos,
+                    10 => Unary::Omod(small(&mut b, 7) as i8 - 3),
+                    11 | 12 => Unary::Canon,
+                    _ => Unary::Clamp,
+                };
+                Op::Unary {
+                    dst: fresh(&mut values),
+                    op,
+                    a,
+                }
+            }
+            5 => {
+                let op = [
+                    Binary::Add,
+                    Binary::Sub,
+                    Binary::Mul,
+                    Binary::Div,
+                    Binary::Min,
+                    Binary::Max,
+                ][usize::from(b.next() % 6)];
+                let (a, c) = if matches!(op, Binary::Min | Binary::Max) {
+                    let a = observe(&mut b, &mut nodes, &mut values);
+                    (a, observe(&mut b, &mut nodes, &mut values))
+                } else {
+                    (pick(&mut b, values), pick(&mut b, values))
+                };
+                Op::Binary {
+                    dst: fresh(&mut values),
+                    op,
+                    a,
+                    b: c,
+                }
+            }
+            6 => {
+                let (x, y, z) = (
+                    pick(&mut b, values),
+                    pick(&mut b, values),
+                    pick(&mut b, values),
+                );
+                Op::Mad {
+                    dst: fresh(&mut values),
+                    a: x,
+                    b: y,
+                    c: z,
+                }
+            }
+            7 => {
+                let n = match b.next() % 32 {
+                    0 => 0,
+                    1 => 5,
+                    k => 1 + k % 4,
+                };
+                let pairs = (0..n)
+                    .map(|_| (pick(&mut b, values), pick(&mut b, values)))
+                    .collect();
+                let addend = (b.next() & 1 != 0).then(|| pick(&mut b, values));
+                Op::Dot {
+                    dst: fresh(&mut values),
+                    pairs,
+                    addend,
+                }
+            }
+            8 => {
+                let c = pick(&mut b, values);
+                let x = observe(&mut b, &mut nodes, &mut values);
+                let y = observe(&mut b, &mut nodes, &mut values);
+                let op = if b.next() & 1 == 0 {
+                    Select::Cnd
+                } else {
+                    Select::Cmp
+                };
+                Op::Select {
+                    dst: fresh(&mut values),
+                    op,
+                    c,
+                    a: x,
+                    b: y,
+                }
+            }
+            9 => {
+                let a = pick(&mut b, values);
+                Op::QuadLane {
+                    dst: fresh(&mut values),
+                    a,
+                    lane: small(&mut b, 4),
+                }
+            }
+            10 | 11 => Op::SetTemp {
+                index: Index {
+                    base: b.next() % 4,
+                    rel: false,
+                },
+                chan: small(&mut b, 4),
+                v: observe(&mut b, &mut nodes, &mut values),
+                gate: gate(&mut b),
+                fetched: false,
+            },
+            12 | 13 => Op::SetOut {
+                target: small(&mut b, 4),
+                chan: small(&mut b, 4),
+                v: observe(&mut b, &mut nodes, &mut values),
+                gate: gate(&mut b),
+            },
+            14 => Op::SetPred {
+                chan: small(&mut b, 4),
+                test: test(&mut b),
+                v: pick(&mut b, values),
+                gate: gate(&mut b),
+            },
+            _ => match b.next() % 2 {
+                0 => Op::SetDepth {
+                    v: observe(&mut b, &mut nodes, &mut values),
+                    gate: gate(&mut b),
+                },
+                _ => Op::SetAluResult {
+                    test: test(&mut b),
+                    v: pick(&mut b, values),
+                    gate: gate(&mut b),
+                },
+            },
+        };
+        nodes.push(Node { pc: 0, op });
+    }
+    Program {
+        clauses: vec![Clause {
+            start: 0,
+            len: 1,
+            nodes,
+            values,
+            term: Term::End,
+        }],
+        entry: vec![Some(0)],
+        len: 1,
+        early_exit: true,
+    }
+}
+
+/// Runs `p` over 6 × 5 pairs (helper lanes included) on `engine`: each
+/// pixel's outputs, or the error's text.
+fn run(p: &Program, engine: &mut dyn Engine, u: &Uniforms) -> Result<Vec<String>, String> {
+    let mut out = Vec::new();
+    let mut sink = |i: u32, j: u32, px: &PixelOut| out.push(format!("({i}, {j}): {px:?}"));
+    Runner {
+        program: p,
+        engine,
+        uniforms: u,
+        options: RunOptions::default(),
+        stop: None,
+    }
+    .run(Domain::new(6, 5), 0x3f00_0000, &mut NoTextures, &mut sink)
+    // The same refusal reads the same whichever engine gives it.
+    .map_err(|e| {
+        e.to_string()
+            .replace("the interp engine", "the engine")
+            .replace("the jit engine", "the engine")
+    })?;
+    Ok(out)
+}
+
+/// The target: see the module docs.
+pub fn check(data: &[u8]) -> Result<(), String> {
+    let p = build(data);
+    let mut u = Uniforms::default();
+    for (c, chans) in u.consts.iter_mut().take(8).enumerate() {
+        *chans = std::array::from_fn(|k| PATTERNS[(3 * c + k) % PATTERNS.len()]);
+    }
+    let verified = p.verify();
+    let want = run(&p, &mut Interpreter::new(), &u);
+    if EngineKind::Jit.check().is_err() {
+        return Ok(());
+    }
+    for opt_level in [OptLevel::None, OptLevel::Speed] {
+        let opts = JitOptions {
+            opt_level,
+            quads_per_iter: 0,
+        };
+        let compiled = ctm_jit::compile::compile(&p, opts);
+        if verified.is_ok() != compiled.is_ok() {
+            return Err(format!(
+                "the verifier says {verified:?} but compiling at {opt_level:?} says {:?}\n{p:?}",
+                compiled.err()
+            ));
+        }
+        let got = run(&p, &mut JitEngine::new(opts), &u);
+        if got != want {
+            return Err(format!(
+                "the engines disagree at {opt_level:?}:\ninterp: {want:?}\njit:    {got:?}\n{p:?}"
+            ));
+        }
+    }
+    if verified.is_err() && want.is_ok() {
+        return Err(format!(
+            "the interpreter ran IR the verifier refuses ({verified:?})"
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_share_of_random_inputs_is_valid_ir() {
+        let mut rng = crate::diff::Rng::new(5);
+        let valid = (0..2000)
+            .filter(|_| {
+                let data: Vec<u8> = (0..rng.below(150)).map(|_| rng.below(256) as u8).collect();
+                super::build(&data).verify().is_ok()
+            })
+            .count();
+        assert!(valid > 1000, "{valid} of 2000");
+    }
+}
