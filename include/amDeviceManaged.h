@@ -59,7 +59,9 @@ AMuint32 amSubmitCommandBuffer(AMmanagedDevice device, AMuint32 gpuAddress, AMui
 /*
  * Non-zero once every command of buffer `id` has completed (a faulting
  * buffer counts as consumed; ctm.h reads its fault). An id the device
- * never handed out, 0 included, reads as consumed.
+ * never handed out, 0 included, reads as consumed, and so does any id of a
+ * NULL or closed device (ctmGetLastError says why): a polling loop always
+ * ends.
  */
 AMuint32 amCommandBufferConsumed(AMmanagedDevice device, AMuint32 id);
 

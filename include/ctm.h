@@ -42,7 +42,7 @@ AMuint32 ctmSetBudget(AMmanagedDevice device, AMuint32 budget);
 int ctmGetBufferStatus(AMmanagedDevice device, AMuint32 id);
 /* The fault of a consumed buffer (the packet's byte offset and what went
  * wrong), or NULL when it completed, is pending or is unknown. Valid until
- * the device is closed. */
+ * the device is closed or the outcomes of 4096 later buffers are read. */
 const char *ctmGetBufferFault(AMmanagedDevice device, AMuint32 id);
 /* Blocks until buffer `id` is consumed. 1 when it completed; 0 when it
  * faulted or is unknown (ctmGetLastError says why). */

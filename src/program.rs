@@ -198,7 +198,8 @@ pub fn load_bytes(bytes: &[u8], path: &Path, raw: bool) -> Result<Loaded, LoadEr
         None
     };
     if let Some(shader) = shader {
-        let compiled = crate::d3d9::compile(&shader).map_err(|e| shader_error(e.to_string()))?;
+        let compiled =
+            crate::d3d9::compile(&shader).map_err(|e| shader_error(compile_error_at(bytes, &e)))?;
         return Ok(Loaded {
             exe: compiled.exe,
             warnings: Vec::new(),
@@ -239,6 +240,28 @@ pub fn read_shader(bytes: &[u8]) -> Result<crate::d3d9::Shader, String> {
     let text = std::str::from_utf8(bytes)
         .map_err(|_| "neither shader bytecode nor shader text (UTF-8)".to_string())?;
     crate::d3d9::assemble(text).map_err(|e| e.to_string())
+}
+
+/// A compile error of the shader read from `bytes`, prefixed with where its
+/// instruction stands: `LINE:COL:` in text, `token T:` in bytecode.
+pub fn compile_error_at(bytes: &[u8], e: &crate::d3d9::CompileError) -> String {
+    let Some(k) = e.item else {
+        return e.to_string();
+    };
+    let at = if is_shader_bytecode(bytes) {
+        crate::d3d9::read_bytes(bytes)
+            .ok()
+            .map(|s| format!("token {}", crate::d3d9::item_offsets(&s)[k]))
+    } else {
+        std::str::from_utf8(bytes)
+            .ok()
+            .and_then(|t| crate::d3d9::assemble_with_lines(t).ok())
+            .and_then(|(_, lines)| lines.get(k).map(|(l, c)| format!("{l}:{c}")))
+    };
+    match at {
+        Some(at) => format!("{at}: {e}"),
+        None => e.to_string(),
+    }
 }
 
 /// Whether text starts (after blank lines and comments) with a pixel

@@ -392,6 +392,20 @@ fn shader_limits_are_compile_errors_naming_the_instruction() {
     );
     let e = fails(&nest("rep i0", "endrep", 5));
     assert!(e.contains("`rep i0`") && e.contains("allow 4"), "{e}");
+    // Where: the line and column in text, the token offset in bytecode.
+    let text = nest("rep i0", "endrep", 5);
+    let shader = ctm::d3d9::assemble(&text).unwrap();
+    let err = ctm::d3d9::compile(&shader).unwrap_err();
+    let at = ctm::program::compile_error_at(text.as_bytes(), &err);
+    assert!(at.starts_with("7:1: item 6 (`rep i0`)"), "{at}");
+    let tokens: Vec<u8> = ctm::d3d9::write(&shader)
+        .iter()
+        .flat_map(|t| t.to_le_bytes())
+        .collect();
+    let at = ctm::program::compile_error_at(&tokens, &err);
+    let offset = ctm::d3d9::item_offsets(&shader)[5];
+    assert!(at.starts_with(&format!("token {offset}: item 6")), "{at}");
+    assert_eq!(tokens[4 * offset], 38, "the rep opcode stands there");
     let e = fails(&nest("loop aL, i0", "endloop", 64));
     assert!(e.contains("rep/loop nested 64 deep"), "{e}");
     let e = fails(&nest("if b0", "endif", 25));

@@ -60,8 +60,15 @@ pub fn compile(a: CompileArgs, v: Verbosity) -> Result<u8, Error> {
         format!("{}{sep}{e}", a.shader.display())
     })?;
     let dialect = d3d9::Dialect::parse(&a.dialect).unwrap_or_default();
-    let compiled = d3d9::compile_dialect(&shader, dialect)
-        .map_err(|e| format!("{}: {e}", a.shader.display()))?;
+    let compiled = d3d9::compile_dialect(&shader, dialect).map_err(|e| {
+        let e = ctm::program::compile_error_at(&bytes, &e);
+        let sep = if e.starts_with(|c: char| c.is_ascii_digit()) {
+            ":"
+        } else {
+            ": "
+        };
+        format!("{}{sep}{e}", a.shader.display())
+    })?;
     let output = match a.output {
         Some(o) => o,
         None if a.shader == Path::new("-") => {

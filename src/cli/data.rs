@@ -400,8 +400,12 @@ pub struct ConstFile {
 
 /// Parses a constants file.
 pub fn read_consts(path: &Path) -> Result<ConstFile, Error> {
-    let text =
-        String::from_utf8(read_all(path)?).map_err(|_| format!("{}: not text", path.display()))?;
+    let text = String::from_utf8(read_capped(
+        path,
+        ctm::program::MAX_FILE,
+        "a constants file",
+    )?)
+    .map_err(|_| format!("{}: not text", path.display()))?;
     let mut out = ConstFile::default();
     for (k, line) in text.lines().enumerate() {
         let at = |m: String| -> Error { format!("{}:{}: {m}", path.display(), k + 1).into() };

@@ -41,8 +41,8 @@ pub use compile::{CompileError, Compiled, Dialect, Stats, compile, compile_diale
 pub use disasm::disassemble;
 pub use op::{Compare, Opcode};
 pub use read::{ReadError, ReadErrorKind, read, read_bytes};
-pub use text::{AsmError, assemble};
-pub use write::write;
+pub use text::{AsmError, assemble, assemble_with_lines};
+pub use write::{item_offsets, write};
 
 /// A pixel shader version: 2.0, 2.x (written 2.1 in the version token) or
 /// 3.0.

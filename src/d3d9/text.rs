@@ -33,6 +33,11 @@ impl std::error::Error for AsmError {}
 /// `ps_2_x`, `ps_3_0`); comments start with `//` or `;`; an optional
 /// trailing `end` is accepted.
 pub fn assemble(source: &str) -> Result<Shader, AsmError> {
+    assemble_with_lines(source).map(|(s, _)| s)
+}
+
+/// [`assemble`], also giving the line and column of every item.
+pub fn assemble_with_lines(source: &str) -> Result<(Shader, Vec<(usize, usize)>), AsmError> {
     if source.len() > MAX_SOURCE {
         return Err(AsmError {
             line: 1,
@@ -126,7 +131,7 @@ pub fn assemble(source: &str) -> Result<Shader, AsmError> {
             message: e.kind.to_string(),
         });
     }
-    Ok(shader)
+    Ok((shader, lines))
 }
 
 fn strip_comment(line: &str) -> &str {

@@ -25,8 +25,20 @@ fn src(s: &Src, out: &mut Vec<u32>) {
 
 /// The tokens of `shader`, version token to `end`.
 pub fn write(shader: &Shader) -> Vec<u32> {
+    write_at(shader).0
+}
+
+/// The token offset at which each item of `shader` is written (what read
+/// errors and compile errors of bytecode point at).
+pub fn item_offsets(shader: &Shader) -> Vec<usize> {
+    write_at(shader).1
+}
+
+fn write_at(shader: &Shader) -> (Vec<u32>, Vec<usize>) {
     let mut out = vec![shader.version.token()];
+    let mut offsets = Vec::with_capacity(shader.items.len());
     for item in &shader.items {
+        offsets.push(out.len());
         let at = out.len();
         out.push(0);
         let head = match item {
@@ -100,5 +112,5 @@ pub fn write(shader: &Shader) -> Vec<u32> {
         out[at] = head | ((len & 0xF) << 24);
     }
     out.push(END);
-    out
+    (out, offsets)
 }
