@@ -300,7 +300,15 @@ fn hostile_pictures_and_arrays_are_refused_before_allocating() {
         "run", &prog, "--domain", "4x4", "--input", &small, "--output", &out,
     ]);
     let limit = base + (64 << 10);
-    let refused = |args: &[&str], says: &str| {
+    // `ctm run` of the copy program over 4 × 4 with `extra` flags.
+    let run = |extra: &[&str]| -> Vec<String> {
+        let mut v: Vec<String> = ["run", &prog, "--domain", "4x4"].map(String::from).to_vec();
+        v.extend(extra.iter().map(|s| s.to_string()));
+        v
+    };
+    let refused = |args: Vec<String>, says: &str| {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let args = &args[..];
         let (code, err, peak) = ctm_peak(args);
         assert!(code == 1 || code == 2, "{args:?}: exit {code}: {err}");
         assert!(err.contains(says), "{args:?}: {err}");
@@ -323,16 +331,7 @@ fn hostile_pictures_and_arrays_are_refused_before_allocating() {
     }
     let huge = d.file("huge.png", &png);
     refused(
-        &[
-            "run",
-            &prog,
-            "--domain",
-            "4x4",
-            "--input",
-            &format!("0={huge}"),
-            "--output",
-            &out,
-        ],
+        run(&["--input", &format!("0={huge}"), "--output", &out]),
         "100000×100000",
     );
     // A decompression bomb: 8188 × 8188 one-bit grey, a few KiB.
@@ -348,42 +347,20 @@ fn hostile_pictures_and_arrays_are_refused_before_allocating() {
     assert!(bomb.len() < 1 << 20, "{}", bomb.len());
     let bomb = d.file("bomb.png", &bomb);
     refused(
-        &[
-            "run",
-            &prog,
-            "--domain",
-            "4x4",
-            "--input",
-            &format!("0={bomb}"),
-            "--output",
-            &out,
-        ],
+        run(&["--input", &format!("0={bomb}"), "--output", &out]),
         "must fit one arena",
     );
     refused(
-        &[
-            "run",
-            &prog,
-            "--domain",
-            "4x4",
+        run(&[
             "--input",
             &format!("0={bomb}:float32_4:4x4"),
             "--output",
             &out,
-        ],
+        ]),
         "not 4×4",
     );
     refused(
-        &[
-            "run",
-            &prog,
-            "--domain",
-            "4x4",
-            "--input",
-            &small,
-            "--output-init",
-            &format!("0={bomb}"),
-        ],
+        run(&["--input", &small, "--output-init", &format!("0={bomb}")]),
         "not 4×4",
     );
     // Arrays whose shape overflows a size computation.
@@ -394,16 +371,7 @@ fn hostile_pictures_and_arrays_are_refused_before_allocating() {
         npy.extend_from_slice(header.as_bytes());
         let f = d.file("wide.npy", &npy);
         refused(
-            &[
-                "run",
-                &prog,
-                "--domain",
-                "4x4",
-                "--input",
-                &format!("0={f}"),
-                "--output",
-                &out,
-            ],
+            run(&["--input", &format!("0={f}"), "--output", &out]),
             "a surface has at most 8188 columns",
         );
     }
@@ -436,4 +404,41 @@ fn every_command_caps_program_files_alike_before_reading() {
         assert_ne!(code, 0, "{args:?}");
         assert!(err.contains("larger than 16 MiB"), "{args:?}: {err}");
     }
+}
+
+#[test]
+fn a_conditional_write_back_never_turns_a_picture_into_grey() {
+    let d = Dir::new("cond-png");
+    let prog = d.file(
+        "z.s",
+        "out rtA.rgb = max.off(s0, s0) | rtA.a = max.off(s0, s0) src0=r0 wait last",
+    );
+    let picture = std::fs::read(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/data/rings.png"),
+    )
+    .unwrap();
+    let png = d.file("depth.png", &picture);
+    let (code, _, err) = ctm(&[
+        "run",
+        &prog,
+        "--domain",
+        "64x64",
+        "--output",
+        &format!("0={}:float32_4", d.path("o.f32")),
+        "--cond-test",
+        "always",
+        "--cond-buffer",
+        &format!("{png}:float32_1"),
+        "--cond-write",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("cannot hold the conditional values exactly"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read(&png).unwrap(),
+        picture,
+        "the picture is untouched"
+    );
 }

@@ -1,6 +1,7 @@
 //! `amDeviceManaged.h` and the device half of `ctm.h` (`docs/c-api.md` §2,
-//! §3): a managed device is a [`Connection`] behind an opaque pointer, with
-//! the outcomes of its buffers kept for `ctmGetBufferStatus`.
+//! §3): a managed device is a [`Connection`] behind an opaque handle (a
+//! number never reused), with the outcomes of its buffers kept for
+//! `ctmGetBufferStatus`.
 
 use crate::{c_str, guard};
 use ctm_rs::device::{BufferId, DeviceConfig, DeviceError};
@@ -65,10 +66,6 @@ fn config_from_env() -> Result<DeviceConfig, String> {
             .transpose()
     };
     let mut config = DeviceConfig::default();
-    // The uncached system arena as large as the cached one: clients that
-    // use the larger one and take CPU pointers relative to the uncached
-    // base then land on the right bytes (docs/c-api.md §3).
-    config.arena_sizes[2] = config.arena_sizes[3];
     for (k, name) in [
         "CTM_ARENA_GPU",
         "CTM_ARENA_GPUB",
@@ -81,6 +78,12 @@ fn config_from_env() -> Result<DeviceConfig, String> {
         if let Some(mib) = number(name, 512)? {
             config.arena_sizes[k] = (mib << 20) as u32;
         }
+    }
+    // Unless set, the uncached system arena is as large as the cached one:
+    // clients that use the larger one and take CPU pointers relative to the
+    // uncached base then land on the right bytes (docs/c-api.md §3).
+    if var("CTM_ARENA_SYS").is_none() {
+        config.arena_sizes[2] = config.arena_sizes[3];
     }
     if let Some(name) = var("CTM_ENGINE") {
         config.settings.engine = engine(&name)?;

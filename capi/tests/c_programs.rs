@@ -310,6 +310,28 @@ fn examples_run_on_both_engines_and_match_the_rust_api() {
         );
     }
 
+    // The environment: the uncached arena follows the cached one's size,
+    // and a malformed setting names its variable.
+    let with_env = |exe: &std::path::Path, var: &str, value: &str| {
+        Command::new(exe)
+            .env(var, value)
+            .current_dir(root())
+            .output()
+            .unwrap()
+    };
+    let o = with_env(&streams, "CTM_ARENA_SYSC", "300");
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success() && text.contains("SYS 300MB, SYSc 300MB") && text.contains(": 0 of"),
+        "{text}"
+    );
+    let o = with_env(&saxpy, "CTM_THREADS", "many");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        !o.status.success() && err.contains("CTM_THREADS=many: expected a whole number"),
+        "{err}"
+    );
+
     // The benchmark of the interface, a few rounds (its figures come from
     // `cargo bench -p ctm-capi`).
     let bench = dir.join("submit_bench");

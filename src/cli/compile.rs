@@ -50,25 +50,20 @@ pub struct CompileArgs {
 /// `ctm compile`.
 pub fn compile(a: CompileArgs, v: Verbosity) -> Result<u8, Error> {
     let bytes = super::data::read_program(&a.shader)?;
-    let shader = ctm::program::read_shader(&bytes).map_err(|e| {
-        // Text errors start with their line and column.
+    // Errors that start with a position (LINE:COL) follow the path as
+    // `path:LINE:COL`.
+    let at_path = |e: String| {
         let sep = if e.starts_with(|c: char| c.is_ascii_digit()) {
             ":"
         } else {
             ": "
         };
         format!("{}{sep}{e}", a.shader.display())
-    })?;
+    };
+    let shader = ctm::program::read_shader(&bytes).map_err(at_path)?;
     let dialect = d3d9::Dialect::parse(&a.dialect).unwrap_or_default();
-    let compiled = d3d9::compile_dialect(&shader, dialect).map_err(|e| {
-        let e = ctm::program::compile_error_at(&bytes, &e);
-        let sep = if e.starts_with(|c: char| c.is_ascii_digit()) {
-            ":"
-        } else {
-            ": "
-        };
-        format!("{}{sep}{e}", a.shader.display())
-    })?;
+    let compiled = d3d9::compile_dialect(&shader, dialect)
+        .map_err(|e| at_path(ctm::program::compile_error_at(&bytes, &e)))?;
     let output = match a.output {
         Some(o) => o,
         None if a.shader == Path::new("-") => {

@@ -371,6 +371,12 @@ pub fn prepare_as(a: &RunArgs, v: Verbosity, tracing: bool) -> Result<Prepared, 
             other => return usage(format!("--cond-loc `{other}`: expected dpp or pe")),
         };
         let (path, format) = path_format(buf, buf)?;
+        // The values written back must survive the file's form.
+        if a.cond_write && Form::of_path(&path) == Form::Png {
+            return usage(format!(
+                "--cond-buffer `{buf}` with --cond-write: a PNG cannot hold the conditional values exactly (it would be overwritten with 8-bit grey); write back to a raw or .npy file"
+            ));
+        }
         let buffer = match a.cond_clear {
             Some(v) => HostSurface::filled(format, w, h, v),
             None => {
