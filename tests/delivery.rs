@@ -207,7 +207,26 @@ fn a_4096_square_float32_4_output_fits_and_jobs_default_to_speed() {
         4095.0
     );
     // Beyond one arena: a clear error before anything runs.
+    // Beyond one arena: a clear error before anything runs, saying what
+    // fits with the same bindings.
     let big = Job::new(8188, 8188).output(0, Format::Float32_4);
     let e = k.run(&big).unwrap_err().to_string();
-    assert!(e.contains("at most 512 MiB"), "{e}");
+    assert!(
+        e.contains("at most 512 MiB") && e.contains("largest square domain that fits is 5792×5792"),
+        "{e}"
+    );
+    // 5792² float32_4 fits; 5793² does not.
+    assert!(
+        k.check(&Job::new(5792, 5792).output(0, Format::Float32_4))
+            .is_ok()
+    );
+    assert!(
+        k.check(&Job::new(5793, 5793).output(0, Format::Float32_4))
+            .is_err()
+    );
+    // Two-channel and narrower outputs fit at the largest domain.
+    assert!(
+        k.check(&Job::new(8188, 8188).output(0, Format::Float32_2))
+            .is_ok()
+    );
 }

@@ -37,7 +37,9 @@ output. Output elements the program does not write stay zero (or keep
 
 Before anything runs, the program's notes are checked against the flags:
 every input it reads, output it writes and loop constant it uses must be
-bound. The largest domain is 8188×8188. A group of quads stops after
+bound. The largest domain is 8188×8188, and all surfaces of a run share
+one 512 MiB arena: with one float32_4 output the largest square domain is
+5792×5792 (an error says what fits). A group of quads stops after
 --budget instructions (2^24 by default); the whole run after --timeout
 seconds or --max-instructions instructions in all.
 

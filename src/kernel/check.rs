@@ -67,6 +67,11 @@ impl fmt::Display for JobWarning {
 
 /// Device memory a job needs in the arena [`Kernel::run`] places it in.
 pub(super) fn memory_needed(kernel: &Kernel, job: &Job) -> u64 {
+    needed_for(kernel, job, job.width, job.height)
+}
+
+/// [`memory_needed`] if the job's domain were `w × h`.
+fn needed_for(kernel: &Kernel, job: &Job, w: u32, h: u32) -> u64 {
     let granule = |n: u64| n.next_multiple_of(u64::from(BASE_ALIGN));
     let mut need = granule(kernel.exe.code.len() as u64 * 4)
         + granule(256 * 16)
@@ -77,12 +82,24 @@ pub(super) fn memory_needed(kernel: &Kernel, job: &Job) -> u64 {
         need += HostSurface::device_bytes(s.format, s.width, s.height);
     }
     for &(_, f) in &job.outputs {
-        need += HostSurface::device_bytes(f, job.width, job.height);
+        need += HostSurface::device_bytes(f, w, h);
     }
     if let Some(c) = &job.cond {
-        need += HostSurface::device_bytes(c.buffer.format, job.width, job.height);
+        need += HostSurface::device_bytes(c.buffer.format, w, h);
     }
     need
+}
+
+/// The side of the largest square domain whose surfaces fit one arena
+/// with the job's bindings (0 if none does).
+pub(super) fn largest_square(kernel: &Kernel, job: &Job) -> u32 {
+    let fits = |s: u32| needed_for(kernel, job, s, s) <= u64::from(super::MAX_ARENA);
+    let (mut lo, mut hi) = (0u32, MAX_DOMAIN);
+    while lo < hi {
+        let mid = (lo + hi).div_ceil(2);
+        if fits(mid) { lo = mid } else { hi = mid - 1 }
+    }
+    lo
 }
 
 impl Kernel {
@@ -185,7 +202,10 @@ impl Kernel {
         }
         let need = memory_needed(self, job);
         if need > u64::from(super::MAX_ARENA) {
-            return Err(KernelError::TooLarge { need });
+            return Err(KernelError::TooLarge {
+                need,
+                fits: largest_square(self, job),
+            });
         }
 
         let mut warnings = Vec::new();

@@ -342,13 +342,16 @@ pub enum KernelError {
     NoEffect,
     /// The job's surfaces do not fit one arena.
     #[error(
-        "the job needs {} MiB of device memory, but one arena holds at most {} MiB (every surface of a run must lie in one arena)",
+        "the job needs {} MiB of device memory, but one arena holds at most {} MiB (every surface of a run must lie in one arena); with these bindings the largest square domain that fits is {fits}×{fits}",
         need.div_ceil(1 << 20),
         MAX_ARENA >> 20
     )]
     TooLarge {
         /// Bytes needed.
         need: u64,
+        /// The side of the largest square domain that fits with the same
+        /// bindings.
+        fits: u32,
     },
     /// The program file could not be read.
     #[error(transparent)]
