@@ -66,7 +66,11 @@ fn long_version() -> String {
 fn main() -> ExitCode {
     // Built once per process; clap keeps a static string.
     let version: &'static str = Box::leak(long_version().into_boxed_str());
-    let matches = Cli::command().long_version(version).get_matches();
+    // `-V` says the same as `--version`.
+    let matches = Cli::command()
+        .version(version)
+        .long_version(version)
+        .get_matches();
     let cli = match Cli::from_arg_matches(&matches) {
         Ok(c) => c,
         Err(e) => e.exit(),

@@ -329,3 +329,26 @@ fn asm_and_run_print_the_validators_warnings() {
     assert_eq!(code, 0);
     assert!(err.is_empty(), "{err}");
 }
+
+#[test]
+fn small_manners_version_info_on_nothing_and_disasm_to_a_file() {
+    let d = Dir::new("manners");
+    // -V says what --version says.
+    let (code, short, _) = ctm(&["-V"]);
+    let (_, long, _) = ctm(&["--version"]);
+    assert_eq!(code, 0);
+    assert_eq!(short, long);
+    assert!(short.contains("JIT:"), "{short}");
+    // An empty program: one finding, and an error status as for run/asm.
+    let empty = d.file("empty.s", "; nothing\n");
+    let (code, out, _) = ctm(&["info", &empty]);
+    assert_eq!(code, 1);
+    assert_eq!(out.matches("no instructions").count(), 1, "{out}");
+    // disasm -o writes what it would print.
+    let listing = d.path("l.txt");
+    let (code, printed, err) = ctm(&["disasm", "examples/saxpy.s"]);
+    assert_eq!(code, 0, "{err}");
+    let (code, _, err) = ctm(&["disasm", "examples/saxpy.s", "-o", &listing]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(std::fs::read_to_string(&listing).unwrap(), printed);
+}

@@ -1,6 +1,6 @@
 //! The commands on program files: `asm`, `disasm`, `ir`, `info`, `clif`.
 
-use super::{EXIT_OK, Error, Verbosity, print, say, usage, warn};
+use super::{EXIT_ERROR, EXIT_OK, Error, Verbosity, print, say, usage, warn};
 use clap::{Args, Subcommand};
 use ctm::abi::{self, note};
 use ctm::isa::disasm::{self, Options};
@@ -31,6 +31,9 @@ pub enum Tool {
         /// The input is raw little-endian instruction words (6 per instruction).
         #[arg(long)]
         raw: bool,
+        /// Write the listing here instead of standard output.
+        #[arg(short, long)]
+        output: Option<PathBuf>,
     },
     /// Print a program's clause IR (the form both engines execute), after
     /// checking it with the IR verifier.
@@ -78,12 +81,14 @@ pub struct ClifArgs {
 pub fn run(command: Tool, v: Verbosity) -> Result<u8, Error> {
     match command {
         Tool::Asm { input, output, raw } => asm(&input, output, raw, v),
-        Tool::Disasm { input, raw } => {
+        Tool::Disasm { input, raw, output } => {
             let loaded = program::load(&input, raw)?;
-            print(&disasm::disassemble_program(
-                &loaded.exe.code,
-                Options { verbose: v.verbose },
-            ))?;
+            let text =
+                disasm::disassemble_program(&loaded.exe.code, Options { verbose: v.verbose });
+            match output {
+                Some(path) => super::data::write_to(&path, text.as_bytes())?,
+                None => print(&text)?,
+            }
             Ok(EXIT_OK)
         }
         Tool::Info { input, raw } => info(&input, raw),
@@ -264,10 +269,8 @@ fn info(path: &Path, raw: bool) -> Result<u8, Error> {
             .filter_map(|s| s.as_ref().err())
             .map(|e| format!("error: {e}")),
     );
+    // (The validator reports an empty program itself.)
     findings.extend(validate::validate(&slots).iter().map(|w| w.to_string()));
-    if exe.is_empty() {
-        findings.push("the program has no instructions".into());
-    }
     if findings.is_empty() {
         out += "validation:        no warnings\n";
     } else {
@@ -277,7 +280,8 @@ fn info(path: &Path, raw: bool) -> Result<u8, Error> {
         }
     }
     print(&out)?;
-    Ok(EXIT_OK)
+    // Nothing to run is an error here too, as for `run` and `asm`.
+    Ok(if exe.is_empty() { EXIT_ERROR } else { EXIT_OK })
 }
 
 /// `ctm clif`: each clause's Cranelift IR, annotated with the source.
