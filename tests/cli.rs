@@ -352,3 +352,24 @@ fn small_manners_version_info_on_nothing_and_disasm_to_a_file() {
     assert_eq!(code, 0, "{err}");
     assert_eq!(std::fs::read_to_string(&listing).unwrap(), printed);
 }
+
+#[test]
+fn an_output_that_cannot_be_written_says_so() {
+    let (code, _, err) = ctm(&[
+        "run",
+        "examples/mandelbrot.s",
+        "--domain",
+        "8x8",
+        "--consts",
+        "examples/data/mandelbrot.consts",
+        "--output",
+        "0=/nonexistent-dir/m.f32:float32_4",
+    ]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("cannot write the output /nonexistent-dir/m.f32: the folder /nonexistent-dir does not exist"),
+        "{err}"
+    );
+    let (_, help, _) = ctm(&["run", "--help"]);
+    assert!(help.contains("Direct3D 9 pixel"), "{help}");
+}

@@ -50,7 +50,8 @@ output or loop constant), 3 hazards found (--check-hazards).";
 #[derive(Args, Debug)]
 #[command(after_help = RUN_ABOUT)]
 pub struct RunArgs {
-    /// The program: ELF executable or assembly source (`-`: standard input).
+    /// The program: ELF executable, DPP assembly, or a Direct3D 9 pixel
+    /// shader as text or bytecode (`-`: standard input).
     program: PathBuf,
     /// The domain: W×H pairs (i in 0..W, j in 0..H); `x` or `×` between.
     #[arg(long, value_name = "WxH", value_parser = parse_dims)]
@@ -171,7 +172,17 @@ fn open_sink(path: &Path) -> Result<(File, bool), Error> {
         .create(true)
         .truncate(false)
         .open(path)
-        .map_err(|e| format!("{}: {e}", path.display()))?;
+        .map_err(|e| {
+            // Say that it is an output that cannot be written, and why in
+            // the user's terms, not only the system's.
+            let why = match path.parent() {
+                Some(dir) if !dir.as_os_str().is_empty() && !dir.is_dir() => {
+                    format!("the folder {} does not exist", dir.display())
+                }
+                _ => e.to_string(),
+            };
+            format!("cannot write the output {}: {why}", path.display())
+        })?;
     Ok((file, fresh))
 }
 

@@ -67,7 +67,7 @@ pub enum Tool {
 /// Arguments of `ctm clif`.
 #[derive(Args)]
 pub struct ClifArgs {
-    /// The program: ELF executable or assembly source.
+    /// The program: ELF executable, DPP assembly or a Direct3D 9 pixel shader.
     program: PathBuf,
     /// Cranelift optimisation level the code is built for.
     #[arg(long, value_name = "none|speed", default_value = "speed")]
