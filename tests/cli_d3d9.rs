@@ -238,3 +238,51 @@ fn the_ctm_dialect_compiles_and_runs_with_pixel_centres_as_interpolants() {
     let (code, _, err) = ctm(&["compile", "--dialect", "hlsl", &src]);
     assert_eq!(code, 2, "{err}");
 }
+
+#[test]
+fn messages_about_shaders_name_shader_registers() {
+    let d = Dir::new("d3d9-names");
+    let src = d.file(
+        "s.psh",
+        "ps_3_0\ndcl_texcoord0 v0.xy\ndcl_2d s0\ntexld r0, v0, s0\nmul oC0, r0, c3\n",
+    );
+    let v0 = d.file("v0.f32", bytes(&[0.0; 16 * 4]));
+    let tex = d.file("t.f32", bytes(&[1.0; 4]));
+    let out = format!("oC0={}:float32_4", d.path("o.f32"));
+    let v0 = format!("v0={v0}:float32_4:4x4");
+    let (code, _, err) = ctm(&[
+        "run", &src, "--domain", "4x4", "--input", &v0, "--output", &out,
+    ]);
+    assert_eq!(code, 2);
+    assert!(err.contains("add --sampler s0=FILE"), "{err}");
+    let sampler = format!("s0={tex}:float32_4:1x1");
+    let (code, _, err) = ctm(&[
+        "run",
+        &src,
+        "--domain",
+        "4x4",
+        "--input",
+        &v0,
+        "--sampler",
+        &sampler,
+    ]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("the shader writes oC0: add --output oC0="),
+        "{err}"
+    );
+    let (code, _, err) = ctm(&[
+        "run",
+        &src,
+        "--domain",
+        "4x4",
+        "--input",
+        &v0,
+        "--sampler",
+        &sampler,
+        "--output",
+        &out,
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("add --const c3=x,y,z,w"), "{err}");
+}

@@ -10,7 +10,7 @@ use clap::Args;
 use ctm::JitOptions;
 use ctm::co::{CondLoc, CondTest};
 use ctm::kernel::{
-    CondSetup, HostSurface, Job, JobResult, JobWarning, Kernel, KernelError, Unbound,
+    CondSetup, HostSurface, Job, JobResult, JobWarning, Kernel, KernelError, Resource, Unbound,
 };
 use ctm::mc::{CacheMode, Format};
 use ctm::program;
@@ -443,10 +443,10 @@ pub fn prepare_as(a: &RunArgs, v: Verbosity, tracing: bool) -> Result<Prepared, 
     match kernel.check(&job) {
         Ok(warnings) => {
             for w in warnings {
-                warn(v, job_warning(w));
+                warn(v, job_warning(w, &kernel.exe.info.bindings));
             }
         }
-        Err(KernelError::Unbound(u)) => return usage(unbound(u)),
+        Err(KernelError::Unbound(u)) => return usage(unbound(u, &kernel.exe.info.bindings)),
         Err(e) => return Err(e.into()),
     }
     let mut p = Prepared {
@@ -476,25 +476,53 @@ pub fn prepare_as(a: &RunArgs, v: Verbosity, tracing: bool) -> Result<Prepared, 
 }
 
 /// What to add for something the program uses and the flags do not bind.
-fn unbound(u: Unbound) -> String {
+/// The shader register a compiled shader's binding gives `resource`
+/// (`s0`, `v1`, `oC0`, `c3`, `i0`), so messages speak the shader's terms.
+fn register(bindings: &[(String, String)], resource: Resource) -> Option<&str> {
+    bindings
+        .iter()
+        .filter(|(name, _)| !name.contains('.'))
+        .find(|(_, r)| Resource::parse(r) == Some(resource))
+        .map(|(name, _)| name.as_str())
+}
+
+/// What to add for something the program uses and the flags do not bind.
+fn unbound(u: Unbound, bindings: &[(String, String)]) -> String {
     match u {
-        Unbound::Input(n) => format!(
-            "the program reads input {n}: add --input {n}=FILE:FORMAT:WxH (or a .png/.npy file)"
-        ),
-        Unbound::Output(n) => format!(
-            "the program writes output {n}: add --output {n}=FILE:FORMAT (or --png {n}=FILE.png)"
-        ),
-        Unbound::IntConst(n) => format!(
-            "the program's loops use integer constant i{n}: add --const-int {n}=count,init,step"
-        ),
+        Unbound::Input(n) => match register(bindings, Resource::Input(n)) {
+            Some(s) if s.starts_with('s') => format!(
+                "the shader samples {s}: add --sampler {s}=FILE (a .png/.npy file, or FILE:FORMAT:WxH)"
+            ),
+            Some(r) => format!(
+                "the shader reads {r}: add --input {r}=FILE (a .png/.npy file, or FILE:FORMAT:WxH)"
+            ),
+            None => format!(
+                "the program reads input {n}: add --input {n}=FILE:FORMAT:WxH (or a .png/.npy file)"
+            ),
+        },
+        Unbound::Output(n) => match register(bindings, Resource::Output(n)) {
+            Some(r) => format!("the shader writes {r}: add --output {r}=FILE:FORMAT"),
+            None => format!(
+                "the program writes output {n}: add --output {n}=FILE:FORMAT (or --png {n}=FILE.png)"
+            ),
+        },
+        Unbound::IntConst(n) => match register(bindings, Resource::Int(n)) {
+            Some(r) => format!("the shader's loops use {r}: add --const-int {r}=count,init,step"),
+            None => format!(
+                "the program's loops use integer constant i{n}: add --const-int {n}=count,init,step"
+            ),
+        },
     }
 }
 
-fn job_warning(w: JobWarning) -> String {
+fn job_warning(w: JobWarning, bindings: &[(String, String)]) -> String {
     match w {
-        JobWarning::UnsetConst(n) => {
-            format!("{w}: add --const {n}=x,y,z,w")
-        }
+        // A compiled shader (it has bindings) names constants as registers.
+        JobWarning::UnsetConst(n) => match register(bindings, Resource::Float(n)) {
+            Some(r) => format!("{w} (the shader's {r}): add --const {r}=x,y,z,w"),
+            None if !bindings.is_empty() => format!("{w}: add --const c{n}=x,y,z,w"),
+            None => format!("{w}: add --const {n}=x,y,z,w"),
+        },
         other => other.to_string(),
     }
 }
