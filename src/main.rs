@@ -14,7 +14,7 @@ use cli::Verbosity;
     name = "ctm",
     version,
     about = "An emulator of the ATI CTM data-parallel processor (DPP)",
-    after_help = "Exit status: 0 success, 1 error, 2 usage error, 3 hazards found (--check-hazards).\nThe reference: docs/ (README.md lists the files)."
+    after_help = "Exit status: 0 success, 1 the run failed (a fault, a runaway, a stop; results not delivered),\n2 what was typed or pointed at is wrong (flags, files, programs, a job the checks refuse),\n3 hazards found (--check-hazards).\nThe reference: docs/ (README.md lists the files)."
 )]
 struct Cli {
     /// Print nothing but errors (and the command's own output).

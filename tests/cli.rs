@@ -34,7 +34,7 @@ fn run_help_and_version_say_what_users_need() {
         "uint8_4",
         ".npy",
         "8188×8188",
-        "Exit status: 0 success, 1 error, 2 usage error",
+        "Exit status: 0 success, 1 the run failed",
         "docs/machine.md",
     ] {
         assert!(help.contains(needle), "`{needle}` missing from\n{help}");
@@ -100,14 +100,14 @@ fn exit_statuses_and_checks_before_the_run() {
         "interp",
     ]));
     assert_eq!(code, 3);
-    // Wrong file size: an error, exit status 1.
+    // Wrong file size: what the user pointed at is wrong, exit status 2.
     let (code, _, err) = run(with(&[
         "--input",
         &format!("0={input}:float32_4:2x2"),
         "--output",
         &outp,
     ]));
-    assert_eq!(code, 1, "{err}");
+    assert_eq!(code, 2, "{err}");
     assert!(
         err.contains("16 bytes for 2×2 elements of float32_4 (64 expected)"),
         "{err}"
@@ -134,10 +134,11 @@ fn exit_statuses_and_checks_before_the_run() {
         let (code, _, err) = run(with(bad));
         assert_eq!(code, 2, "{bad:?}: {err}");
     }
+    // Out of range is as much a usage error as malformed.
     let (code, _, err) = ctm(&[
         "run", &racy, "--domain", "9000x2", "--input", &inp, "--output", &outp,
     ]);
-    assert_eq!(code, 1);
+    assert_eq!(code, 2);
     assert!(err.contains("1–8188"), "{err}");
     // A loop constant the program needs: named with its flag.
     let (code, _, err) = ctm(&[
@@ -164,20 +165,21 @@ fn exit_statuses_and_checks_before_the_run() {
             && err.contains("add --const 4=x,y,z,w"),
         "{err}"
     );
-    // Empty programs and programs with no effect are errors.
+    // Empty programs and programs with no effect are what the user
+    // pointed at: status 2.
     let empty = d.file("empty.s", "; nothing\n");
     let (code, _, err) = ctm(&["run", &empty, "--domain", "2x2"]);
-    assert_eq!(code, 1);
+    assert_eq!(code, 2);
     assert!(err.contains("no instructions"), "{err}");
     let (code, _, err) = ctm(&["asm", &empty, "-o", &d.path("e.elf")]);
-    assert_eq!(code, 1);
+    assert_eq!(code, 2);
     assert!(err.contains("no instructions"), "{err}");
     let idle = d.file(
         "idle.s",
         "alu r1.rgb = max(s0, s0) | r1.a = max(s0, s0) src0=r0 last",
     );
     let (code, _, err) = ctm(&["run", &idle, "--domain", "2x2"]);
-    assert_eq!(code, 1);
+    assert_eq!(code, 2);
     assert!(err.contains("no effect"), "{err}");
     // A destination that cannot be written fails before the run and
     // leaves no files behind.
@@ -192,7 +194,7 @@ fn exit_statuses_and_checks_before_the_run() {
         "--png",
         "0=/nonexistent/dir/x.png",
     ]);
-    assert_eq!(code, 1);
+    assert_eq!(code, 2);
     assert!(err.contains("/nonexistent/dir/x.png"), "{err}");
     assert!(!Path::new(&fresh).exists());
 }
@@ -339,10 +341,10 @@ fn small_manners_version_info_on_nothing_and_disasm_to_a_file() {
     assert_eq!(code, 0);
     assert_eq!(short, long);
     assert!(short.contains("JIT:"), "{short}");
-    // An empty program: one finding, and an error status as for run/asm.
+    // An empty program: one finding, and status 2 as for run/asm.
     let empty = d.file("empty.s", "; nothing\n");
     let (code, out, _) = ctm(&["info", &empty]);
-    assert_eq!(code, 1);
+    assert_eq!(code, 2);
     assert_eq!(out.matches("no instructions").count(), 1, "{out}");
     // disasm -o writes what it would print.
     let listing = d.path("l.txt");
@@ -365,11 +367,119 @@ fn an_output_that_cannot_be_written_says_so() {
         "--output",
         "0=/nonexistent-dir/m.f32:float32_4",
     ]);
-    assert_eq!(code, 1);
+    assert_eq!(code, 2);
     assert!(
         err.contains("cannot write the output /nonexistent-dir/m.f32: the folder /nonexistent-dir does not exist"),
         "{err}"
     );
     let (_, help, _) = ctm(&["run", "--help"]);
     assert!(help.contains("Direct3D 9 pixel"), "{help}");
+}
+
+/// One rule for exit statuses: what the user typed or pointed at is wrong
+/// → 2 (found before anything runs); the run failed → 1; hazards → 3.
+#[test]
+fn one_rule_for_exit_statuses() {
+    let d = Dir::new("exit-rule");
+    let out = format!("0={}:float32_4", d.path("o.f32"));
+    let consts = d.file("bad.consts", "c0 = 1, 2\n");
+    let garbage = d.file("garbage.s", "alu r0 = frobnicate(s0)\n");
+    let endless = d.file(
+        "endless.s",
+        "top:
+    alu r1.rgb = max(s0, s0) | r1.a = max(s0, s0) src0=r0
+    JUMP -> top
+    out rtA.rgb = max.off(s0, s0) | rtA.a = max.off(s0, s0) src0=r1 wait last",
+    );
+    let mandel = [
+        "examples/mandelbrot.s",
+        "--consts",
+        "examples/data/mandelbrot.consts",
+    ];
+    let cases: Vec<(Vec<&str>, i32, &str)> = vec![
+        // Typed.
+        (
+            vec!["run", mandel[0], "--domain", "4x"],
+            2,
+            "a malformed domain",
+        ),
+        (
+            vec![
+                "run",
+                mandel[0],
+                "--domain",
+                "9000x9000",
+                mandel[1],
+                mandel[2],
+            ],
+            2,
+            "a domain out of range",
+        ),
+        (
+            vec!["run", mandel[0], "--domain", "4x4", "--engine", "gpu"],
+            2,
+            "an unknown engine",
+        ),
+        (
+            vec!["run", mandel[0], "--domain", "4x4", "--const", "0=1,2"],
+            2,
+            "a bad --const",
+        ),
+        // Pointed at.
+        (
+            vec!["run", mandel[0], "--domain", "4x4", "--consts", &consts],
+            2,
+            "a bad constants file",
+        ),
+        (
+            vec!["run", "missing.s", "--domain", "4x4"],
+            2,
+            "a missing program",
+        ),
+        (
+            vec!["run", &garbage, "--domain", "4x4"],
+            2,
+            "a program that does not assemble",
+        ),
+        (vec!["asm", &garbage], 2, "assembling it"),
+        (vec!["disasm", "missing.elf"], 2, "disassembling nothing"),
+        (
+            vec!["run", mandel[0], "--domain", "4x4", mandel[1], mandel[2]],
+            2,
+            "an unbound output",
+        ),
+        // The run failed.
+        (
+            vec![
+                "run", &endless, "--domain", "4x4", "--output", &out, "--budget", "1000",
+            ],
+            1,
+            "a runaway",
+        ),
+        (
+            vec![
+                "run",
+                &endless,
+                "--domain",
+                "4x4",
+                "--output",
+                &out,
+                "--max-instructions",
+                "5000",
+            ],
+            1,
+            "a stop",
+        ),
+    ];
+    for (args, want, what) in cases {
+        let (code, _, err) = ctm(&args);
+        assert_eq!(code, want, "{what}: {args:?}: {err}");
+    }
+    // The table is in --help.
+    let (_, help, _) = ctm(&["--help"]);
+    assert!(
+        help.contains("1 the run failed")
+            && help.contains("2 what was typed or pointed at is wrong"),
+        "{help}"
+    );
 }

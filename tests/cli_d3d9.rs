@@ -113,21 +113,21 @@ fn bad_shaders_and_bindings_are_clear_errors() {
     let d = Dir::new("d3d9-errors");
     let bad = d.file("bad.psh", b"ps_3_0\nmov r0, q1\n");
     let (code, _, err) = ctm(&["compile", &bad]);
-    assert_eq!(code, 1);
+    assert_eq!(code, 2);
     assert!(
         err.contains("bad.psh:2:9") && err.contains("`q1` is not a register"),
         "{err}"
     );
     let truncated = d.file("t.pso", [0x00, 0x03, 0xFF, 0xFF, 0x01, 0x00, 0x00, 0x02]);
     let (code, _, err) = ctm(&["run", &truncated, "--domain", "1x1"]);
-    assert_eq!(code, 1);
+    assert_eq!(code, 2);
     assert!(
         err.contains("token 1") && err.contains("end inside an item"),
         "{err}"
     );
     let unsupported = d.file("ret.psh", b"ps_3_0\nif b0\nret\nendif\nmov oC0, c0\n");
     let (code, _, err) = ctm(&["compile", &unsupported]);
-    assert_eq!(code, 1);
+    assert_eq!(code, 2);
     assert!(
         err.contains("`ret`") && err.contains("not supported"),
         "{err}"

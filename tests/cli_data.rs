@@ -253,9 +253,10 @@ fn exec_runs_a_raw_stream_against_memory_images() {
         err.contains(&format!("byte {:#x}", cb.to_bytes().len())),
         "{err}"
     );
-    // An address outside the arenas: the arenas are listed.
+    // An address outside the arenas: what the user typed (status 2); the
+    // arenas are listed.
     let (code, _, err) = ctm(&["exec", &cmd, "--mem", &format!("0x1234={init}")]);
-    assert_eq!(code, 1);
+    assert_eq!(code, 2);
     assert!(err.contains("cached system 0x70000000"), "{err}");
     // Arena sizes: --memory, with usage errors for bad values.
     let (code, _, err) = ctm(&["exec", &cmd, "--memory", "sys-cached=1G"]);

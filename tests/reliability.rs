@@ -438,7 +438,7 @@ fn the_cli_takes_time_and_instruction_limits() {
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(
         err.contains("at least one element") && !err.contains("panicked"),
         "{err}"

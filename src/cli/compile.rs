@@ -47,8 +47,12 @@ pub struct CompileArgs {
     dialect: String,
 }
 
-/// `ctm compile`.
+/// `ctm compile`: every error is about the shader or the flags (status 2).
 pub fn compile(a: CompileArgs, v: Verbosity) -> Result<u8, Error> {
+    compile_shader(a, v).map_err(super::as_usage)
+}
+
+fn compile_shader(a: CompileArgs, v: Verbosity) -> Result<u8, Error> {
     let bytes = super::data::read_program(&a.shader)?;
     // Errors that start with a position (LINE:COL) follow the path as
     // `path:LINE:COL`.

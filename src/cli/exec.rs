@@ -16,7 +16,8 @@ The arenas (GPU addresses): local 0x10000000, local b 0x30000000, system
 256M unless --memory says otherwise (at most 512M each). Packets, opcodes
 and the format dword: docs/machine.md; a worked example: docs/commands.md.
 
-Exit status: 0 success, 1 error, 2 usage error, 3 hazards found.";
+Exit status: 0 success, 1 the stream faulted as it ran, 2 what was typed
+or pointed at is wrong (flags, files, programs), 3 hazards found.";
 
 /// Arguments of `ctm exec`.
 #[derive(Args, Debug)]
@@ -151,10 +152,22 @@ fn hint(e: impl std::fmt::Display, arena: Option<ArenaKind>) -> String {
 /// `ctm exec`.
 pub fn exec(a: ExecArgs, v: Verbosity) -> Result<u8, Error> {
     if a.list {
-        let words = stream_words(&a.cmdbuf, &super::data::read_all(&a.cmdbuf)?)?;
+        let words =
+            stream_words(&a.cmdbuf, &super::data::read_all(&a.cmdbuf)?).map_err(super::as_usage)?;
         super::print(&ctm::pe::disassemble_stream(&words))?;
         return Ok(EXIT_OK);
     }
+    // Everything before the stream runs is what the user gave (status 2);
+    // a fault of the stream as it runs is the run failing (status 1).
+    let ready = setup(&a).map_err(super::as_usage)?;
+    run_stream(v, ready)
+}
+
+/// A device with memory, programs and the command buffer in place: the
+/// device, the buffer's address and size, and the dumps to write after.
+type Ready = (Device, u32, u32, Vec<(u32, u32, PathBuf)>);
+
+fn setup(a: &ExecArgs) -> Result<Ready, Error> {
     let mut dev = Device::open(DeviceConfig {
         arena_sizes: arena_sizes(&a.memory)?,
         cache_mode: if a.strict_caches {
@@ -228,12 +241,16 @@ pub fn exec(a: ExecArgs, v: Verbosity) -> Result<u8, Error> {
     };
     dev.write(at, &words)
         .map_err(|e| format!("command buffer at {at:#010x}: {e}"))?;
+    Ok((dev, at, words.len() as u32, dumps))
+}
+
+fn run_stream(v: Verbosity, (mut dev, at, len, dumps): Ready) -> Result<u8, Error> {
     let bar = super::progress_bar(v.quiet);
     if let Some((_, p)) = &bar {
         dev.settings_mut().progress = Some(p.clone());
     }
     let start = Instant::now();
-    let id = dev.submit(at, words.len() as u32)?;
+    let id = dev.submit(at, len)?;
     if let Some((b, _)) = &bar {
         b.finish_and_clear();
     }

@@ -3,8 +3,11 @@
 //! ([`compile`]), `exec` ([`exec`]) and
 //! the commands on program files ([`tools`]).
 //!
-//! Exit status: 0 success, 1 error, 2 usage error (a flag or its value is
-//! wrong), 3 hazards found (`--check-hazards`). A closed standard output
+//! Exit status: 0 success; 1 the run failed (the program faulted, ran
+//! away or was stopped, or its results could not be delivered); 2 what the
+//! user typed or pointed at is wrong (a flag, a file, a program, a job the
+//! checks refuse — found before anything runs); 3 hazards found
+//! (`--check-hazards`). A closed standard output
 //! (a pipe into `head`) ends the tool quietly with status 0.
 
 pub mod args;
@@ -27,9 +30,11 @@ pub type Error = Box<dyn std::error::Error>;
 
 /// Success.
 pub const EXIT_OK: u8 = 0;
-/// An error.
+/// The run failed: the program faulted, ran away or was stopped, or its
+/// results could not be delivered.
 pub const EXIT_ERROR: u8 = 1;
-/// A usage error: a flag or its value is wrong.
+/// What the user typed or pointed at is wrong: a flag, a file, a program,
+/// a job the checks refuse.
 pub const EXIT_USAGE: u8 = 2;
 /// The run finished but the hazard checker reported hazards.
 pub const EXIT_HAZARDS: u8 = 3;
@@ -42,6 +47,27 @@ pub struct Usage(pub String);
 /// Fails with a usage error.
 pub fn usage<T>(message: impl Into<String>) -> Result<T, Error> {
     Err(Box::new(Usage(message.into())))
+}
+
+/// Standard output could not be written (not a closed pipe): the command
+/// failed, whatever it was given.
+#[derive(Debug, thiserror::Error)]
+#[error("writing standard output: {0}")]
+pub struct Stdout(pub std::io::Error);
+
+/// An error of a command's preparation — everything before it runs — as
+/// a usage error: what the user typed or pointed at is wrong. A closed pipe
+/// and a failing standard output keep their own meaning.
+pub fn as_usage(e: Error) -> Error {
+    let keep = e.downcast_ref::<Usage>().is_some()
+        || e.downcast_ref::<Stdout>().is_some()
+        || e.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe);
+    if keep {
+        e
+    } else {
+        Box::new(Usage(e.to_string()))
+    }
 }
 
 /// How much a command says on standard error.
@@ -81,7 +107,7 @@ pub fn write_stdout(bytes: &[u8]) -> Result<(), Error> {
             if e.kind() == std::io::ErrorKind::BrokenPipe {
                 Box::new(e)
             } else {
-                format!("writing standard output: {e}").into()
+                Box::new(Stdout(e))
             }
         })
 }

@@ -43,8 +43,10 @@ one 512 MiB arena: with one float32_4 output the largest square domain is
 --budget instructions (2^24 by default); the whole run after --timeout
 seconds or --max-instructions instructions in all.
 
-Exit status: 0 success, 1 error, 2 usage error (also an unbound input,
-output or loop constant), 3 hazards found (--check-hazards).";
+Exit status: 0 success, 1 the run failed (a fault, a runaway, a stop;
+results not delivered), 2 what was typed or pointed at is wrong (flags,
+files, the program, a job the checks refuse: an unbound input, output or
+loop constant, a domain out of range), 3 hazards found (--check-hazards).";
 
 /// Arguments of `ctm run`.
 #[derive(Args, Debug)]
@@ -221,6 +223,10 @@ pub fn prepare(a: &RunArgs, v: Verbosity) -> Result<Prepared, Error> {
 /// [`prepare`]; for a trace (`tracing`), outputs the program writes but
 /// the flags do not bind are bound as float32_4 and no file is opened.
 pub fn prepare_as(a: &RunArgs, v: Verbosity, tracing: bool) -> Result<Prepared, Error> {
+    prepare_job(a, v, tracing).map_err(super::as_usage)
+}
+
+fn prepare_job(a: &RunArgs, v: Verbosity, tracing: bool) -> Result<Prepared, Error> {
     let loaded = program::load(&a.program, false)?;
     let name = a.program.display();
     for w in &loaded.warnings {

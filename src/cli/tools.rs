@@ -1,6 +1,6 @@
 //! The commands on program files: `asm`, `disasm`, `ir`, `info`, `clif`.
 
-use super::{EXIT_ERROR, EXIT_OK, Error, Verbosity, print, say, usage, warn};
+use super::{EXIT_OK, EXIT_USAGE, Error, Verbosity, print, say, usage, warn};
 use clap::{Args, Subcommand};
 use ctm::abi::{self, note};
 use ctm::isa::disasm::{self, Options};
@@ -78,7 +78,13 @@ pub struct ClifArgs {
 }
 
 /// Runs a command on program files.
+/// Every error of these commands is about the program file or the flags
+/// (exit status 2), except writing standard output.
 pub fn run(command: Tool, v: Verbosity) -> Result<u8, Error> {
+    run_tool(command, v).map_err(super::as_usage)
+}
+
+fn run_tool(command: Tool, v: Verbosity) -> Result<u8, Error> {
     match command {
         Tool::Asm { input, output, raw } => asm(&input, output, raw, v),
         Tool::Disasm { input, raw, output } => {
@@ -280,8 +286,8 @@ fn info(path: &Path, raw: bool) -> Result<u8, Error> {
         }
     }
     print(&out)?;
-    // Nothing to run is an error here too, as for `run` and `asm`.
-    Ok(if exe.is_empty() { EXIT_ERROR } else { EXIT_OK })
+    // Nothing to run is what the user pointed at, as for `run` and `asm`.
+    Ok(if exe.is_empty() { EXIT_USAGE } else { EXIT_OK })
 }
 
 /// `ctm clif`: each clause's Cranelift IR, annotated with the source.
