@@ -483,3 +483,62 @@ fn one_rule_for_exit_statuses() {
         "{help}"
     );
 }
+
+#[test]
+fn a_failed_run_never_touches_an_output_and_a_good_one_replaces_it_whole() {
+    let d = Dir::new("atomic-outputs");
+    let endless = d.file(
+        "endless.s",
+        "top:
+    alu r1.rgb = max(s0, s0) | r1.a = max(s0, s0) src0=r0
+    JUMP -> top
+    out rtA.rgb = max.off(s0, s0) | rtA.a = max.off(s0, s0) src0=r1 wait last",
+    );
+    let ident = d.file(
+        "ident.s",
+        "out rtA.rgb = max.off(s0, s0) | rtA.a = max.off(s0, s0) src0=r0 wait last",
+    );
+    let kept = d.file("kept.f32", b"precious contents");
+    let out = format!("0={kept}:float32_4");
+    let (code, _, err) = ctm(&[
+        "run", &endless, "--domain", "4x4", "--output", &out, "--budget", "1000",
+    ]);
+    assert_eq!(code, 1, "{err}");
+    assert_eq!(std::fs::read(&kept).unwrap(), b"precious contents");
+    let (code, _, err) = ctm(&["run", &ident, "--domain", "4x4", "--output", &out]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(std::fs::read(&kept).unwrap().len(), 4 * 4 * 16);
+    // A write that fails half-way (the file-size limit of the process)
+    // leaves the old file whole.
+    let before = std::fs::read(&kept).unwrap();
+    let o = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "ulimit -f 1; trap '' XFSZ; exec {} run {ident} --domain 32x32 --output 0={kept}:float32_4",
+            env!("CARGO_BIN_EXE_ctm")
+        ))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert_eq!(std::fs::read(&kept).unwrap(), before, "{err}");
+    // The same for what asm, compile and disasm write (-o).
+    let listing = d.file("listing.txt", b"old listing");
+    let o = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "ulimit -f 1; trap '' XFSZ; exec {} disasm examples/mandelbrot.s -o {listing}",
+            env!("CARGO_BIN_EXE_ctm")
+        ))
+        .output()
+        .unwrap();
+    assert_ne!(o.status.code(), Some(0));
+    assert_eq!(std::fs::read(&listing).unwrap(), b"old listing");
+    // Nothing but the files this test made is left in the folder.
+    let mut names: Vec<String> = std::fs::read_dir(&d.0)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["endless.s", "ident.s", "kept.f32", "listing.txt"]);
+}

@@ -8,7 +8,7 @@
 use super::{Error, usage};
 use ctm::kernel::HostSurface;
 use ctm::mc::Format;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 const PNG_MAGIC: &[u8] = b"\x89PNG\r\n\x1a\n";
 const NPY_MAGIC: &[u8] = b"\x93NUMPY";
@@ -473,10 +473,35 @@ pub fn print_surface(n: u8, s: &HostSurface) -> String {
     out
 }
 
-/// Writes `bytes` to `path`, or standard output for `-`.
+/// Writes `bytes` to `path`, or standard output for `-`: through a
+/// temporary file renamed over `path` once complete ([`temp_beside`]), so
+/// a failed write leaves the old file whole; a device or a pipe is
+/// written as it is.
 pub fn write_to(path: &Path, bytes: &[u8]) -> Result<(), Error> {
     if path == Path::new("-") {
         return super::write_stdout(bytes);
     }
-    std::fs::write(path, bytes).map_err(|e| format!("{}: {e}", path.display()).into())
+    let fail = |e: std::io::Error| -> Error { format!("{}: {e}", path.display()).into() };
+    let Some(temp) = temp_beside(path) else {
+        return std::fs::write(path, bytes).map_err(fail);
+    };
+    std::fs::write(&temp, bytes)
+        .and_then(|()| std::fs::rename(&temp, path))
+        .map_err(|e| {
+            let _ = std::fs::remove_file(&temp);
+            fail(e)
+        })
+}
+
+/// The temporary file an output to `path` is written to before it
+/// replaces `path`; `None` when `path` exists and is no regular file (a
+/// device, a pipe), which is written in place.
+pub fn temp_beside(path: &Path) -> Option<PathBuf> {
+    if std::fs::metadata(path).is_ok_and(|m| !m.is_file()) {
+        return None;
+    }
+    let name = path
+        .file_name()
+        .map_or("output".into(), |n| n.to_string_lossy());
+    Some(path.with_file_name(format!(".{name}.ctm-{}.tmp", std::process::id())))
 }

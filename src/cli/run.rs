@@ -158,34 +158,38 @@ struct Sink {
     path: PathBuf,
     form: Form,
     range: (f32, f32),
-    /// The file, opened before the run without truncating it (None:
+    /// Where the results are written, opened before the run (None:
     /// standard output).
     file: Option<File>,
-    /// The file did not exist before (a failed run removes it again).
-    fresh: bool,
+    /// The temporary file `file` is, renamed over `path` once written
+    /// (None: `path` is not a regular file — a device, a pipe — and is
+    /// written in place).
+    temp: Option<PathBuf>,
 }
 
-/// Opens `path` for writing after the run: created if missing, existing
-/// contents untouched until then.
-fn open_sink(path: &Path) -> Result<(File, bool), Error> {
-    let fresh = !path.exists();
-    let file = File::options()
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(path)
-        .map_err(|e| {
-            // Say that it is an output that cannot be written, and why in
-            // the user's terms, not only the system's.
-            let why = match path.parent() {
-                Some(dir) if !dir.as_os_str().is_empty() && !dir.is_dir() => {
-                    format!("the folder {} does not exist", dir.display())
-                }
-                _ => e.to_string(),
-            };
-            format!("cannot write the output {}: {why}", path.display())
-        })?;
-    Ok((file, fresh))
+/// Opens where the results for `path` go, before the run: a fresh
+/// temporary file beside it that replaces it only once completely
+/// written, so a failed run never truncates or half-writes a file; a
+/// device or a pipe is opened as it is.
+fn open_sink(path: &Path) -> Result<(File, Option<PathBuf>), Error> {
+    let temp = data::temp_beside(path);
+    let mut options = File::options();
+    match &temp {
+        Some(_) => options.write(true).create_new(true),
+        None => options.write(true),
+    };
+    let file = options.open(temp.as_deref().unwrap_or(path)).map_err(|e| {
+        // Say that it is an output that cannot be written, and why in
+        // the user's terms, not only the system's.
+        let why = match path.parent() {
+            Some(dir) if !dir.as_os_str().is_empty() && !dir.is_dir() => {
+                format!("the folder {} does not exist", dir.display())
+            }
+            _ => e.to_string(),
+        };
+        format!("cannot write the output {}: {why}", path.display())
+    })?;
+    Ok((file, temp))
 }
 
 /// A `ctm run` job: the kernel, the job and where results go.
@@ -276,7 +280,7 @@ fn prepare_job(a: &RunArgs, v: Verbosity, tracing: bool) -> Result<Prepared, Err
             form,
             range,
             file: None,
-            fresh: false,
+            temp: None,
         })
     };
     for spec in &a.outputs {
@@ -427,7 +431,7 @@ fn prepare_job(a: &RunArgs, v: Verbosity, tracing: bool) -> Result<Prepared, Err
             path,
             form,
             range: (0.0, 1.0),
-            fresh: false,
+            temp: None,
         });
     }
     let kernel = Kernel::new(loaded.exe);
@@ -471,7 +475,7 @@ fn prepare_job(a: &RunArgs, v: Verbosity, tracing: bool) -> Result<Prepared, Err
             continue;
         }
         match open_sink(&s.path) {
-            Ok((f, fresh)) => (s.file, s.fresh) = (Some(f), fresh),
+            Ok((f, temp)) => (s.file, s.temp) = (Some(f), temp),
             Err(e) => {
                 discard(&p);
                 return Err(e);
@@ -533,11 +537,12 @@ fn job_warning(w: JobWarning, bindings: &[(String, String)]) -> String {
     }
 }
 
-/// Removes the files created for a run that failed.
+/// Removes the temporary files of a run that failed or is done (the
+/// outputs themselves are only ever replaced whole).
 pub(super) fn discard(p: &Prepared) {
     for s in p.sinks.iter().chain(&p.cond) {
-        if s.fresh {
-            let _ = std::fs::remove_file(&s.path);
+        if let Some(t) = &s.temp {
+            let _ = std::fs::remove_file(t);
         }
     }
 }
@@ -551,9 +556,14 @@ fn write_sink(s: &mut Sink, surface: &HostSurface) -> Result<(), Error> {
     match &mut s.file {
         Some(f) => {
             f.write_all(&bytes)
-                .and_then(|()| f.set_len(bytes.len() as u64))
                 .and_then(|()| f.flush())
                 .map_err(|e| format!("{}: {e}", s.path.display()))?;
+            if let Some(t) = s.temp.take() {
+                std::fs::rename(&t, &s.path).map_err(|e| {
+                    let _ = std::fs::remove_file(&t);
+                    format!("{}: {e}", s.path.display())
+                })?;
+            }
             Ok(())
         }
         None => data::write_to(Path::new("-"), &bytes),
@@ -562,6 +572,14 @@ fn write_sink(s: &mut Sink, surface: &HostSurface) -> Result<(), Error> {
 
 /// Writes a finished run's outputs where the flags said.
 pub(super) fn deliver(p: &mut Prepared, result: &JobResult) -> Result<(), Error> {
+    let delivered = deliver_all(p, result);
+    // Temporary files not renamed (an output the run did not produce, or
+    // a failed write) go.
+    discard(p);
+    delivered
+}
+
+fn deliver_all(p: &mut Prepared, result: &JobResult) -> Result<(), Error> {
     for s in &mut p.sinks {
         if let Some(surface) = result.output(s.n) {
             write_sink(s, surface)?;
