@@ -286,3 +286,26 @@ fn messages_about_shaders_name_shader_registers() {
     assert_eq!(code, 0, "{err}");
     assert!(err.contains("add --const c3=x,y,z,w"), "{err}");
 }
+
+#[test]
+fn compile_converts_shader_text_to_bytecode_and_back() {
+    let d = Dir::new("d3d9-convert");
+    let src = d.file("a.psh", SHADER.as_bytes());
+    let pso = d.path("a.pso");
+    let (code, _, err) = ctm(&["compile", "--to", "bytecode", &src, "-o", &pso]);
+    assert_eq!(code, 0, "{err}");
+    let tokens = std::fs::read(&pso).unwrap();
+    let shader = ctm::d3d9::assemble(SHADER).unwrap();
+    let want: Vec<u8> = ctm::d3d9::write(&shader)
+        .iter()
+        .flat_map(|t| t.to_le_bytes())
+        .collect();
+    assert_eq!(tokens, want);
+    let back = d.path("b.psh");
+    let (code, _, err) = ctm(&["compile", "--to", "text", &pso, "-o", &back]);
+    assert_eq!(code, 0, "{err}");
+    let text = std::fs::read_to_string(&back).unwrap();
+    assert_eq!(ctm::d3d9::assemble(&text).unwrap(), shader);
+    let (code, _, err) = ctm(&["compile", "--to", "text", &back, "-o", &back]);
+    assert_eq!(code, 2, "{err}");
+}

@@ -45,6 +45,11 @@ pub struct CompileArgs {
     /// `ctm` (the CTM SDK compiler's: texel coordinates, interpolants).
     #[arg(long, default_value = "d3d9", value_parser = ["d3d9", "ctm"])]
     dialect: String,
+    /// What to write: `elf` (the DPP executable), or the shader itself as
+    /// `bytecode` (Direct3D 9 tokens) or `text` (its assembly) — text to
+    /// bytecode and back without compiling.
+    #[arg(long, default_value = "elf", value_parser = ["elf", "bytecode", "text"])]
+    to: String,
 }
 
 /// `ctm compile`: every error is about the shader or the flags (status 2).
@@ -65,6 +70,29 @@ fn compile_shader(a: CompileArgs, v: Verbosity) -> Result<u8, Error> {
         format!("{}{sep}{e}", a.shader.display())
     };
     let shader = ctm::program::read_shader(&bytes).map_err(at_path)?;
+    if a.to != "elf" {
+        let (bytes, ext): (Vec<u8>, _) = if a.to == "text" {
+            (d3d9::disassemble(&shader).into_bytes(), "psh")
+        } else {
+            let tokens = d3d9::write(&shader);
+            (tokens.iter().flat_map(|t| t.to_le_bytes()).collect(), "pso")
+        };
+        let output = match &a.output {
+            Some(o) => o.clone(),
+            None if a.shader == Path::new("-") => {
+                return usage("converting standard input: name the output with -o");
+            }
+            None => a.shader.with_extension(ext),
+        };
+        if output == a.shader {
+            return usage(format!(
+                "{}: converting a shader onto itself; name another output with -o",
+                output.display()
+            ));
+        }
+        super::data::write_to(&output, &bytes)?;
+        return Ok(EXIT_OK);
+    }
     let dialect = d3d9::Dialect::parse(&a.dialect).unwrap_or_default();
     let compiled = d3d9::compile_dialect(&shader, dialect)
         .map_err(|e| at_path(ctm::program::compile_error_at(&bytes, &e)))?;
