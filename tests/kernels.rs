@@ -409,3 +409,38 @@ fn scatter_transposes_with_uncached_writes() {
         }
     }
 }
+
+#[test]
+fn binding_by_name_refuses_unknown_names_and_wrong_kinds() {
+    let k = Kernel::from_bytes(
+        b"ps_3_0\ndcl_texcoord0 v0\ndcl_2d s0\ntexld r0, v0, s0\nmul oC0, r0, c3\n",
+    )
+    .unwrap();
+    let s = HostSurface::from_f32(Format::Float32_4, 1, 1, &[1.0; 4]).unwrap();
+    let e = k
+        .bind(Job::new(1, 1), "v7", s.clone())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("`v7` names nothing") && e.contains("v0") && e.contains("s0"),
+        "{e}"
+    );
+    let e = k
+        .bind(Job::new(1, 1), "oC0", s.clone())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("takes an output format") && e.contains("not a surface"),
+        "{e}"
+    );
+    let e = k.bind(Job::new(1, 1), "c3", true).unwrap_err().to_string();
+    assert!(e.contains("takes four floats"), "{e}");
+    // Machine names work too, and a sampler takes a surface.
+    let job = k.bind(Job::new(1, 1), "s0", s.clone()).unwrap();
+    let job = k.bind(job, "in0", s).unwrap();
+    let job = k.bind(job, "c3", [2.0; 4]).unwrap();
+    let job = k.bind(job, "out0", Format::Float32_4).unwrap();
+    assert!(k.check(&job).is_ok());
+    // Garbage bytes are a load error, not a panic.
+    assert!(Kernel::from_bytes(b"\x7fELF garbage").is_err());
+}

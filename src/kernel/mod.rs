@@ -36,10 +36,12 @@
 //! assert_eq!(result.output(0).unwrap().to_f32(), [12.0, 24.0, 36.0]);
 //! ```
 
+mod bind;
 mod check;
 mod stage;
 mod surface;
 
+pub use bind::Binding;
 pub use check::{JobWarning, Unbound};
 pub use stage::Staged;
 pub use surface::{HostSurface, SizeMismatch};

@@ -37,9 +37,44 @@ fn saxpy(w: u32, h: u32, engine: EngineKind) -> Result<Vec<f32>, KernelError> {
         .unwrap_or_default())
 }
 
+/// The same as a Direct3D 9 pixel shader from text, bound by register
+/// name: no machine numbers anywhere.
+fn saxpy_shader(w: u32, h: u32) -> Result<Vec<f32>, KernelError> {
+    let kernel = Kernel::from_bytes(
+        b"ps_3_0
+          dcl_texcoord0 v0
+          dcl_texcoord1 v1
+          mad oC0, c0.x, v0, v1",
+    )?;
+    let n = (w * h) as usize;
+    let x: Vec<f32> = (0..n).map(|k| k as f32 * 0.5).collect();
+    let y: Vec<f32> = (0..n).map(|k| 100.0 - k as f32).collect();
+    let job = Job::new(w, h);
+    let job = kernel.bind(
+        job,
+        "v0",
+        HostSurface::from_f32(Format::Float32_1, w, h, &x)?,
+    )?;
+    let job = kernel.bind(
+        job,
+        "v1",
+        HostSurface::from_f32(Format::Float32_1, w, h, &y)?,
+    )?;
+    let job = kernel.bind(job, "c0", [3.0; 4])?;
+    let job = kernel.bind(job, "oC0", Format::Float32_1)?;
+    let out = kernel.run(&job)?;
+    Ok(kernel
+        .output("oC0")
+        .and_then(|n| out.output(n))
+        .map(HostSurface::to_f32)
+        .unwrap_or_default())
+}
+
 fn main() -> Result<(), KernelError> {
     let out = saxpy(8, 4, EngineKind::best())?;
     println!("3·x + y over 8×4: {:?}", &out[..8]);
+    let shader = saxpy_shader(8, 4)?;
+    println!("the same from a shader, bound by name: {:?}", &shader[..8]);
     Ok(())
 }
 
@@ -54,5 +89,6 @@ mod tests {
             .collect();
         assert_eq!(saxpy(8, 4, EngineKind::Interp).unwrap(), want);
         assert_eq!(saxpy(8, 4, EngineKind::best()).unwrap(), want);
+        assert_eq!(saxpy_shader(8, 4).unwrap(), want);
     }
 }
