@@ -280,3 +280,28 @@ pub fn is_shader_text(bytes: &[u8]) -> bool {
         .find(|l| !l.is_empty())
         .is_some_and(|l| l.to_ascii_lowercase().starts_with("ps_"))
 }
+
+/// Every static finding about a program: the validator's rules
+/// (`docs/isa.md` §8) and the texture-semaphore hazards it certainly has
+/// ([`crate::runtime::hazard::provable`]), in instruction order.
+pub fn validate(code: &[u32], uncached: bool) -> Vec<crate::isa::validate::Warning> {
+    let slots = crate::isa::decode_program(code);
+    let mut out = crate::isa::validate::validate(&slots);
+    let program = crate::frontend::build(
+        &slots,
+        crate::frontend::Options {
+            drop_dead_writes: false,
+            ..crate::frontend::Options::loaded(uncached)
+        },
+    );
+    out.extend(
+        crate::runtime::hazard::provable(&program)
+            .into_iter()
+            .map(|(pc, message)| crate::isa::validate::Warning {
+                index: usize::from(pc),
+                message: format!("semaphore hazard: {message}"),
+            }),
+    );
+    out.sort_by_key(|w| w.index);
+    out
+}

@@ -1,7 +1,8 @@
-//! The command-line tool's contract: exit statuses (0 ok, 1 error, 2 usage,
-//! 3 hazards), checks before the run, the runaway budget, manners on closed
-//! pipes and full disks, the validator's warnings. Data in and out:
-//! `tests/cli_data.rs`.
+//! The command-line tool's contract: exit statuses (0 ok, 1 the run
+//! failed, 2 what was typed or pointed at is wrong, 3 hazards), checks
+//! before the run, the runaway budget, manners on closed pipes and full
+//! disks, outputs replaced whole, the validator's warnings. Data in and
+//! out: `tests/cli_data.rs`.
 
 mod common;
 
@@ -9,6 +10,12 @@ use common::cli::*;
 use std::io::Read;
 use std::path::Path;
 use std::process::{Command, Stdio};
+
+/// A program that never ends.
+const ENDLESS: &str = "top:
+    alu r1.rgb = max(s0, s0) | r1.a = max(s0, s0) src0=r0
+    JUMP -> top
+    out rtA.rgb = max.off(s0, s0) | rtA.a = max.off(s0, s0) src0=r1 wait last";
 
 #[test]
 fn run_help_and_version_say_what_users_need() {
@@ -202,13 +209,7 @@ fn exit_statuses_and_checks_before_the_run() {
 #[test]
 fn runaway_programs_stop_with_a_message_naming_the_budget() {
     let d = Dir::new("budget");
-    let endless = d.file(
-        "endless.s",
-        "top:
-    alu r1.rgb = max(s0, s0) | r1.a = max(s0, s0) src0=r0
-    JUMP -> top
-    out rtA.rgb = max.off(s0, s0) | rtA.a = max.off(s0, s0) src0=r1 wait last",
-    );
+    let endless = d.file("endless.s", ENDLESS);
     let out = format!("0={}:float32_4", d.path("o.f32"));
     for engine in ["interp", "jit"] {
         if engine == "jit" && !jit_available() {
@@ -384,13 +385,7 @@ fn one_rule_for_exit_statuses() {
     let out = format!("0={}:float32_4", d.path("o.f32"));
     let consts = d.file("bad.consts", "c0 = 1, 2\n");
     let garbage = d.file("garbage.s", "alu r0 = frobnicate(s0)\n");
-    let endless = d.file(
-        "endless.s",
-        "top:
-    alu r1.rgb = max(s0, s0) | r1.a = max(s0, s0) src0=r0
-    JUMP -> top
-    out rtA.rgb = max.off(s0, s0) | rtA.a = max.off(s0, s0) src0=r1 wait last",
-    );
+    let endless = d.file("endless.s", ENDLESS);
     let mandel = [
         "examples/mandelbrot.s",
         "--consts",
@@ -487,13 +482,7 @@ fn one_rule_for_exit_statuses() {
 #[test]
 fn a_failed_run_never_touches_an_output_and_a_good_one_replaces_it_whole() {
     let d = Dir::new("atomic-outputs");
-    let endless = d.file(
-        "endless.s",
-        "top:
-    alu r1.rgb = max(s0, s0) | r1.a = max(s0, s0) src0=r0
-    JUMP -> top
-    out rtA.rgb = max.off(s0, s0) | rtA.a = max.off(s0, s0) src0=r1 wait last",
-    );
+    let endless = d.file("endless.s", ENDLESS);
     let ident = d.file(
         "ident.s",
         "out rtA.rgb = max.off(s0, s0) | rtA.a = max.off(s0, s0) src0=r0 wait last",

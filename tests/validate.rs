@@ -132,3 +132,63 @@ fn flow_control_rules() {
     has("LOOP i0 -> @2", 0, "without a matching end");
     has("CONTINUE -> @1", 0, "outside any loop");
 }
+
+#[test]
+fn semaphore_hazards_that_every_processor_meets_are_found_before_any_run() {
+    let words = |src: &str| ctm::isa::asm::assemble(src).unwrap();
+    let found = |src: &str| -> Vec<String> {
+        ctm::program::validate(&words(src), false)
+            .into_iter()
+            .filter(|w| w.message.contains("semaphore hazard"))
+            .map(|w| w.to_string())
+            .collect()
+    };
+    // A read with no acquire at all, and a read right after the acquiring
+    // lookup but before any wait.
+    let no_acquire = "tex ld r1.rgba, in0.rgba, r0.rgba unscaled
+    out rtA.rgb = max.off(s0, s0) | rtA.a = max.off(s0, s0) src0=r1 wait last";
+    let f = found(no_acquire);
+    assert_eq!(f.len(), 1, "{f:?}");
+    assert!(
+        f[0].starts_with("@1: semaphore hazard: reads r1.rgba before the lookup at @0"),
+        "{f:?}"
+    );
+    let early = "tex ld r1.rgba, in0.rgba, r0.rgba unscaled acquire wait
+    alu r2.rgb = max.off(s0, s0) | r2.a = max.off(s0, s0) src0=r1
+    out rtA.rgb = max.off(s0, s0) | rtA.a = max.off(s0, s0) src0=r2 wait last";
+    assert_eq!(found(early).len(), 1);
+    // An overwrite while the lookup may still land.
+    let overwrite = "tex ld r1.rgba, in0.rgba, r0.rgba unscaled
+    alu r1.rgb = max.off(s0, s0) | r1.a = max.off(s0, s0) src0=r0
+    tex ld r2.rgba, in0.rgba, r0.rgba unscaled acquire wait
+    out rtA.rgb = max.off(s0, s0) | rtA.a = max.off(s0, s0) src0=r1 wait last";
+    let f = found(overwrite);
+    assert!(
+        f.iter()
+            .any(|w| w.contains("@1: semaphore hazard: writes r1.rgba")),
+        "{f:?}"
+    );
+    // The idiom — lookups, acquire on the last, wait on the first use — is clean.
+    let idiom = "tex ld r1.rgba, in0.rgba, r0.rgba unscaled
+    tex ld r2.rgba, in1.rgba, r0.rgba unscaled acquire wait
+    alu r3.rgb = mad(s0, s1, s1) | r3.a = mad(s0, s1, s1) src0=r1 src1=r2 wait
+    out rtA.rgb = max.off(s0, s0) | rtA.a = max.off(s0, s0) src0=r3 wait last";
+    assert!(found(idiom).is_empty(), "{:?}", found(idiom));
+    // Every bundled example and benchmark kernel is clean (two were not).
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    for dir in ["examples", "benches/kernels"] {
+        for e in std::fs::read_dir(root.join(dir)).unwrap() {
+            let p = e.unwrap().path();
+            if p.extension().is_some_and(|x| x == "s") {
+                let src =
+                    ctm::isa::asm::assemble_source(&std::fs::read_to_string(&p).unwrap()).unwrap();
+                let f: Vec<String> = ctm::program::validate(&src.words, src.uncached)
+                    .into_iter()
+                    .filter(|w| w.message.contains("semaphore"))
+                    .map(|w| w.to_string())
+                    .collect();
+                assert!(f.is_empty(), "{}: {f:?}", p.display());
+            }
+        }
+    }
+}

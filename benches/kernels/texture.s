@@ -8,7 +8,7 @@
     tex ld r7.rgba, in0.rgba, r6.rgba unscaled
     alu r8.rgb = mad(s0, s1.111, s2) | r8.a = mad(s0, s1.1, s2) src0=r0 src1=r0 src2=c3
     tex ld r9.rgba, in0.rgba, r8.rgba unscaled acquire wait
-    alu r1.rgb = mad(s0, s1.111, s2) | r1.a = mad(s0, s1.1, s2) src0=r1 src1=1.0 src2=r3
+    alu r1.rgb = mad(s0, s1.111, s2) | r1.a = mad(s0, s1.1, s2) src0=r1 src1=1.0 src2=r3 wait
     alu r1.rgb = mad(s0, s1.111, s2) | r1.a = mad(s0, s1.1, s2) src0=r1 src1=1.0 src2=r5
     alu r1.rgb = mad(s0, s1.111, s2) | r1.a = mad(s0, s1.1, s2) src0=r1 src1=1.0 src2=r7
     alu r1.rgb = mad(s0, s1.111, s2) | r1.a = mad(s0, s1.1, s2) src0=r1 src1=1.0 src2=r9

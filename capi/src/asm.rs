@@ -6,7 +6,7 @@
 
 use crate::{Log, c_str, guard, log, malloced};
 use ctm_rs::abi::{self, ImageLen};
-use ctm_rs::isa::{self, asm, disasm, validate};
+use ctm_rs::isa::{asm, disasm};
 use std::ffi::{c_char, c_uint, c_void};
 
 /// The bytes of the image at `binary`, read as far as its headers say.
@@ -80,7 +80,7 @@ pub unsafe extern "C" fn amuAsmAssemble(
         if src.words.is_empty() {
             return Err("assembly: no instructions".into());
         }
-        for w in validate::validate(&isa::decode_program(&src.words)) {
+        for w in ctm_rs::program::validate(&src.words, src.uncached) {
             log(log_fn, &format!("warning: {w}"));
         }
         let mut exe = abi::Executable::from_code(src.words);

@@ -239,8 +239,7 @@ fn prepare_job(a: &RunArgs, v: Verbosity, tracing: bool) -> Result<Prepared, Err
             format_args!("{name}: offset {:#x}: {}", w.offset, w.message),
         );
     }
-    let slots = ctm::isa::decode_program(&loaded.exe.code);
-    for w in ctm::isa::validate::validate(&slots) {
+    for w in program::validate(&loaded.exe.code, loaded.exe.info.uncached()) {
         warn(v, format_args!("{name}: {w}"));
     }
     let (w, h) = a.domain;

@@ -4,7 +4,7 @@ use super::{EXIT_OK, EXIT_USAGE, Error, Verbosity, print, say, usage, warn};
 use clap::{Args, Subcommand};
 use ctm::abi::{self, note};
 use ctm::isa::disasm::{self, Options};
-use ctm::isa::{self, InstType, validate};
+use ctm::isa::{self, InstType};
 use ctm::kernel::Kernel;
 use ctm::program::{self, Origin};
 use std::path::{Path, PathBuf};
@@ -138,7 +138,7 @@ fn asm(input: &Path, output: Option<PathBuf>, raw: bool, v: Verbosity) -> Result
         None => input.with_extension(if raw { "bin" } else { "elf" }),
     };
     let slots = isa::decode_program(&exe.code);
-    for w in validate::validate(&slots) {
+    for w in program::validate(&exe.code, exe.info.uncached()) {
         warn(v, format_args!("{}: {w}", input.display()));
     }
     let bytes = if raw {
@@ -276,7 +276,11 @@ fn info(path: &Path, raw: bool) -> Result<u8, Error> {
             .map(|e| format!("error: {e}")),
     );
     // (The validator reports an empty program itself.)
-    findings.extend(validate::validate(&slots).iter().map(|w| w.to_string()));
+    findings.extend(
+        program::validate(&exe.code, exe.info.uncached())
+            .iter()
+            .map(|w| w.to_string()),
+    );
     if findings.is_empty() {
         out += "validation:        no warnings\n";
     } else {

@@ -278,3 +278,75 @@ impl Hazards {
         self.reports
     }
 }
+
+/// The semaphore hazards `program` certainly has: in the straight run of
+/// clauses every processor executes from the start (up to the first flow
+/// control, early exit or end), a read of a register channel whose fetch
+/// is still in flight, or an unconditional write to one, as the checker
+/// above defines them — each `(pc, what)`, the channels of one register
+/// merged. What depends on data or flow is left to `--check-hazards`.
+pub fn provable(program: &ctm_jit::ir::Program) -> Vec<(u16, String)> {
+    use ctm_jit::ir::{Op, Term};
+    // (pc, writes?, reg, fetch pc) → channels.
+    let mut found: std::collections::BTreeMap<(u16, bool, u8, u16), String> = Default::default();
+    // (reg, chan) → (fetch pc, acquired).
+    let mut pending: HashMap<(u8, u8), (u16, bool)> = HashMap::new();
+    let mut at = program.clause_at(0);
+    let mut seen = 0;
+    while let Some(c) = at.and_then(|c| program.clauses.get(c as usize)) {
+        seen += 1;
+        if seen > program.clauses.len() {
+            break;
+        }
+        for node in &c.nodes {
+            let mut hit = |write: bool, reg: u8, chan: u8, fetch: u16| {
+                found
+                    .entry((node.pc, write, reg, fetch))
+                    .or_default()
+                    .push(['r', 'g', 'b', 'a'][usize::from(chan & 3)]);
+            };
+            match &node.op {
+                Op::Temp { index, chan, .. } if !index.rel => {
+                    if let Some((fetch, _)) = pending.remove(&(index.base, *chan)) {
+                        hit(false, index.base, *chan, fetch);
+                    }
+                }
+                Op::SetTemp {
+                    index,
+                    chan,
+                    fetched,
+                    gate,
+                    ..
+                } if !index.rel => {
+                    let key = (index.base, *chan);
+                    if *fetched {
+                        pending.insert(key, (node.pc, false));
+                    } else if gate.pred.is_none()
+                        && !gate.inactive
+                        && let Some((fetch, _)) = pending.remove(&key)
+                    {
+                        hit(true, index.base, *chan, fetch);
+                    }
+                }
+                Op::SemAcquire { .. } => pending.values_mut().for_each(|p| p.1 = true),
+                Op::SemWait => pending.retain(|_, p| !p.1),
+                _ => {}
+            }
+        }
+        at = match &c.term {
+            Term::Next(pc) => program.clause_at(*pc),
+            _ => None,
+        };
+    }
+    found
+        .into_iter()
+        .map(|((pc, write, reg, fetch), chans)| {
+            let what = if write {
+                format!("writes r{reg}.{chans} while the lookup at @{fetch} that writes it may still land")
+            } else {
+                format!("reads r{reg}.{chans} before the lookup at @{fetch} that writes it is covered by an acquire and a wait")
+            };
+            (pc, format!("{what} (docs/isa.md §5.3)"))
+        })
+        .collect()
+}
