@@ -140,7 +140,9 @@ impl Connection {
     }
 
     /// The device, once the buffer running now (if any) has finished; the
-    /// worker waits while it is held.
+    /// worker waits while it is held, so release it before
+    /// [`Connection::wait`] or [`Connection::finish`] on a buffer that has
+    /// not run yet (or they wait for ever).
     pub fn device(&self) -> MutexGuard<'_, Device> {
         lock(&self.shared.device)
     }
