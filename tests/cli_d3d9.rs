@@ -102,10 +102,19 @@ fn shader_bytecode_and_text_run_alike() {
     }
     assert_eq!(outs[0], outs[1]);
     assert_eq!(f32s(&outs[0]), [4.0, 8.0, 12.0, 16.0]);
+    // The same DPP code from both forms (the statements above it say
+    // where they stand: line and column, or token offset).
+    let code_of = |s: &str| -> Vec<String> {
+        s.lines()
+            .filter(|l| !l.starts_with(';'))
+            .map(String::from)
+            .collect()
+    };
     let (code, a, _) = ctm(&["disasm", &text]);
     let (_, b, _) = ctm(&["disasm", &bin]);
-    assert_eq!((code, &a), (0, &b));
-    assert!(a.contains("tex ld"), "{a}");
+    assert_eq!((code, code_of(&a)), (0, code_of(&b)));
+    assert!(a.contains("tex ld") && a.contains("; 4:1: mad oC0"), "{a}");
+    assert!(b.contains("; token "), "{b}");
 }
 
 #[test]
@@ -308,4 +317,35 @@ fn compile_converts_shader_text_to_bytecode_and_back() {
     assert_eq!(ctm::d3d9::assemble(&text).unwrap(), shader);
     let (code, _, err) = ctm(&["compile", "--to", "text", &back, "-o", &back]);
     assert_eq!(code, 2, "{err}");
+}
+
+#[test]
+fn disasm_of_a_shader_shows_each_statement_above_its_dpp_code() {
+    let (code, out, err) = ctm(&["disasm", "examples/mandelbrot.psh"]);
+    assert_eq!(code, 0, "{err}");
+    let lines: Vec<&str> = out.lines().collect();
+    let at = lines
+        .iter()
+        .position(|l| l.ends_with(": rep i0"))
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(lines[at].starts_with("; 11:1:"), "{out}");
+    assert!(lines[at + 1].contains("REP i0"), "{out}");
+    // Two statements paired into one instruction both stand above it.
+    assert!(
+        lines
+            .windows(3)
+            .any(|w| w[0].starts_with(';') && w[1].starts_with(';') && w[2].starts_with('@')),
+        "{out}"
+    );
+    // Bytecode gives token offsets.
+    let d = Dir::new("d3d9-disasm-map");
+    let shader = ctm::d3d9::assemble(SHADER).unwrap();
+    let tokens: Vec<u8> = ctm::d3d9::write(&shader)
+        .iter()
+        .flat_map(|t| t.to_le_bytes())
+        .collect();
+    let pso = d.file("a.pso", tokens);
+    let (code, out, err) = ctm(&["disasm", &pso]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("; token "), "{out}");
 }

@@ -88,9 +88,16 @@ fn run_tool(command: Tool, v: Verbosity) -> Result<u8, Error> {
     match command {
         Tool::Asm { input, output, raw } => asm(&input, output, raw, v),
         Tool::Disasm { input, raw, output } => {
-            let loaded = program::load(&input, raw)?;
-            let text =
-                disasm::disassemble_program(&loaded.exe.code, Options { verbose: v.verbose });
+            let bytes = super::data::read_program(&input)?;
+            let options = Options { verbose: v.verbose };
+            let text = if !raw
+                && (program::is_shader_bytecode(&bytes) || program::is_shader_text(&bytes))
+            {
+                shader_listing(&bytes, options)?
+            } else {
+                let loaded = program::load_bytes(&bytes, &input, raw)?;
+                disasm::disassemble_program(&loaded.exe.code, options)
+            };
             match output {
                 Some(path) => super::data::write_to(&path, text.as_bytes())?,
                 None => print(&text)?,
@@ -345,4 +352,41 @@ fn carried(i: &abi::ProgramInfo) -> String {
         out += &format!("source registers:  {}\n", names.join(" "));
     }
     out
+}
+
+/// A shader's DPP code with the shader statements each instruction came
+/// from above it, as comments: `; 4:1: texld r0, v0, s0` (line and column
+/// in text, `; token 12:` in bytecode).
+fn shader_listing(bytes: &[u8], options: Options) -> Result<String, Error> {
+    let shader = program::read_shader(bytes)?;
+    let compiled = ctm::d3d9::compile(&shader).map_err(|e| program::compile_error_at(bytes, &e))?;
+    let at: Vec<String> = if program::is_shader_bytecode(bytes) {
+        ctm::d3d9::item_offsets(&shader)
+            .iter()
+            .map(|t| format!("token {t}"))
+            .collect()
+    } else {
+        let text = String::from_utf8_lossy(bytes);
+        ctm::d3d9::assemble_with_lines(&text)
+            .map(|(_, lines)| lines.iter().map(|(l, c)| format!("{l}:{c}")).collect())
+            .unwrap_or_default()
+    };
+    let code = disasm::disassemble_program(&compiled.exe.code, options);
+    let mut out = String::new();
+    let mut previous: &[usize] = &[];
+    for (line, origin) in code.lines().zip(compiled.origins.iter()) {
+        if origin.as_slice() != previous {
+            for &k in origin {
+                let item = ctm::d3d9::item_text(&shader.items[k]);
+                match at.get(k) {
+                    Some(p) => out += &format!("; {p}: {item}\n"),
+                    None => out += &format!("; {item}\n"),
+                }
+            }
+            previous = origin;
+        }
+        out += line;
+        out.push('\n');
+    }
+    Ok(out)
 }

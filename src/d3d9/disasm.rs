@@ -21,7 +21,7 @@ pub fn disassemble(shader: &Shader) -> String {
 }
 
 /// One item as a line of text (no newline).
-pub(super) fn item_text(item: &Item) -> String {
+pub fn item_text(item: &Item) -> String {
     match item {
         Item::Comment(words) => {
             let mut s = String::from(".comment");

@@ -38,7 +38,7 @@ mod text;
 mod write;
 
 pub use compile::{CompileError, Compiled, Dialect, Stats, compile, compile_dialect};
-pub use disasm::disassemble;
+pub use disasm::{disassemble, item_text};
 pub use op::{Compare, Opcode};
 pub use read::{ReadError, ReadErrorKind, read, read_bytes};
 pub use text::{AsmError, assemble, assemble_with_lines};

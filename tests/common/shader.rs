@@ -15,6 +15,16 @@ pub fn kernel(src: &str) -> Kernel {
 pub fn kernel_in(src: &str, dialect: d3d9::Dialect) -> Kernel {
     let shader = d3d9::assemble(src).unwrap_or_else(|e| panic!("{e}\n{src}"));
     let compiled = d3d9::compile_dialect(&shader, dialect).unwrap_or_else(|e| panic!("{e}\n{src}"));
+    // Every DPP instruction knows the shader statements it came from.
+    assert_eq!(compiled.origins.len(), compiled.exe.len(), "{src}");
+    assert!(
+        compiled
+            .origins
+            .iter()
+            .flatten()
+            .all(|&k| k < shader.items.len()),
+        "{src}"
+    );
     let warnings = ctm::isa::validate::validate(&ctm::isa::decode_program(&compiled.exe.code));
     assert!(
         warnings.is_empty(),

@@ -66,6 +66,10 @@ pub struct Compiled {
     pub bindings: Vec<(String, String)>,
     /// Numbers about the output.
     pub stats: Stats,
+    /// For each DPP instruction, the shader items (indices into
+    /// [`Shader::items`]) it was compiled from (none: the compiler's own
+    /// loads, jumps and final output).
+    pub origins: Vec<Vec<usize>>,
 }
 
 /// Measures of the compiled code.
@@ -179,6 +183,9 @@ pub(super) struct Compiler<'s> {
     /// DPP instructions in `code[..scanned]` (labels are not instructions).
     counted: usize,
     scanned: usize,
+    /// Beside `code` once the body is lowered: the items each entry came
+    /// from.
+    origin: Vec<Vec<usize>>,
 }
 
 impl<'s> Compiler<'s> {
@@ -207,6 +214,7 @@ impl<'s> Compiler<'s> {
             main_end: 0,
             counted: 0,
             scanned: 0,
+            origin: Vec::new(),
         };
         c.declare_inputs()?;
         c.prologue_end = c.code.len();
@@ -333,6 +341,8 @@ impl<'s> Compiler<'s> {
         let items = &self.shader.items;
         let mut main_done = false;
         let mut in_sub = false;
+        // The loads before the first item come from no item.
+        self.origin.resize(self.code.len(), Vec::new());
         for (k, item) in items.iter().enumerate() {
             self.item = Some(k);
             let Item::Inst(inst) = item else {
@@ -373,6 +383,7 @@ impl<'s> Compiler<'s> {
                 }
             }
             self.check_size()?;
+            self.origin.resize(self.code.len(), vec![k]);
         }
         if !self.blocks.is_empty() {
             self.item = None;
@@ -448,18 +459,35 @@ impl<'s> Compiler<'s> {
 
     fn finish(mut self) -> Result<Compiled, CompileError> {
         self.item = None;
+        // Entries from before the first item (loads) and after the last
+        // (the epilogue) come from no item.
+        let mut origin = std::mem::take(&mut self.origin);
+        origin.resize(self.code.len(), Vec::new());
         // Subroutines go between the loads and the main program, so that
         // the program ends with its final OUTPUT.
         if self.code.len() > self.main_end {
             let subs = self.code.split_off(self.main_end);
+            let sub_origin = origin.split_off(self.main_end);
             let main = self.label();
             let mut tail = self.code.split_off(self.prologue_end);
+            let mut tail_origin = origin.split_off(self.prologue_end);
             self.code.push(Dpp::Fc(format!("JUMP -> {main}")));
+            origin.push(Vec::new());
             self.code.extend(subs);
+            origin.extend(sub_origin);
             self.code.push(Dpp::Label(main));
+            origin.push(Vec::new());
             self.code.append(&mut tail);
+            origin.append(&mut tail_origin);
         }
-        self.stats.paired = passes::run(&mut self.code);
+        self.stats.paired = passes::run(&mut self.code, &mut origin);
+        let origins: Vec<Vec<usize>> = self
+            .code
+            .iter()
+            .zip(origin)
+            .filter(|(d, _)| !matches!(d, Dpp::Label(_)))
+            .map(|(_, o)| o)
+            .collect();
         // The whole program, counted again: code moved and grew above.
         (self.counted, self.scanned) = (0, 0);
         self.check_size()?;
@@ -533,6 +561,7 @@ impl<'s> Compiler<'s> {
             listing,
             bindings,
             stats,
+            origins,
         })
     }
 

@@ -5,8 +5,9 @@ use super::emit::{Alu, Dpp};
 
 /// The passes over the finished code: co-issue, the texture semaphore,
 /// the NOP before derivatives.
-pub(super) fn run(code: &mut Vec<Dpp>) -> usize {
-    let paired = coissue(code);
+/// `origin` (the shader items of each entry) follows the code.
+pub(super) fn run(code: &mut Vec<Dpp>, origin: &mut Vec<Vec<usize>>) -> usize {
+    let paired = coissue(code, origin);
     semaphore(code);
     for k in 1..code.len() {
         let deriv = matches!(&code[k], Dpp::Alu(a) if a.rgb.as_ref().is_some_and(|u| u.op.starts_with("md")) || a.alpha.as_ref().is_some_and(|u| u.op.starts_with("md")));
@@ -54,7 +55,7 @@ const WINDOW: usize = 8;
 /// only the alpha unit (or the reverse) within a few ALU instructions,
 /// when moving the second up breaks no dependency and the operands fit
 /// the three source slots.
-fn coissue(code: &mut Vec<Dpp>) -> usize {
+fn coissue(code: &mut Vec<Dpp>, origin: &mut Vec<Vec<usize>>) -> usize {
     let mut paired = 0;
     let mut k = 0;
     while k < code.len() {
@@ -93,6 +94,10 @@ fn coissue(code: &mut Vec<Dpp>) -> usize {
             Some((j, m)) => {
                 code[k] = Dpp::Alu(m);
                 code.remove(j);
+                let moved = origin.remove(j);
+                origin[k].extend(moved);
+                origin[k].sort_unstable();
+                origin[k].dedup();
                 paired += 1;
             }
             None => k += 1,
