@@ -337,6 +337,29 @@ fn disasm_of_a_shader_shows_each_statement_above_its_dpp_code() {
             .any(|w| w[0].starts_with(';') && w[1].starts_with(';') && w[2].starts_with('@')),
         "{out}"
     );
+    // The trace of a shader too.
+    let (code, out, err) = ctm(&[
+        "trace",
+        "examples/mandelbrot.psh",
+        "--domain",
+        "8x8",
+        "--consts",
+        "examples/data/mandelbrot.consts",
+        "--pixel",
+        "1,1",
+        "--until",
+        "4",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let lines: Vec<&str> = out.lines().collect();
+    let at = lines
+        .iter()
+        .position(|l| l.starts_with("; 11:1: rep i0"))
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(
+        lines[at + 1].starts_with("@2") && lines[at + 1].contains("REP i0"),
+        "{out}"
+    );
     // Bytecode gives token offsets.
     let d = Dir::new("d3d9-disasm-map");
     let shader = ctm::d3d9::assemble(SHADER).unwrap();

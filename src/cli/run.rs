@@ -54,7 +54,7 @@ loop constant, a domain out of range), 3 hazards found (--check-hazards).";
 pub struct RunArgs {
     /// The program: ELF executable, DPP assembly, or a Direct3D 9 pixel
     /// shader as text or bytecode (`-`: standard input).
-    program: PathBuf,
+    pub(super) program: PathBuf,
     /// The domain: W×H pairs (i in 0..W, j in 0..H); `x` or `×` between.
     #[arg(long, value_name = "WxH", value_parser = parse_dims)]
     domain: (u32, u32),

@@ -354,10 +354,10 @@ fn carried(i: &abi::ProgramInfo) -> String {
     out
 }
 
-/// A shader's DPP code with the shader statements each instruction came
-/// from above it, as comments: `; 4:1: texld r0, v0, s0` (line and column
-/// in text, `; token 12:` in bytecode).
-fn shader_listing(bytes: &[u8], options: Options) -> Result<String, Error> {
+/// For each DPP instruction of the shader in `bytes`, the shader
+/// statements it came from as comment lines (`; 4:1: texld r0, v0, s0`, or
+/// `; token 12: …` in bytecode); and the compiled code.
+pub(super) fn shader_statements(bytes: &[u8]) -> Result<(Vec<Vec<String>>, Vec<u32>), Error> {
     let shader = program::read_shader(bytes)?;
     let compiled = ctm::d3d9::compile(&shader).map_err(|e| program::compile_error_at(bytes, &e))?;
     let at: Vec<String> = if program::is_shader_bytecode(bytes) {
@@ -371,22 +371,56 @@ fn shader_listing(bytes: &[u8], options: Options) -> Result<String, Error> {
             .map(|(_, lines)| lines.iter().map(|(l, c)| format!("{l}:{c}")).collect())
             .unwrap_or_default()
     };
-    let code = disasm::disassemble_program(&compiled.exe.code, options);
+    let statements = compiled
+        .origins
+        .iter()
+        .map(|origin| {
+            origin
+                .iter()
+                .map(|&k| {
+                    let item = ctm::d3d9::item_text(&shader.items[k]);
+                    match at.get(k) {
+                        Some(p) => format!("; {p}: {item}"),
+                        None => format!("; {item}"),
+                    }
+                })
+                .collect()
+        })
+        .collect();
+    Ok((statements, compiled.exe.code))
+}
+
+/// Puts each instruction's shader statements above the lines of `text`
+/// that start with its `@pc`, where they change from the line before.
+pub(super) fn annotate(text: &str, statements: &[Vec<String>]) -> String {
     let mut out = String::new();
-    let mut previous: &[usize] = &[];
-    for (line, origin) in code.lines().zip(compiled.origins.iter()) {
-        if origin.as_slice() != previous {
-            for &k in origin {
-                let item = ctm::d3d9::item_text(&shader.items[k]);
-                match at.get(k) {
-                    Some(p) => out += &format!("; {p}: {item}\n"),
-                    None => out += &format!("; {item}\n"),
-                }
+    let mut previous: Option<&Vec<String>> = None;
+    for line in text.lines() {
+        let pc = line
+            .strip_prefix('@')
+            .and_then(|r| r.split(|c: char| !c.is_ascii_digit()).next())
+            .and_then(|n| n.parse::<usize>().ok());
+        if let Some(s) = pc.and_then(|pc| statements.get(pc))
+            && previous != Some(s)
+        {
+            for l in s {
+                out += l;
+                out.push('\n');
             }
-            previous = origin;
+            previous = Some(s);
         }
         out += line;
         out.push('\n');
     }
-    Ok(out)
+    out
+}
+
+/// A shader's DPP code with the shader statements each instruction came
+/// from above it.
+fn shader_listing(bytes: &[u8], options: Options) -> Result<String, Error> {
+    let (statements, code) = shader_statements(bytes)?;
+    Ok(annotate(
+        &disasm::disassemble_program(&code, options),
+        &statements,
+    ))
 }

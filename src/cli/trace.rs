@@ -3,6 +3,7 @@
 use super::run::{RunArgs, prepare_as};
 use super::{EXIT_OK, Error, Verbosity, print, usage};
 use clap::Args;
+use ctm::program;
 use ctm::trace::{TraceOptions, trace};
 
 const TRACE_ABOUT: &str = "\
@@ -56,7 +57,19 @@ pub fn run(a: TraceArgs, v: Verbosity) -> Result<u8, Error> {
             until: a.until,
         },
     )?;
-    print(&t.to_string())?;
+    let text = t.to_string();
+    // A shader's statements above the DPP instructions they became.
+    let bytes = if a.run.program == std::path::Path::new("-") {
+        Vec::new()
+    } else {
+        super::data::read_program(&a.run.program)?
+    };
+    let shader = program::is_shader_bytecode(&bytes) || program::is_shader_text(&bytes);
+    let text = match shader.then(|| super::tools::shader_statements(&bytes)) {
+        Some(Ok((statements, _))) => super::tools::annotate(&text, &statements),
+        _ => text,
+    };
+    print(&text)?;
     match t.error {
         Some(e) => Err(e.into()),
         None => Ok(EXIT_OK),
