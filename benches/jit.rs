@@ -323,7 +323,7 @@ fn main() {
         .int(0, k as u8, 0, 1)
         .output(0, Format::Float32_1);
     for kk in 0..k as usize {
-        job = job.constant(kk, [kk as f32; 4]);
+        job = job.constant(kk as u8, [kk as f32; 4]);
     }
     add(
         "examples/matmul.s",

@@ -67,7 +67,7 @@ fn the_corpus_compiles_runs_and_agrees_with_the_reference() {
         let k = kernel(&src);
         let mut job = Job::new(W, H);
         for n in 0..32 {
-            job = job.constant(n, constant(n));
+            job = job.constant(n, constant(usize::from(n)));
         }
         for n in 0..16 {
             job = job.int(n, 3, 3, -1).boolean(n, n % 2 == 0);

@@ -253,8 +253,7 @@ fn registers_of_every_kind() {
         panic!()
     };
     assert_eq!(
-        shade(src, &[[0.0; 4]], |j| j
-            .constant(usize::from(face), [-1.0; 4])),
+        shade(src, &[[0.0; 4]], |j| j.constant(face, [-1.0; 4])),
         vec![[-1.0, -2.0, -3.0, -4.0]]
     );
     // ps_2_0 texture coordinates and two inputs.

@@ -308,7 +308,7 @@ fn check(seed: u64) -> Result<(), TestCaseError> {
         |n: usize| -> Vec<[f32; 4]> { pixels.iter().map(|p| p[n].map(f32::from_bits)).collect() };
     let mut job = Job::new(w as u32, 1).int(0, count, 0, 1).boolean(0, b0);
     for (c, v) in host.iter().enumerate() {
-        job = job.constant(4 + c, v.map(f32::from_bits));
+        job = job.constant(4 + c as u8, v.map(f32::from_bits));
     }
     job = bind(&k, job, "v0", &[row(0)]);
     job = bind(&k, job, "v1", &[row(1)]);

@@ -98,8 +98,8 @@ fn convolution_3x3() {
         let (dx, dy) = (k as i32 % 3 - 1, k as i32 / 3 - 1);
         taps.push((dx, dy, wt));
         job = job
-            .constant(k, [dx as f32, dy as f32, 0.0, 0.0])
-            .constant(9 + k, [wt; 4]);
+            .constant(k as u8, [dx as f32, dy as f32, 0.0, 0.0])
+            .constant(9 + k as u8, [wt; 4]);
     }
     let out = both(&example("conv3x3.s"), &with_threads(job, 2));
     assert_eq!(
@@ -125,7 +125,7 @@ fn matrix_multiply() {
         .int(0, k as u8, 0, 1)
         .output(0, Format::Float32_1);
     for kk in 0..k as usize {
-        job = job.constant(kk, [kk as f32; 4]);
+        job = job.constant(kk as u8, [kk as f32; 4]);
     }
     let out = both(&example("matmul.s"), &job);
     let mut want = Vec::new();

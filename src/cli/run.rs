@@ -348,27 +348,29 @@ fn prepare_job(a: &RunArgs, v: Verbosity, tracing: bool) -> Result<Prepared, Err
     // Constants: the file first, flags after (a flag wins).
     if let Some(path) = &a.consts_file {
         let f = data::read_consts(path)?;
+        // (read_consts checks every number against its file: c0–c255,
+        // i0–i31, b0–b31, so each fits a byte.)
         for (n, c) in f.floats {
-            job = job.constant(n, c);
+            job = job.constant(n as u8, c);
         }
         for (n, (count, init, step)) in f.ints {
-            job = job.int(n, count, init, step);
+            job = job.int(n as u8, count, init, step);
         }
         for (n, b) in f.bools {
-            job = job.boolean(n, b);
+            job = job.boolean(n as u8, b);
         }
     }
     for spec in &a.consts {
         let (n, rest) = split_named(spec, "--const", 255, "c", &names)?;
         let v = numbers::<f32>(rest, 4, spec)?;
         job.consts.retain(|c| c.0 != n);
-        job = job.constant(n, [v[0], v[1], v[2], v[3]]);
+        job = job.constant(n as u8, [v[0], v[1], v[2], v[3]]);
     }
     for spec in &a.ints {
         let (n, rest) = split_named(spec, "--const-int", 31, "i", &names)?;
         let (count, init, step) = int_const(rest, spec)?;
         job.ints.retain(|c| c.0 != n);
-        job = job.int(n, count, init, step);
+        job = job.int(n as u8, count, init, step);
     }
     for spec in &a.bools {
         let (n, rest) = split_named(spec, "--const-bool", 31, "b", &names)?;
@@ -378,7 +380,7 @@ fn prepare_job(a: &RunArgs, v: Verbosity, tracing: bool) -> Result<Prepared, Err
             _ => return usage(format!("--const-bool `{spec}`: expected 0 or 1")),
         };
         job.bools.retain(|c| c.0 != n);
-        job = job.boolean(n, b);
+        job = job.boolean(n as u8, b);
     }
     let mut cond = None;
     if let (Some(test), Some(buf)) = (&a.cond_test, &a.cond_buffer) {

@@ -105,9 +105,9 @@ impl Kernel {
         Ok(match (resource, value) {
             (Resource::Input(n), Binding::Surface(s)) => job.input(n, s),
             (Resource::Output(n), Binding::Output(f)) => job.output(n, f),
-            (Resource::Float(n), Binding::Float(v)) => job.constant(usize::from(n), v),
-            (Resource::Int(n), Binding::Int(c, i, s)) => job.int(usize::from(n), c, i, s),
-            (Resource::Bool(n), Binding::Bool(b)) => job.boolean(usize::from(n), b),
+            (Resource::Float(n), Binding::Float(v)) => job.constant(n, v),
+            (Resource::Int(n), Binding::Int(c, i, s)) => job.int(n, c, i, s),
+            (Resource::Bool(n), Binding::Bool(b)) => job.boolean(n, b),
             (resource, value) => {
                 let wants = match resource {
                     Resource::Input(_) => "a surface (HostSurface)",

@@ -40,7 +40,7 @@ impl fmt::Display for Unbound {
 pub enum JobWarning {
     /// The program reads float constant `cN`, which the job does not set
     /// (it reads as zero).
-    UnsetConst(u16),
+    UnsetConst(u8),
     /// The job binds an input the program never reads.
     UnreadInput(u8),
     /// The job requests an output the program never writes (it stays zero).
@@ -218,10 +218,10 @@ impl Kernel {
                 && !info.values.defaults.iter().any(|&(k, _)| k == n)
                 && !info.bindings.iter().any(|(name, r)| {
                     name.ends_with(".size")
-                        && super::Resource::parse(r) == Some(super::Resource::Float(n as u16))
+                        && super::Resource::parse(r) == Some(super::Resource::Float(n as u8))
                 })
             {
-                warnings.push(JobWarning::UnsetConst(n as u16));
+                warnings.push(JobWarning::UnsetConst(n as u8));
             }
         }
         for (n, _) in &job.inputs {

@@ -93,7 +93,7 @@ pub enum Resource {
     /// The conditional value.
     Cond,
     /// Float constant.
-    Float(u16),
+    Float(u8),
     /// Integer (loop) constant.
     Int(u8),
     /// Boolean constant.
@@ -116,7 +116,7 @@ impl Resource {
         } else if let Some(n) = num("out", 4) {
             Some(Resource::Output(n as u8))
         } else if let Some(n) = num("c", 256) {
-            Some(Resource::Float(n))
+            Some(Resource::Float(n as u8))
         } else if let Some(n) = num("i", 32) {
             Some(Resource::Int(n as u8))
         } else {
@@ -211,20 +211,21 @@ impl Job {
     }
 
     /// Sets float constant `n`.
-    pub fn constant(mut self, n: usize, v: [f32; 4]) -> Job {
-        self.consts.push((n, v));
+    pub fn constant(mut self, n: u8, v: [f32; 4]) -> Job {
+        self.consts.push((usize::from(n), v));
         self
     }
 
     /// Sets integer constant `n`.
-    pub fn int(mut self, n: usize, count: u8, init: u8, step: i8) -> Job {
-        self.ints.push((n, IntConst { count, init, step }));
+    pub fn int(mut self, n: u8, count: u8, init: u8, step: i8) -> Job {
+        self.ints
+            .push((usize::from(n), IntConst { count, init, step }));
         self
     }
 
     /// Sets boolean constant `n`.
-    pub fn boolean(mut self, n: usize, b: bool) -> Job {
-        self.bools.push((n, b));
+    pub fn boolean(mut self, n: u8, b: bool) -> Job {
+        self.bools.push((usize::from(n), b));
         self
     }
 
