@@ -372,3 +372,41 @@ fn disasm_of_a_shader_shows_each_statement_above_its_dpp_code() {
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("; token "), "{out}");
 }
+
+#[test]
+fn constants_read_through_al_are_named_by_their_whole_range() {
+    let d = Dir::new("d3d9-relative");
+    // aL = 2, 3, 4, 5: c[aL+1] reads c3–c6, never c1.
+    let src = d.file(
+        "rel.psh",
+        "ps_3_0\ndefi i0, 4, 2, 1, 0\ndef c0, 0, 0, 0, 0\nmov r0, c0\nloop aL, i0\nadd r0, r0, c[aL+1]\nendloop\nmov oC0, r0\n",
+    );
+    let out = format!("oC0={}:float32_4", d.path("o.f32"));
+    let (code, _, err) = ctm(&["run", &src, "--domain", "2x2", "--output", &out]);
+    assert_eq!(code, 0, "{err}");
+    for c in 3..=6 {
+        assert!(
+            err.contains(&format!("float constant c{c},")),
+            "c{c}: {err}"
+        );
+    }
+    assert!(!err.contains("float constant c1,"), "{err}");
+    let (code, _, err) = ctm(&[
+        "run",
+        &src,
+        "--domain",
+        "2x2",
+        "--output",
+        &out,
+        "--const",
+        "c3=1,1,1,1",
+        "--const",
+        "c4=1,1,1,1",
+        "--const",
+        "c5=1,1,1,1",
+        "--const",
+        "c6=1,1,1,1",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(!err.contains("warning"), "{err}");
+}
