@@ -410,3 +410,28 @@ fn constants_read_through_al_are_named_by_their_whole_range() {
     assert_eq!(code, 0, "{err}");
     assert!(!err.contains("warning"), "{err}");
 }
+
+#[test]
+fn constants_read_through_al_in_a_host_set_loop_are_named_by_their_range() {
+    let d = Dir::new("d3d9-relative-host");
+    // i0 is the host's: with 3, 4, 1 aL takes 4, 5, 6 and c[aL+2] reads c6–c8.
+    let src = d.file(
+        "rel.psh",
+        "ps_3_0\ndef c0, 0, 0, 0, 0\nmov r0, c0\nloop aL, i0\nadd r0, r0, c[aL+2]\nendloop\nmov oC0, r0\n",
+    );
+    let out = format!("oC0={}:float32_4", d.path("o.f32"));
+    let args = ["run", &src, "--domain", "2x2", "--output", &out];
+    let (code, _, err) = ctm(&[&args[..], &["--const-int", "i0=3,4,1"]].concat());
+    assert_eq!(code, 0, "{err}");
+    for c in 6..=8 {
+        assert!(
+            err.contains(&format!("float constant c{c},")),
+            "c{c}: {err}"
+        );
+    }
+    assert!(!err.contains("float constant c2,"), "{err}");
+    let (code, _, err) = ctm(&[&args[..], &["--const-int", "i0=1,0,1"]].concat());
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("float constant c2,"), "{err}");
+    assert!(!err.contains("float constant c3,"), "{err}");
+}

@@ -444,3 +444,37 @@ fn binding_by_name_refuses_unknown_names_and_wrong_kinds() {
     // Garbage bytes are a load error, not a panic.
     assert!(Kernel::from_bytes(b"\x7fELF garbage").is_err());
 }
+
+/// Horner's loop reads c[aL+0] with aL = 3, 2, 1, 0 from the host's i0:
+/// every constant it reaches is checked, not only its base c0.
+#[test]
+fn relative_reads_are_checked_over_the_loop_the_host_sets() {
+    use ctm::kernel::JobWarning;
+    let k = example("horner.s");
+    let job = |ints: (u8, u8, i8)| {
+        Job::new(4, 4)
+            .input(0, HostSurface::zeroed(Format::Float32_4, 4, 4))
+            .output(0, Format::Float32_4)
+            .int(0, ints.0, ints.1, ints.2)
+            .constant(0, [1.0; 4])
+            .constant(1, [1.0; 4])
+            .constant(2, [1.0; 4])
+    };
+    assert_eq!(
+        k.check(&job((4, 3, -1))).unwrap(),
+        [JobWarning::UnsetConst(3)]
+    );
+    // Two iterations from aL = 1: c1, c0, all set.
+    assert_eq!(k.check(&job((2, 1, -1))).unwrap(), []);
+    // aL = 5, 7: c5 and c7; c0 itself is never read.
+    assert_eq!(
+        k.check(&job((2, 5, 2))).unwrap(),
+        [JobWarning::UnsetConst(5), JobWarning::UnsetConst(7)]
+    );
+    // A loop that wraps: aL = 254, 255, 0 + 2 reads c254, c255, c0.
+    let w = k.check(&job((3, 254, 1))).unwrap();
+    assert_eq!(
+        w,
+        [JobWarning::UnsetConst(254), JobWarning::UnsetConst(255)]
+    );
+}

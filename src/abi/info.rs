@@ -152,3 +152,75 @@ impl ProgramInfo {
         info
     }
 }
+
+/// An integer (loop) constant's count, initial aL and step (§6.6).
+pub type LoopConst = (u8, u8, i8);
+
+/// The float constants a program can read: `listed` (its notes, or what
+/// its code implies) with each `c[aL+n]` read resolved to every constant
+/// it reaches, n + init + k·step (mod 256) for each of the iterations of
+/// the LOOP that encloses it in program order. `int` gives a LOOP's
+/// integer constant; a read whose loop constant it does not know, or that
+/// no LOOP encloses (a subroutine's: its aL is the caller's), stays listed
+/// by its base. A base that only relative reads name is not itself read.
+pub fn reachable_consts(
+    insts: &[Inst],
+    listed: &[u32],
+    int: impl Fn(u32) -> Option<LoopConst>,
+) -> Vec<u32> {
+    use std::collections::BTreeSet;
+    let mut direct = BTreeSet::new();
+    let mut bases = BTreeSet::new();
+    let mut reached = BTreeSet::new();
+    // The enclosing constructs: Some(int) for LOOP, None for REP.
+    let mut loops: Vec<Option<u32>> = Vec::new();
+    for inst in insts {
+        match &inst.body {
+            Body::Fc(f) => match f.inst.op {
+                isa::FcOp::Loop => loops.push(Some(u32::from(f.addr.int_addr))),
+                isa::FcOp::Rep => loops.push(None),
+                isa::FcOp::EndLoop | isa::FcOp::EndRep => {
+                    loops.pop();
+                }
+                _ => {}
+            },
+            Body::Alu(a) => {
+                for addr in [&a.rgb_addr, &a.alpha_addr] {
+                    for k in 0..3 {
+                        let src = addr.src(k);
+                        let SrcKind::Const(n) = src.kind else {
+                            continue;
+                        };
+                        let n = u32::from(n);
+                        if !src.rel {
+                            direct.insert(n);
+                            continue;
+                        }
+                        let range = loops.iter().rev().find_map(|l| *l).and_then(&int);
+                        match range {
+                            Some((count, init, step)) => {
+                                bases.insert(n);
+                                for k in 0..i64::from(count) {
+                                    let c = i64::from(n) + i64::from(init) + k * i64::from(step);
+                                    reached.insert(c.rem_euclid(256) as u32);
+                                }
+                            }
+                            None => {
+                                direct.insert(n);
+                            }
+                        }
+                    }
+                }
+            }
+            Body::Tex(_) => {}
+        }
+    }
+    let mut out: BTreeSet<u32> = listed
+        .iter()
+        .copied()
+        .filter(|c| !bases.contains(c) || direct.contains(c) || reached.contains(c))
+        .collect();
+    out.extend(direct);
+    out.extend(reached);
+    out.into_iter().collect()
+}

@@ -16,7 +16,7 @@ mod notes;
 mod write;
 
 pub use image::{ImageLen, MAX_IMAGE, image_len};
-pub use info::{ConstValues, ProgramInfo};
+pub use info::{ConstValues, LoopConst, ProgramInfo, reachable_consts};
 use notes::{check_sections, parse_notes};
 pub use write::write;
 

@@ -211,7 +211,25 @@ impl Kernel {
         let mut warnings = Vec::new();
         // Constants the PE fills with interpolation planes.
         let planes = crate::pe::params::constants(&crate::pe::params::planes(&info.bindings));
-        for &n in &info.f32_consts {
+        // Relative reads name every constant their loop reaches with the
+        // integer constants of this job (the executable's own win).
+        let insts: Vec<crate::isa::Inst> = crate::isa::decode_program(&self.exe.code)
+            .into_iter()
+            .flatten()
+            .collect();
+        let reads = crate::abi::reachable_consts(&insts, &info.f32_consts, |k| {
+            let own = info.values.ints.iter().rev().find(|(n, _)| *n == k);
+            match own {
+                Some(&(_, [c, i, s])) => Some((c, i, s as i8)),
+                None => job
+                    .ints
+                    .iter()
+                    .rev()
+                    .find(|(n, _)| *n as u32 == k)
+                    .map(|(_, v)| (v.count, v.init, v.step)),
+            }
+        });
+        for &n in &reads {
             if !job.consts.iter().any(|&(k, _)| k as u32 == n)
                 && !planes.contains(&n)
                 && !info.values.floats.iter().any(|&(k, _)| k == n)

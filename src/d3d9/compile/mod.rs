@@ -186,13 +186,6 @@ pub(super) struct Compiler<'s> {
     /// Beside `code` once the body is lowered: the items each entry came
     /// from.
     origin: Vec<Vec<usize>>,
-    /// Float constants `c[aL+n]` reaches inside loops whose integer
-    /// constant the shader defines.
-    relative: std::collections::BTreeSet<u32>,
-    /// The bases of those reads, and the constants read directly: a base
-    /// only a relative read names is not read itself.
-    relative_bases: std::collections::BTreeSet<u32>,
-    direct: std::collections::BTreeSet<u32>,
 }
 
 impl<'s> Compiler<'s> {
@@ -222,9 +215,6 @@ impl<'s> Compiler<'s> {
             counted: 0,
             scanned: 0,
             origin: Vec::new(),
-            relative: Default::default(),
-            relative_bases: Default::default(),
-            direct: Default::default(),
         };
         c.declare_inputs()?;
         c.prologue_end = c.code.len();
@@ -302,46 +292,12 @@ impl<'s> Compiler<'s> {
         }
     }
 
-    /// Records the constants `c[aL+n]` reaches in the innermost `loop`
-    /// when the shader defines its integer constant (`defi`): n + init +
-    /// k·step for each of its count iterations. A host-set constant's
-    /// range is unknown here.
-    fn reach_relative(&mut self, n: u16) {
-        let int = self.blocks.iter().rev().find_map(|b| match b {
-            Block::Loop {
-                int, rep: false, ..
-            } => Some(*int),
-            _ => None,
-        });
-        let defined = int.and_then(|int| {
-            self.shader.items.iter().rev().find_map(|item| match item {
-                Item::Def(Def::Int(m, v)) if *m == int => Some(*v),
-                _ => None,
-            })
-        });
-        if let Some([count, init, step, _]) = defined {
-            self.relative_bases.insert(u32::from(n));
-            for k in 0..i64::from(count.clamp(0, 255)) {
-                let c = i64::from(n) + i64::from(init) + k * i64::from(step);
-                if (0..=255).contains(&c) {
-                    self.relative.insert(c as u32);
-                }
-            }
-        }
-    }
-
     /// The operand text of a source register.
     pub(super) fn operand(&mut self, s: &super::Src) -> Result<String, CompileError> {
         let r = s.reg;
         Ok(match (r.kind, s.rel) {
-            (RegKind::Const, None) => {
-                self.direct.insert(u32::from(r.num));
-                format!("c{}", r.num)
-            }
-            (RegKind::Const, Some(_)) => {
-                self.reach_relative(r.num);
-                format!("c[aL+{}]", r.num)
-            }
+            (RegKind::Const, None) => format!("c{}", r.num),
+            (RegKind::Const, Some(_)) => format!("c[aL+{}]", r.num),
             (RegKind::Input, Some(_)) => match self.v_block {
                 Some(base) => format!("r[aL+{}]", base + r.num),
                 None => return self.error("v[aL+n] outside ps_3_0"),
@@ -549,14 +505,6 @@ impl<'s> Compiler<'s> {
             ),
         })?;
         let mut exe = Executable::from_code(words);
-        // Every constant a relative read reaches, not only its base.
-        let (direct, relative) = (&self.direct, &self.relative);
-        exe.info.f32_consts.retain(|c| {
-            !self.relative_bases.contains(c) || direct.contains(c) || relative.contains(c)
-        });
-        exe.info.f32_consts.extend(self.relative.iter().copied());
-        exe.info.f32_consts.sort_unstable();
-        exe.info.f32_consts.dedup();
         // Carried values: def, defi, defb, the compiler's constants.
         let mut values = ConstValues::default();
         for (k, item) in self.shader.items.iter().enumerate() {
@@ -597,6 +545,15 @@ impl<'s> Compiler<'s> {
             .into_iter()
             .flatten()
             .collect();
+        // Every constant a relative read reaches in a loop the shader
+        // defines (`defi`), not only its base.
+        let ints = &exe.info.values.ints;
+        exe.info.f32_consts = crate::abi::reachable_consts(&insts, &exe.info.f32_consts, |k| {
+            ints.iter()
+                .rev()
+                .find(|(n, _)| *n == k)
+                .map(|&(_, [c, i, s])| (c, i, s as i8))
+        });
         stats.dpp_insts = insts.len();
         for i in &insts {
             if let crate::isa::Body::Alu(_) = &i.body {
