@@ -16,6 +16,7 @@ pub mod compile;
 pub mod data;
 pub mod emit;
 pub mod exec;
+pub mod picture;
 pub mod run;
 pub mod tools;
 pub mod trace;

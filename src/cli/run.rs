@@ -273,6 +273,9 @@ fn prepare_job(a: &RunArgs, v: Verbosity, tracing: bool) -> Result<Prepared, Err
         if path == Path::new("-") && std::mem::replace(&mut stdout_used, true) {
             return usage("only one output can go to standard output (`-`)");
         }
+        if form == Form::Png && !cfg!(feature = "png") {
+            return usage(super::picture::without(&path.display().to_string()));
+        }
         Ok(Sink {
             n,
             path,
@@ -552,7 +555,7 @@ fn write_sink(s: &mut Sink, surface: &HostSurface) -> Result<(), Error> {
     let bytes = match s.form {
         Form::Raw => surface.data.clone(),
         Form::Npy => data::npy_bytes(surface),
-        Form::Png => data::png_bytes(surface, s.range)?,
+        Form::Png => super::picture::png_bytes(surface, s.range)?,
     };
     match &mut s.file {
         Some(f) => {
