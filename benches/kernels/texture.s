@@ -1,4 +1,4 @@
-; Texture-bound: eight lookups of input 0 around (i, j), summed.
+; Texture-bound: five lookups of input 0 around (i, j), summed.
     tex ld r1.rgba, in0.rgba, r0.rgba unscaled
     alu r2.rgb = mad(s0, s1.111, s2) | r2.a = mad(s0, s1.1, s2) src0=r0 src1=r0 src2=c0
     tex ld r3.rgba, in0.rgba, r2.rgba unscaled

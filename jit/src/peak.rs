@@ -1,9 +1,13 @@
-//! The F32X4 FMA peak of one core, measured with Cranelift-compiled code:
-//! the ceiling compiled clauses are compared against in benchmarks.
+//! Peaks of one core, measured with Cranelift-compiled code: the ceilings
+//! compiled clauses are compared against in benchmarks.
 //!
-//! Ten independent `fma` chains on F32X4 (enough to hide the FMA latency)
-//! run in a counted loop unrolled eight times; 8 × 10 × 4 lanes × 2 flops
-//! per iteration.
+//! Ten independent chains on F32X4 (enough to hide the latency) run in a
+//! counted loop unrolled eight times; 8 × 10 × 4 lanes × 2 flops per
+//! iteration. The **FMA peak** chains fused multiply-adds; the **exact MAD
+//! ceiling** chains a multiply and a separately rounded add, which is what
+//! a DPP MAD must be (docs/isa.md §7.1: not fused; denormals are flushed by
+//! the processor's DAZ/FTZ modes at no cost, NaNs standardised only where a
+//! value is observed), so no exact kernel of MADs can run faster.
 
 use crate::compile::JitError;
 use cranelift_codegen::ir::condcodes::IntCC;
@@ -20,6 +24,19 @@ const UNROLL: u64 = 8;
 /// Measures single-core F32X4 FMA throughput over `iterations` loop trips
 /// and returns GFLOP/s.
 pub fn fma_peak_gflops(iterations: u64) -> Result<f64, JitError> {
+    peak_gflops(iterations, true)
+}
+
+/// Measures single-core F32X4 throughput of a multiply followed by a
+/// separately rounded add (the exact DPP MAD) over `iterations` loop trips
+/// and returns GFLOP/s (2 flops per lane and pair). A MAD pixel-instruction
+/// on four channels is one such pair, so this over 8 flops is the most MAD
+/// pixel-instructions per second one core can retire exactly.
+pub fn mad_peak_gflops(iterations: u64) -> Result<f64, JitError> {
+    peak_gflops(iterations, false)
+}
+
+fn peak_gflops(iterations: u64, fused: bool) -> Result<f64, JitError> {
     crate::host::check_features()?;
     let mut flags = settings::builder();
     flags
@@ -68,7 +85,12 @@ pub fn fma_peak_gflops(iterations: u64) -> Result<f64, JitError> {
         let mut accs = params[1..].to_vec();
         for _ in 0..UNROLL {
             for acc in &mut accs {
-                *acc = b.ins().fma(*acc, a, c);
+                *acc = if fused {
+                    b.ins().fma(*acc, a, c)
+                } else {
+                    let p = b.ins().fmul(*acc, a);
+                    b.ins().fadd(p, c)
+                };
             }
         }
         next.extend(accs.into_iter().map(cranelift_codegen::ir::BlockArg::from));

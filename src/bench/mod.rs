@@ -1,6 +1,7 @@
 //! Measuring a kernel: interpreter against JIT on the same job, compile
-//! time, thread scaling and the share of the host's F32X4 FMA peak. Used by
-//! `ctm bench` and by the benchmarks in `benches/`.
+//! time, thread scaling and the share of the exact MAD ceiling (and of the
+//! F32X4 FMA peak). Used by `ctm bench` and by the benchmarks in
+//! `benches/`; [`suite`] holds the bundled benchmark kernels.
 //!
 //! Every rate is in pixel-instructions per second (instructions executed ×
 //! pairs running them) and is the best of `repeat` runs. Before timing, the
@@ -14,6 +15,8 @@ use ctm_jit::compile::{JitOptions, compile};
 use ctm_jit::ir::{Binary, Op, Program, Unary};
 use std::time::Instant;
 
+pub mod suite;
+
 /// How to measure.
 #[derive(Clone, Copy, Debug)]
 pub struct BenchOptions {
@@ -23,7 +26,8 @@ pub struct BenchOptions {
     pub threads: usize,
     /// JIT options.
     pub jit: JitOptions,
-    /// Loop trips of the FMA peak micro-benchmark (0 → skipped).
+    /// Loop trips of the FMA peak and MAD ceiling micro-benchmarks (0 →
+    /// skipped).
     pub peak_iterations: u64,
 }
 
@@ -73,6 +77,9 @@ pub struct BenchReport {
     pub flops_per_pixinst: f64,
     /// The F32X4 FMA peak of one core, GFLOP/s (0 if not measured).
     pub fma_peak_gflops: f64,
+    /// The exact MAD ceiling of one core (F32X4 multiply, then separately
+    /// rounded add), GFLOP/s (0 if not measured).
+    pub mad_ceiling_gflops: f64,
 }
 
 impl BenchReport {
@@ -102,6 +109,16 @@ impl BenchReport {
         self.jit_pixinst_per_s * self.flops_per_pixinst / (self.fma_peak_gflops * 1e9)
     }
 
+    /// The JIT's estimated arithmetic rate as a fraction of the exact MAD
+    /// ceiling: for a kernel of MADs, the share of the most MAD
+    /// pixel-instructions one core can retire with the DPP's rounding.
+    pub fn fraction_of_ceiling(&self) -> f64 {
+        if self.mad_ceiling_gflops <= 0.0 {
+            return 0.0;
+        }
+        self.jit_pixinst_per_s * self.flops_per_pixinst / (self.mad_ceiling_gflops * 1e9)
+    }
+
     /// One JSON object.
     pub fn to_json(&self) -> String {
         format!(
@@ -112,6 +129,7 @@ impl BenchReport {
                 "\"instructions\": {}, \"fallback_clauses\": {}, ",
                 "\"threads\": {}, \"jit_threads_pixinst_per_s\": {:.0}, \"thread_speedup\": {:.2}, ",
                 "\"flops_per_pixinst\": {:.2}, \"fma_peak_gflops\": {:.2}, \"fraction_of_fma_peak\": {:.3}, ",
+                "\"mad_ceiling_gflops\": {:.2}, \"fraction_of_ceiling\": {:.3}, ",
                 "\"ns_per_pixel\": {:.2}, \"scaling\": [{}]}}"
             ),
             self.pixel_instructions,
@@ -128,6 +146,8 @@ impl BenchReport {
             self.flops_per_pixinst,
             self.fma_peak_gflops,
             self.fraction_of_fma_peak(),
+            self.mad_ceiling_gflops,
+            self.fraction_of_ceiling(),
             self.ns_per_pixel(),
             self.scaling
                 .iter()
@@ -177,6 +197,14 @@ impl std::fmt::Display for BenchReport {
             self.fallback_clauses,
             self.first_compile_us_per_inst
         )?;
+        if self.mad_ceiling_gflops > 0.0 {
+            writeln!(
+                f,
+                "exact MAD ceiling (1 core)   {:>10.1} GFLOP/s; JIT at ≈{:.1}% of it",
+                self.mad_ceiling_gflops,
+                100.0 * self.fraction_of_ceiling(),
+            )?;
+        }
         if self.fma_peak_gflops > 0.0 {
             writeln!(
                 f,
@@ -329,6 +357,7 @@ pub fn measure_with_result(
     }
     if opts.peak_iterations > 0 {
         report.fma_peak_gflops = ctm_jit::peak::fma_peak_gflops(opts.peak_iterations)?;
+        report.mad_ceiling_gflops = ctm_jit::peak::mad_peak_gflops(opts.peak_iterations)?;
     }
     Ok((report, first))
 }

@@ -1,15 +1,16 @@
-; ALU-bound MAD chain: r_k <- r_k * c0 + c1 on eight registers, 64 MAD
-; instructions (4 channels each: 8 flops per pixel-instruction), then
-; rtA = ((r1 + r2) + (r3 + r4)) + ((r5 + r6) + (r7 + r8)) in seven adds, so
-; that every chain is observed (nothing is dead code to an optimiser).
-    alu r1.rgb = mad(s0, s1, s2) | r1.a = mad(s0, s1, s2) src0=r0 src1=c2 src2=c1
-    alu r2.rgb = mad(s0, s1, s2) | r2.a = mad(s0, s1, s2) src0=r0 src1=c2 src2=c1
-    alu r3.rgb = mad(s0, s1, s2) | r3.a = mad(s0, s1, s2) src0=r0 src1=c2 src2=c1
-    alu r4.rgb = mad(s0, s1, s2) | r4.a = mad(s0, s1, s2) src0=r0 src1=c2 src2=c1
-    alu r5.rgb = mad(s0, s1, s2) | r5.a = mad(s0, s1, s2) src0=r0 src1=c2 src2=c1
-    alu r6.rgb = mad(s0, s1, s2) | r6.a = mad(s0, s1, s2) src0=r0 src1=c2 src2=c1
-    alu r7.rgb = mad(s0, s1, s2) | r7.a = mad(s0, s1, s2) src0=r0 src1=c2 src2=c1
-    alu r8.rgb = mad(s0, s1, s2) | r8.a = mad(s0, s1, s2) src0=r0 src1=c2 src2=c1
+; 8 independent MAD chains of 8 MADs each (64 MADs per pixel in all, four
+; channels each): chain k starts as r0·c(3+k) + c(11+k), from its own constants,
+; then runs r = r·c0 + c1. No compiler can prove two chains equal (their
+; constants are the host's), and the final sum observes every chain.
+; Set c0, c1 and c3..c10, c11..c18 (`ctm bench --suite` does).
+    alu r1.rgb = mad(s0, s1, s2) | r1.a = mad(s0, s1, s2) src0=r0 src1=c3 src2=c11
+    alu r2.rgb = mad(s0, s1, s2) | r2.a = mad(s0, s1, s2) src0=r0 src1=c4 src2=c12
+    alu r3.rgb = mad(s0, s1, s2) | r3.a = mad(s0, s1, s2) src0=r0 src1=c5 src2=c13
+    alu r4.rgb = mad(s0, s1, s2) | r4.a = mad(s0, s1, s2) src0=r0 src1=c6 src2=c14
+    alu r5.rgb = mad(s0, s1, s2) | r5.a = mad(s0, s1, s2) src0=r0 src1=c7 src2=c15
+    alu r6.rgb = mad(s0, s1, s2) | r6.a = mad(s0, s1, s2) src0=r0 src1=c8 src2=c16
+    alu r7.rgb = mad(s0, s1, s2) | r7.a = mad(s0, s1, s2) src0=r0 src1=c9 src2=c17
+    alu r8.rgb = mad(s0, s1, s2) | r8.a = mad(s0, s1, s2) src0=r0 src1=c10 src2=c18
     alu r1.rgb = mad(s0, s1, s2) | r1.a = mad(s0, s1, s2) src0=r1 src1=c0 src2=c1
     alu r2.rgb = mad(s0, s1, s2) | r2.a = mad(s0, s1, s2) src0=r2 src1=c0 src2=c1
     alu r3.rgb = mad(s0, s1, s2) | r3.a = mad(s0, s1, s2) src0=r3 src1=c0 src2=c1
@@ -66,11 +67,11 @@
     alu r6.rgb = mad(s0, s1, s2) | r6.a = mad(s0, s1, s2) src0=r6 src1=c0 src2=c1
     alu r7.rgb = mad(s0, s1, s2) | r7.a = mad(s0, s1, s2) src0=r7 src1=c0 src2=c1
     alu r8.rgb = mad(s0, s1, s2) | r8.a = mad(s0, s1, s2) src0=r8 src1=c0 src2=c1
-    alu r1.rgb = mad(s0, s1.111, s2) | r1.a = mad(s0, s1.1, s2) src0=r1 src1=1.0 src2=r2
-    alu r3.rgb = mad(s0, s1.111, s2) | r3.a = mad(s0, s1.1, s2) src0=r3 src1=1.0 src2=r4
-    alu r5.rgb = mad(s0, s1.111, s2) | r5.a = mad(s0, s1.1, s2) src0=r5 src1=1.0 src2=r6
-    alu r7.rgb = mad(s0, s1.111, s2) | r7.a = mad(s0, s1.1, s2) src0=r7 src1=1.0 src2=r8
-    alu r1.rgb = mad(s0, s1.111, s2) | r1.a = mad(s0, s1.1, s2) src0=r1 src1=1.0 src2=r3
-    alu r5.rgb = mad(s0, s1.111, s2) | r5.a = mad(s0, s1.1, s2) src0=r5 src1=1.0 src2=r7
-    alu r1.rgb = mad(s0, s1.111, s2) | r1.a = mad(s0, s1.1, s2) src0=r1 src1=1.0 src2=r5
+    alu r1.rgb = mad(s0, s1, s2) | r1.a = mad(s0, s1, s2) src0=r1 src1=1.0 src2=r2
+    alu r3.rgb = mad(s0, s1, s2) | r3.a = mad(s0, s1, s2) src0=r3 src1=1.0 src2=r4
+    alu r5.rgb = mad(s0, s1, s2) | r5.a = mad(s0, s1, s2) src0=r5 src1=1.0 src2=r6
+    alu r7.rgb = mad(s0, s1, s2) | r7.a = mad(s0, s1, s2) src0=r7 src1=1.0 src2=r8
+    alu r1.rgb = mad(s0, s1, s2) | r1.a = mad(s0, s1, s2) src0=r1 src1=1.0 src2=r3
+    alu r5.rgb = mad(s0, s1, s2) | r5.a = mad(s0, s1, s2) src0=r5 src1=1.0 src2=r7
+    alu r1.rgb = mad(s0, s1, s2) | r1.a = mad(s0, s1, s2) src0=r1 src1=1.0 src2=r5
     out rtA.rgb = max.off(s0, s0) | rtA.a = max.off(s0, s0) src0=r1 wait last

@@ -1,0 +1,53 @@
+//! The bundled benchmark kernels (`ctm::bench::suite`) run alike on both
+//! engines, and do the work their names say: every chain of the MAD-chain
+//! shapes reaches the output, so no compiler may fold one into another.
+
+mod common;
+
+use common::both;
+use ctm::bench::suite;
+
+/// A case on a small domain (the kernels' work per pixel is unchanged).
+fn small(name: &str) -> suite::Case {
+    let mut c = suite::case(name).unwrap();
+    c.job.width = c.job.width.min(24);
+    c.job.height = c.job.height.min(16);
+    c
+}
+
+#[test]
+fn every_case_runs_alike_on_both_engines() {
+    assert_eq!(suite::suite().len(), suite::NAMES.len());
+    for name in suite::NAMES {
+        let c = small(name);
+        let r = both(&c.kernel, &c.job);
+        assert!(r.report.pixel_instructions > 0, "{name}");
+    }
+}
+
+#[test]
+fn every_chain_is_observed() {
+    for (name, chains) in [
+        ("chains8", 8u8),
+        ("chains4", 4),
+        ("chains2", 2),
+        ("chains1", 1),
+        ("dotmix", 4),
+        ("transcend", 4),
+    ] {
+        let c = small(name);
+        let base = both(&c.kernel, &c.job).outputs;
+        for k in 0..chains {
+            // Chain k starts from c(3+k) and c(11+k): change one of them
+            // and the output must change.
+            let job = c.job.clone().constant(11 + k, [0.5, 0.25, 0.125, 0.0625]);
+            let moved = both(&c.kernel, &job).outputs;
+            assert_ne!(moved, base, "{name}: chain {k} does not reach the output");
+        }
+    }
+}
+
+#[test]
+fn unknown_names_are_none() {
+    assert!(suite::case("madchain").is_none());
+}
