@@ -255,12 +255,12 @@ fn both_engines_refuse_invalid_ir_and_state_alike() {
         .unwrap();
         let program = ctm::bench::program_of(&good);
         let uniforms = Uniforms::default();
-        let pixels = [(0, 0); 16];
-        for quads in [0, 5, 20, 3000] {
+        let pixels = [(0, 0); ctm_jit::state::GROUP_LANES];
+        for quads in [0, ctm_jit::state::GROUP_QUADS as u32 + 1, 20, 3000] {
             let mut lanes = Lanes::new_boxed();
             lanes.reset(4, 8);
             lanes.quads = quads;
-            (lanes.running, lanes.active) = (0xFFFF, 0xFFFF);
+            (lanes.running, lanes.active) = (ctm_jit::state::ALL_LANES, ctm_jit::state::ALL_LANES);
             let mut tex = NoTextures;
             let mut ctx = Ctx {
                 uniforms: &uniforms,

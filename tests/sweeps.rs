@@ -157,9 +157,10 @@ fn exhaustive(name: &str, alpha: &str, rgb: &str) {
     src += "out rtA.rgb = max.off(s0, s0) | rtA.a = max.off(s0, s0) src0=r32 wait last\n";
     let k = Kernel::assemble(&src).unwrap();
     let program = ctm::bench::program_of(&k);
-    // Each call: 32 registers × 16 lanes, every channel of a lane the
-    // same input (the alpha op reads .a, the RGB op .rgb).
-    let per_call: u64 = 32 * 16;
+    // Each call: 32 registers × a group's lanes, every channel of a lane
+    // the same input (the alpha op reads .a, the RGB op .rgb).
+    const LANES: usize = ctm_jit::state::GROUP_LANES;
+    let per_call: u64 = 32 * LANES as u64;
     let threads = ctm::pe::all_cores() as u64;
     let calls = (1u64 << 32).div_ceil(per_call);
     let bad: u64 = std::thread::scope(|s| {
@@ -168,7 +169,7 @@ fn exhaustive(name: &str, alpha: &str, rgb: &str) {
                 let program = &program;
                 s.spawn(move || {
                     let uniforms = Uniforms::default();
-                    let pixels = [(0, 0); 16];
+                    let pixels = [(0, 0); LANES];
                     let mut interp = Interpreter::new();
                     let mut jit = JitEngine::new(ctm::JitOptions::default());
                     interp.prepare(program).unwrap();
@@ -178,11 +179,12 @@ fn exhaustive(name: &str, alpha: &str, rgb: &str) {
                     let mut bad = 0u64;
                     for call in (t..calls).step_by(threads as usize) {
                         for lanes in [&mut a, &mut b] {
-                            lanes.reset(4, 64);
-                            (lanes.running, lanes.active) = (0xFFFF, 0xFFFF);
+                            lanes.reset(ctm_jit::state::GROUP_QUADS as u32, 64);
+                            let all = ctm_jit::state::ALL_LANES;
+                            (lanes.running, lanes.active) = (all, all);
                             for r in 0..32 {
-                                for l in 0..16 {
-                                    let v = (call * per_call + (r * 16 + l) as u64) as u32;
+                                for l in 0..LANES {
+                                    let v = (call * per_call + (r * LANES + l) as u64) as u32;
                                     for c in lanes.temps[r].iter_mut() {
                                         c[l] = v;
                                     }
@@ -204,7 +206,7 @@ fn exhaustive(name: &str, alpha: &str, rgb: &str) {
                         if a.temps[32..64] != b.temps[32..64] {
                             for r in 32..64 {
                                 for c in 0..4 {
-                                    for l in 0..16 {
+                                    for l in 0..LANES {
                                         if a.temps[r][c][l] != b.temps[r][c][l] && bad < 10 {
                                             eprintln!(
                                                 "{name}: input {:#010x}: interp {:#010x}, jit {:#010x}",

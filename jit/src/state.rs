@@ -10,13 +10,22 @@
 use crate::ir::{CONSTS, INT_CONSTS, TARGETS, TEMPS};
 
 /// Quads per group.
-pub const GROUP_QUADS: usize = 4;
+pub const GROUP_QUADS: usize = 8;
 /// Lanes per group.
 pub const GROUP_LANES: usize = GROUP_QUADS * crate::quad::LANES;
 /// One bit per lane.
 pub type Mask = u32;
 /// Every lane of a full group.
-pub const ALL_LANES: Mask = (1 << GROUP_LANES) - 1;
+pub const ALL_LANES: Mask = lanes_mask(GROUP_LANES);
+
+/// The mask of the first `n` lanes (`n` up to the bits of a [`Mask`]).
+pub const fn lanes_mask(n: usize) -> Mask {
+    if n >= Mask::BITS as usize {
+        Mask::MAX
+    } else {
+        (1 << n) - 1
+    }
+}
 
 /// One channel across the lanes of a group.
 pub type Channel = [u32; GROUP_LANES];

@@ -21,7 +21,7 @@ use super::Pe;
 use crate::co::{Co, CondLoc, CondTest};
 use crate::mc::{CacheId, CacheMode, Format, Mc, Surface};
 use crate::runtime::{GroupOut, Sink};
-use ctm_jit::state::{Lanes, Mask};
+use ctm_jit::state::Lanes;
 
 /// One finished pixel's results.
 #[derive(Clone, Copy, Debug)]
@@ -139,7 +139,7 @@ impl RowSink<'_> {
         // Every lane present, done and inside the domain, the quads side by
         // side in one quad row: the group is a strip of 2 × 2·quads pixels
         // from (i0, j0).
-        let present: Mask = (1 << (4 * quads)) - 1;
+        let present = ctm_jit::state::lanes_mask(4 * quads);
         let (i0, j0) = g.pixels[0];
         let strip = (g.done == present
             && (0..quads).all(|q| g.pixels[4 * q] == (i0 + 2 * q as u32, j0)))

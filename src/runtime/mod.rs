@@ -305,11 +305,7 @@ impl<E: Engine> Runner<'_, E> {
             helper |= (!runs & 0xF) << (q * 4);
         }
         lanes.reset(group.len() as u32, temps);
-        let present: Mask = if group.len() * 4 >= 32 {
-            !0
-        } else {
-            (1 << (group.len() * 4)) - 1
-        };
+        let present = ctm_jit::state::lanes_mask(group.len() * 4);
         lanes.running = present;
         lanes.active = present;
         lanes.helper = helper;
@@ -459,11 +455,7 @@ impl<E: Engine> Runner<'_, E> {
         if let Some(stop) = self.stop {
             stop.spend(executed);
         }
-        let present = if lanes.lane_count() >= 32 {
-            !0
-        } else {
-            (1 << lanes.lane_count()) - 1
-        };
+        let present = ctm_jit::state::lanes_mask(lanes.lane_count());
         let domain_lanes = present & !helper;
         let killed = lanes.killed & domain_lanes;
         let done = finished & domain_lanes & !killed;

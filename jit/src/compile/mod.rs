@@ -154,7 +154,7 @@ impl FullBatches {
     #[inline]
     pub fn fits(&self, lanes: &Lanes) -> bool {
         let n = 4 * u32::from(self.quads);
-        let batch = (1u32 << n) - 1;
+        let batch = crate::state::lanes_mask(n as usize);
         let both = lanes.running & lanes.active;
         let live = if self.writes_inactive {
             lanes.running

@@ -2,7 +2,8 @@
 //! (`docs/design.md`, "The data path"; numeric rules in [`math`]).
 //!
 //! The function has the signature [`crate::state::ClauseFn`]. It walks the
-//! present quads of the group in batches of `w` quads (1, 2 or 4): every IR
+//! present quads of the group in batches of `w` quads (1, 2, 4, or the
+//! whole group of [`GROUP_QUADS`](crate::state::GROUP_QUADS)): every IR
 //! value becomes `w` F32X4 vectors, one per quad (SoA, lane `l` of a vector =
 //! lane `l` of the quad). Per batch:
 //!
@@ -19,7 +20,7 @@
 //!
 //! Uniform values (constants, `aL`) are computed once before the loop.
 //! Clauses with fetches or uncached writes always run whole groups (`w` =
-//! 4): the host then sees each operation once per group, in the same order
+//! `GROUP_QUADS`): the host then sees each operation once per group, in the same order
 //! and with the same lanes as the interpreter, so memory effects and faults
 //! are identical.
 
@@ -160,7 +161,7 @@ pub(crate) fn lower_clause(
     call_conv: cranelift_codegen::isa::CallConv,
 ) -> PcMarks {
     let w = batch_quads(clause, w);
-    debug_assert!(matches!(w, 1 | 2 | 4));
+    debug_assert!(w.is_power_of_two() && w <= GROUP_QUADS);
     let fast = fast::eligible(clause) && bodies != Body::General;
     debug_assert!(fast || bodies != Body::Full, "no full-batch body to build");
     let entry = b.create_block();
