@@ -38,11 +38,13 @@
 
 mod bind;
 mod check;
+mod prepared;
 mod stage;
 mod surface;
 
 pub use bind::Binding;
 pub use check::{JobWarning, Unbound};
+pub use prepared::Prepared;
 pub use stage::Staged;
 pub use surface::{HostSurface, SizeMismatch};
 

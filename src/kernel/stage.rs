@@ -24,9 +24,13 @@ pub struct Staged {
     pub outputs: Vec<(u8, u32, SurfaceFormat)>,
     /// The conditional buffer: base and format.
     pub cond: Option<(u32, SurfaceFormat)>,
-    width: u32,
-    height: u32,
-    threads: usize,
+    /// Where the float constants are.
+    pub(super) constf: u32,
+    /// Inputs: id, base, format, width, height.
+    pub(super) inputs: Vec<(u8, u32, SurfaceFormat, u32, u32)>,
+    pub(super) width: u32,
+    pub(super) height: u32,
+    pub(super) threads: usize,
 }
 
 impl Staged {
@@ -156,6 +160,7 @@ impl Kernel {
         for &(n, b) in &carried.bools {
             constb[n as usize * 4] = u8::from(b);
         }
+        let mut files = Vec::new();
         for (data, make) in [
             (
                 &constf,
@@ -168,10 +173,13 @@ impl Kernel {
             let base = dev.alloc(arena, data.len())?;
             dev.write(base, data)?;
             cb.push(make(base, none));
+            files.push(base);
         }
 
+        let mut inputs = Vec::new();
         for (n, s) in &job.inputs {
             let (base, fmt) = place(&mut dev, s, &format!("input {n}"))?;
+            inputs.push((*n, base, fmt, s.width, s.height));
             cb.push(Command::SetInpFmt {
                 input: *n,
                 base,
@@ -237,6 +245,8 @@ impl Kernel {
             program_base: prog,
             outputs: outs,
             cond,
+            constf: files[0],
+            inputs,
             width: job.width,
             height: job.height,
             threads: job.settings.threads,

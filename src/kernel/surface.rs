@@ -191,13 +191,25 @@ pub(super) fn place(
     what: &str,
 ) -> Result<(u32, SurfaceFormat), KernelError> {
     s.check(what)?;
-    let bpe = s.format.bytes();
     let (base, fmt) = reserve(dev, s.format, s.width, s.height, what)?;
+    write_rows(dev, s, base, fmt)?;
+    Ok((base, fmt))
+}
+
+/// Writes `s`'s rows to a device surface at `base` (rows `fmt.pitch`
+/// elements apart).
+pub(super) fn write_rows(
+    dev: &mut Device,
+    s: &HostSurface,
+    base: u32,
+    fmt: SurfaceFormat,
+) -> Result<(), KernelError> {
+    let bpe = s.format.bytes();
     let row = fmt.pitch as usize * bpe;
     for (y, chunk) in s.data.chunks_exact(s.width as usize * bpe).enumerate() {
         dev.write(base + (y * row) as u32, chunk)?;
     }
-    Ok((base, fmt))
+    Ok(())
 }
 
 /// Allocates device memory (zero) for a `width × height` surface of

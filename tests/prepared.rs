@@ -1,0 +1,125 @@
+//! A prepared job run again and again (`Kernel::prepare`) gives what a
+//! fresh `Kernel::run` gives, every time: outputs start from the job's
+//! contents on each run (zeros, initial contents, the conditional buffer),
+//! constants set between runs take effect, on both engines.
+
+mod common;
+
+use ctm::bench::suite;
+use ctm::co::{CondLoc, CondTest};
+use ctm::engine::EngineKind;
+use ctm::kernel::{CondSetup, HostSurface, Job, JobResult, Kernel};
+use ctm::mc::Format;
+use std::path::Path;
+
+fn example(name: &str) -> Kernel {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("examples")
+        .join(name);
+    Kernel::new(ctm::program::load(&path, false).unwrap().exe)
+}
+
+fn engines() -> Vec<EngineKind> {
+    let mut e = vec![EngineKind::Interp];
+    if ctm_jit::host::check_features().is_ok() {
+        e.push(EngineKind::Jit);
+    }
+    e
+}
+
+/// Runs `job` prepared three times and checks each run against a fresh
+/// `Kernel::run`.
+fn check_reruns(k: &Kernel, job: &Job) {
+    for engine in engines() {
+        let job = job.clone().engine(engine);
+        let want: JobResult = k.run(&job).unwrap();
+        let mut p = k.prepare(&job).unwrap();
+        for run in 0..3 {
+            let report = p.run().unwrap();
+            assert_eq!(report.pixels, want.report.pixels, "{engine:?} run {run}");
+            for (n, s) in &want.outputs {
+                assert_eq!(
+                    p.output(*n).as_ref(),
+                    Some(s),
+                    "{engine:?} run {run}, output {n}"
+                );
+                let (bytes, fmt) = p.output_in_place(*n).unwrap();
+                let row = s.width as usize * fmt.format.bytes();
+                let pitch = fmt.pitch as usize * fmt.format.bytes();
+                for y in 0..s.height as usize {
+                    assert_eq!(
+                        &bytes[y * pitch..y * pitch + row],
+                        &s.data[y * row..(y + 1) * row]
+                    );
+                }
+            }
+            assert_eq!(p.cond(), want.cond, "{engine:?} run {run}");
+        }
+    }
+}
+
+#[test]
+fn every_benchmark_case_reruns_alike() {
+    for name in suite::NAMES {
+        let mut c = suite::case(name).unwrap();
+        c.job.width = c.job.width.min(20);
+        c.job.height = c.job.height.min(12);
+        check_reruns(&c.kernel, &c.job);
+    }
+}
+
+#[test]
+fn outputs_and_the_conditional_buffer_start_over_on_each_run() {
+    let (w, h) = (8u32, 8u32);
+    // The z-buffer writes its depth back where it passes: a second run on
+    // the first run's buffer would pass nowhere.
+    let job = Job {
+        cond: Some(CondSetup {
+            test: CondTest::Less,
+            loc: CondLoc::Dpp,
+            write: true,
+            buffer: HostSurface::from_f32(Format::Float32_1, w, h, &vec![0.5; 64]).unwrap(),
+        }),
+        ..Job::new(w, h)
+            .constant(0, [0.1, 0.0, 0.0, 0.0])
+            .constant(1, [0.0; 4])
+            .constant(2, [1.0; 4])
+            .output_init(0, HostSurface::filled(Format::Float32_4, w, h, 0.25))
+    };
+    check_reruns(&example("zbuffer.s"), &job);
+}
+
+#[test]
+fn constants_set_between_runs_take_effect() {
+    let c = suite::case("chains8").unwrap();
+    let mut job = c.job.clone();
+    job.width = 16;
+    job.height = 8;
+    let mut p = c.kernel.prepare(&job).unwrap();
+    p.run().unwrap();
+    let before = p.output(0).unwrap();
+    p.set_constant(11, [0.5; 4]);
+    p.run().unwrap();
+    let want = c.kernel.run(&job.clone().constant(11, [0.5; 4])).unwrap();
+    assert_ne!(p.output(0).as_ref(), Some(&before));
+    assert_eq!(p.output(0).as_ref(), want.output(0));
+}
+
+#[test]
+fn inputs_replaced_between_runs_take_effect() {
+    let c = suite::case("saxpy").unwrap();
+    let mut job = c.job.clone();
+    job.width = 16;
+    job.height = 8;
+    let mut p = c.kernel.prepare(&job).unwrap();
+    p.run().unwrap();
+    let x = HostSurface::filled(Format::Float32_4, 512, 512, 2.0);
+    p.set_input(0, &x).unwrap();
+    p.run().unwrap();
+    let want = c.kernel.run(&job.clone().input(0, x)).unwrap();
+    assert_eq!(p.output(0).as_ref(), want.output(0));
+    // Another size, format or an unbound input is refused.
+    let small = HostSurface::filled(Format::Float32_4, 4, 4, 2.0);
+    assert!(p.set_input(0, &small).is_err());
+    assert!(p.set_input(7, &small).is_err());
+}
