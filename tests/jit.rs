@@ -243,3 +243,28 @@ done:
     let again = run(&|p| if p % 3 == 0 { -1.0 } else { 1.0 });
     assert_eq!(again.general_compiled, 0, "{again:?}");
 }
+
+#[test]
+fn bench_suite_measures_the_bundled_kernels() {
+    if ctm_jit::host::check_features().is_err() {
+        return;
+    }
+    let (code, out, err) = ctm(&[
+        "bench", "suite", "tiny", "chains2", "--repeat", "1", "--json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 2, "{out}");
+    assert!(lines[0].starts_with("{\"kernel\": \"tiny\""), "{out}");
+    assert!(lines[1].contains("\"fraction_of_ceiling\": "), "{out}");
+    assert!(lines[1].contains("\"fallback_clauses\": 0"), "{out}");
+    let (code, out, err) = ctm(&["bench", "suite", "chains1", "--repeat", "1"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("| chains1 |") && out.contains("exact MAD ceiling"),
+        "{out}"
+    );
+    let (code, _, err) = ctm(&["bench", "suite", "madchain"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("no benchmark kernel `madchain`"), "{err}");
+}

@@ -13,7 +13,7 @@ pub struct BenchArgs {
     /// The program and its inputs, exactly as for `ctm run` (outputs are
     /// written from the JIT's run, checked against the interpreter's).
     #[command(flatten)]
-    pub run: Option<RunArgs>,
+    pub run: RunArgs,
     /// `ctm bench suite`: the bundled kernels.
     #[command(subcommand)]
     pub suite: Option<Suite>,
@@ -54,12 +54,7 @@ pub fn bench(a: BenchArgs, v: Verbosity) -> Result<u8, Error> {
     {
         return bench_suite(names, *json, *repeat, v);
     }
-    let Some(run) = &a.run else {
-        return usage(
-            "ctm bench needs a program and --domain, as ctm run does (or: ctm bench suite)",
-        );
-    };
-    let mut p = prepare(run, v)?;
+    let mut p = prepare(&a.run, v)?;
     ctm::engine::EngineKind::Jit.check()?;
     let opts = BenchOptions {
         repeat: a.repeat,

@@ -54,10 +54,11 @@ loop constant, a domain out of range), 3 hazards found (--check-hazards).";
 pub struct RunArgs {
     /// The program: ELF executable, DPP assembly, or a Direct3D 9 pixel
     /// shader as text or bytecode (`-`: standard input).
-    pub(super) program: PathBuf,
+    #[arg(required = true)]
+    program: Option<PathBuf>,
     /// The domain: W×H pairs (i in 0..W, j in 0..H); `x` or `×` between.
-    #[arg(long, value_name = "WxH", value_parser = parse_dims)]
-    domain: (u32, u32),
+    #[arg(long, value_name = "WxH", value_parser = parse_dims, required = true)]
+    domain: Option<(u32, u32)>,
     /// Bind input N (0–15): a raw file of W×H elements of FORMAT, or a
     /// PNG / .npy file (FORMAT optional, size from the file). Shaders: N
     /// may be the register (`v0`, `t1`, `s2`).
@@ -230,9 +231,21 @@ pub fn prepare_as(a: &RunArgs, v: Verbosity, tracing: bool) -> Result<Prepared, 
     prepare_job(a, v, tracing).map_err(super::as_usage)
 }
 
+impl RunArgs {
+    /// The program's path (the flags require it; `ctm bench suite` takes
+    /// none).
+    pub(super) fn program(&self) -> Result<&Path, Error> {
+        match &self.program {
+            Some(p) => Ok(p),
+            None => usage("no program given"),
+        }
+    }
+}
+
 fn prepare_job(a: &RunArgs, v: Verbosity, tracing: bool) -> Result<Prepared, Error> {
-    let loaded = program::load(&a.program, false)?;
-    let name = a.program.display();
+    let path = a.program()?;
+    let loaded = program::load(path, false)?;
+    let name = path.display();
     for w in &loaded.warnings {
         warn(
             v,
@@ -242,7 +255,9 @@ fn prepare_job(a: &RunArgs, v: Verbosity, tracing: bool) -> Result<Prepared, Err
     for w in program::validate(&loaded.exe.code, loaded.exe.info.uncached()) {
         warn(v, format_args!("{name}: {w}"));
     }
-    let (w, h) = a.domain;
+    let Some((w, h)) = a.domain else {
+        return usage("no --domain given");
+    };
     let mut job = Job::new(w, h);
     job.settings = settings(
         &a.engine,
@@ -469,7 +484,7 @@ fn prepare_job(a: &RunArgs, v: Verbosity, tracing: bool) -> Result<Prepared, Err
         sinks,
         cond,
         print: a.print,
-        program: a.program.clone(),
+        program: path.to_path_buf(),
     };
     // Last, so that nothing is left behind when a check fails: every
     // destination is opened now, before the run.

@@ -59,10 +59,11 @@ pub fn run(a: TraceArgs, v: Verbosity) -> Result<u8, Error> {
     )?;
     let text = t.to_string();
     // A shader's statements above the DPP instructions they became.
-    let bytes = if a.run.program == std::path::Path::new("-") {
+    let path = a.run.program()?;
+    let bytes = if path == std::path::Path::new("-") {
         Vec::new()
     } else {
-        super::data::read_program(&a.run.program)?
+        super::data::read_program(path)?
     };
     let shader = program::is_shader_bytecode(&bytes) || program::is_shader_text(&bytes);
     let text = match shader.then(|| super::tools::shader_statements(&bytes)) {
