@@ -376,6 +376,14 @@ impl Pe {
             })
             .collect::<Result<Vec<_>, crate::engine::EngineUnavailable>>()
             .map_err(|e| Self::fail(offset, e.0))?;
+        // Each worker's engine finds (or compiles) the program's code once
+        // for the run, not once per row.
+        for w in &mut workers {
+            w.engine
+                .prepare(&program)
+                .map_err(|source| PeError::Run { offset, source })?;
+        }
+        let temps = program.temps_used();
         let out0 = uncached.then_some(self.outputs[0]).flatten();
         let targets = Targets {
             outputs: &self.outputs,
@@ -422,8 +430,9 @@ impl Pe {
                         options: self.settings.options,
                         stop: Some(&*stop),
                     };
-                    let stats = runner.run_rows_in(
+                    let stats = runner.run_rows_prepared(
                         &mut w.lanes,
+                        temps,
                         d,
                         v,
                         row..row + 1,

@@ -167,12 +167,33 @@ impl<E: Engine> Runner<'_, E> {
         sink: &mut dyn Sink,
     ) -> Result<RunStats, RunError> {
         self.engine.prepare(self.program)?;
+        let temps = self.program.temps_used();
+        self.run_rows_prepared(lanes, temps, domain, v, rows, skip, tex, sink)
+    }
+
+    /// [`Runner::run_rows_in`] for an engine already prepared for the
+    /// program, whose `temps_used` is `temps`: what a worker calls for
+    /// each row after preparing once for the run.
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "run_rows_in plus the prepared state"
+    )]
+    pub(crate) fn run_rows_prepared(
+        &mut self,
+        lanes: &mut Lanes,
+        temps: usize,
+        domain: Domain,
+        v: u32,
+        rows: std::ops::Range<u32>,
+        skip: Option<&(dyn Fn(u32, u32) -> bool + Sync)>,
+        tex: &mut dyn TextureUnit,
+        sink: &mut dyn Sink,
+    ) -> Result<RunStats, RunError> {
         let mut stats = RunStats::default();
         if domain.is_empty() {
             return Ok(stats);
         }
         let mut hazards = self.options.check_hazards.then(Hazards::default);
-        let temps = self.program.temps_used();
         // The lanes of quad (qx, qy) that are pairs of the run (bit = lane).
         let live = |qx: u32, qy: u32| -> Mask {
             let (i, j) = (2 * qx, 2 * qy);

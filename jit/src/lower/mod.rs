@@ -30,7 +30,7 @@ mod fetch;
 mod masks;
 mod math;
 
-use crate::ir::{Binary, Clause, Gate, Op, Select, Test, Unary};
+use crate::ir::{Binary, Clause, Gate, Op, Select, Test, Unary, V};
 use crate::state::{GROUP_LANES, GROUP_QUADS, io_offsets, offsets};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::immediates::Offset32;
@@ -118,11 +118,67 @@ pub(crate) fn batch_quads(clause: &Clause, w: usize) -> usize {
             }
         }
     }
-    match touched.len() {
+    let by_registers = match touched.len() {
         0..=8 => 4,
         9..=16 => 2,
         _ => 1,
+    };
+    // Values live at once, each one vector per quad of the batch: keep
+    // them within the host's sixteen vector registers (with room for
+    // constants and temporaries), or the batch spills to the stack.
+    let live = peak_live(clause);
+    let by_pressure = if live * 4 <= LIVE_VECTORS {
+        4
+    } else if live * 2 <= LIVE_VECTORS {
+        2
+    } else {
+        1
+    };
+    by_registers.min(by_pressure)
+}
+
+/// Per-lane vectors a batch may keep live before it spills.
+const LIVE_VECTORS: usize = 12;
+
+/// The most per-lane IR values live at one point of `clause` (uniform
+/// values are not counted: they are one vector for any batch width).
+pub(crate) fn peak_live(clause: &Clause) -> usize {
+    let mut last = vec![usize::MAX; clause.values as usize];
+    let mut uniform = vec![false; clause.values as usize];
+    for (k, n) in clause.nodes.iter().enumerate() {
+        for v in n.op.uses() {
+            if let Some(l) = last.get_mut(v.0 as usize) {
+                *l = k;
+            }
+        }
+        if let Op::Const { dst, .. } | Op::Imm { dst, .. } = n.op
+            && let Some(u) = uniform.get_mut(dst.0 as usize)
+        {
+            *u = true;
+        }
     }
+    let (mut live, mut peak) = (0usize, 0usize);
+    for (k, n) in clause.nodes.iter().enumerate() {
+        for d in n.op.defs() {
+            let i = d.0 as usize;
+            if !uniform.get(i).copied().unwrap_or(true)
+                && last.get(i).is_some_and(|&l| l != usize::MAX)
+            {
+                live += 1;
+            }
+        }
+        peak = peak.max(live);
+        let mut ended: Vec<V> = n.op.uses();
+        ended.sort_unstable_by_key(|v| v.0);
+        ended.dedup();
+        for v in ended {
+            let i = v.0 as usize;
+            if last.get(i) == Some(&k) && !uniform.get(i).copied().unwrap_or(true) {
+                live -= 1;
+            }
+        }
+    }
+    peak
 }
 
 /// Whether an operation of `clause` writes inactive lanes too: a batch is
@@ -218,11 +274,22 @@ pub(crate) fn lower_clause(
         one,
         imm: vec![None; clause.values as usize],
     };
-    // Uniform values, once for all batches.
+    // Uniform values, once for all batches; each constant channel loaded
+    // once however many nodes read it.
+    let mut loaded: HashMap<(u8, u8), Value> = HashMap::new();
     for node in &clause.nodes {
         match node.op {
             Op::Const { dst, index, chan } => {
-                let v = l.load_const(index, chan);
+                let v = match loaded.get(&(index.base, chan)) {
+                    Some(&v) if !index.rel => v,
+                    _ => {
+                        let v = l.load_const(index, chan);
+                        if !index.rel {
+                            loaded.insert((index.base, chan), v);
+                        }
+                        v
+                    }
+                };
                 l.set(dst, [v; GROUP_QUADS]);
             }
             Op::Imm { dst, bits } => {
