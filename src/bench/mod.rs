@@ -77,6 +77,11 @@ pub struct BenchReport {
     pub flops_per_pixinst: f64,
     /// The F32X4 FMA peak of one core, GFLOP/s (0 if not measured).
     pub fma_peak_gflops: f64,
+    /// A prepared job ([`Kernel::prepare`]) on one thread, ns per pixel:
+    /// placing it and its first run.
+    pub prepared_first_ns_per_pixel: f64,
+    /// The same prepared job's runs 2..N (the best), ns per pixel.
+    pub prepared_rerun_ns_per_pixel: f64,
     /// The exact MAD ceiling of one core (F32X4 multiply, then separately
     /// rounded add), GFLOP/s (0 if not measured).
     pub mad_ceiling_gflops: f64,
@@ -130,7 +135,8 @@ impl BenchReport {
                 "\"threads\": {}, \"jit_threads_pixinst_per_s\": {:.0}, \"thread_speedup\": {:.2}, ",
                 "\"flops_per_pixinst\": {:.2}, \"fma_peak_gflops\": {:.2}, \"fraction_of_fma_peak\": {:.3}, ",
                 "\"mad_ceiling_gflops\": {:.2}, \"fraction_of_ceiling\": {:.3}, ",
-                "\"ns_per_pixel\": {:.2}, \"scaling\": [{}]}}"
+                "\"ns_per_pixel\": {:.2}, \"prepared_first_ns_per_pixel\": {:.2}, ",
+                "\"prepared_rerun_ns_per_pixel\": {:.2}, \"scaling\": [{}]}}"
             ),
             self.pixel_instructions,
             self.interp_pixinst_per_s,
@@ -149,6 +155,8 @@ impl BenchReport {
             self.mad_ceiling_gflops,
             self.fraction_of_ceiling(),
             self.ns_per_pixel(),
+            self.prepared_first_ns_per_pixel,
+            self.prepared_rerun_ns_per_pixel,
             self.scaling
                 .iter()
                 .map(|(t, r)| format!("{{\"threads\": {t}, \"jit_pixinst_per_s\": {r:.0}}}"))
@@ -188,6 +196,11 @@ impl std::fmt::Display for BenchReport {
             f,
             "JIT per pixel (1 thread)     {:>10.1} ns (a whole run: set-up, run, read-back)",
             self.ns_per_pixel()
+        )?;
+        writeln!(
+            f,
+            "JIT per pixel, prepared      {:>10.1} ns the first run (set-up included), {:.1} ns runs 2..N",
+            self.prepared_first_ns_per_pixel, self.prepared_rerun_ns_per_pixel
         )?;
         writeln!(
             f,
@@ -323,6 +336,18 @@ pub fn measure_with_result(
         return Err(BenchError::Mismatch("conditional buffer"));
     }
     let (tj, _) = timed(kernel, &job, opts.repeat)?;
+    let pixels = f64::from(job.width) * f64::from(job.height);
+    let start = Instant::now();
+    let mut prepared = kernel.prepare(&job)?;
+    prepared.run()?;
+    let prepared_first = start.elapsed().as_secs_f64();
+    let mut rerun = f64::INFINITY;
+    for _ in 0..opts.repeat.max(3) {
+        let start = Instant::now();
+        prepared.run()?;
+        rerun = rerun.min(start.elapsed().as_secs_f64());
+    }
+    drop(prepared);
     let n = want.report.pixel_instructions as f64;
     let mut report = BenchReport {
         pixel_instructions: want.report.pixel_instructions,
@@ -334,6 +359,8 @@ pub fn measure_with_result(
         instructions: code.instructions,
         fallback_clauses: code.fallbacks(),
         flops_per_pixinst: flops_per_instruction(&program),
+        prepared_first_ns_per_pixel: 1e9 * prepared_first / pixels.max(1.0),
+        prepared_rerun_ns_per_pixel: 1e9 * rerun / pixels.max(1.0),
         ..BenchReport::default()
     };
     report.jit_threads_pixinst_per_s = report.jit_pixinst_per_s;
