@@ -11,7 +11,7 @@ use std::process::Command;
 use ctm::co::{CondLoc, CondTest};
 use ctm::device::{Device, DeviceConfig};
 use ctm::engine::EngineKind;
-use ctm::kernel::{CondSetup, HostSurface, Job, Kernel};
+use ctm::kernel::{HostSurface, Job, Kernel};
 use ctm::mc::{ArenaKind, Format, SurfaceFormat};
 use ctm::pe::{Command as Cmd, CommandBuffer};
 use ctm::runtime::Domain;
@@ -358,20 +358,7 @@ fn zbuffer_draws(engine: EngineKind) {
 #[test]
 fn zbuffer_one_layer_through_kernel_run() {
     let (w, h) = (8u32, 8u32);
-    let job = Job {
-        cond: Some(CondSetup {
-            test: CondTest::Less,
-            loc: CondLoc::Dpp,
-            write: true,
-            buffer: HostSurface::from_f32(Format::Float32_1, w, h, &vec![0.5; 64]).unwrap(),
-        }),
-        ..Job::new(w, h)
-            .constant(0, [0.1, 0.0, 0.0, 0.0])
-            .constant(1, [0.0; 4])
-            .constant(2, [1.0; 4])
-            .output(0, Format::Float32_4)
-    };
-    let out = both(&example("zbuffer.s"), &job);
+    let out = both(&example("zbuffer.s"), &common::zbuffer_job(w, h));
     let depth = out.cond.as_ref().unwrap().to_f32();
     let color = out.output(0).unwrap().to_f32();
     for j in 0..h {

@@ -6,9 +6,8 @@
 mod common;
 
 use ctm::bench::suite;
-use ctm::co::{CondLoc, CondTest};
 use ctm::engine::EngineKind;
-use ctm::kernel::{CondSetup, HostSurface, Job, JobResult, Kernel};
+use ctm::kernel::{HostSurface, Job, JobResult, Kernel};
 use ctm::mc::Format;
 use std::path::Path;
 
@@ -73,19 +72,8 @@ fn outputs_and_the_conditional_buffer_start_over_on_each_run() {
     let (w, h) = (8u32, 8u32);
     // The z-buffer writes its depth back where it passes: a second run on
     // the first run's buffer would pass nowhere.
-    let job = Job {
-        cond: Some(CondSetup {
-            test: CondTest::Less,
-            loc: CondLoc::Dpp,
-            write: true,
-            buffer: HostSurface::from_f32(Format::Float32_1, w, h, &vec![0.5; 64]).unwrap(),
-        }),
-        ..Job::new(w, h)
-            .constant(0, [0.1, 0.0, 0.0, 0.0])
-            .constant(1, [0.0; 4])
-            .constant(2, [1.0; 4])
-            .output_init(0, HostSurface::filled(Format::Float32_4, w, h, 0.25))
-    };
+    let job = common::zbuffer_job(w, h)
+        .output_init(0, HostSurface::filled(Format::Float32_4, w, h, 0.25));
     check_reruns(&example("zbuffer.s"), &job);
 }
 
@@ -122,4 +110,16 @@ fn inputs_replaced_between_runs_take_effect() {
     let small = HostSurface::filled(Format::Float32_4, 4, 4, 2.0);
     assert!(p.set_input(0, &small).is_err());
     assert!(p.set_input(7, &small).is_err());
+}
+
+#[test]
+fn a_second_request_for_an_output_replaces_the_first() {
+    let job = Job::new(2, 2)
+        .output(0, Format::Float32_4)
+        .output_init(0, HostSurface::filled(Format::Float32_1, 2, 2, 0.5));
+    assert_eq!(job.outputs, [(0, Format::Float32_1)]);
+    assert_eq!(job.output_init.len(), 1);
+    let job = job.output(0, Format::Float32_2);
+    assert_eq!(job.outputs, [(0, Format::Float32_2)]);
+    assert!(job.output_init.is_empty());
 }

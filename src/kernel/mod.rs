@@ -198,15 +198,21 @@ impl Job {
         self
     }
 
-    /// Requests output `n` in `format`, starting zero.
+    /// Requests output `n` in `format`, starting zero (replacing an earlier
+    /// request for `n`).
     pub fn output(mut self, n: u8, format: Format) -> Job {
+        self.outputs.retain(|&(k, _)| k != n);
+        self.output_init.retain(|(k, _)| *k != n);
         self.outputs.push((n, format));
         self
     }
 
     /// Requests output `n` starting with the contents of `s` (its format;
     /// the domain's size): what the program does not write keeps them.
+    /// Replaces an earlier request for `n`.
     pub fn output_init(mut self, n: u8, s: HostSurface) -> Job {
+        self.outputs.retain(|&(k, _)| k != n);
+        self.output_init.retain(|(k, _)| *k != n);
         self.outputs.push((n, s.format));
         self.output_init.push((n, s));
         self

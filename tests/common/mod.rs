@@ -34,3 +34,26 @@ pub fn both(kernel: &Kernel, job: &Job) -> JobResult {
     assert_eq!(strip(&got.report), strip(&want.report));
     got
 }
+
+/// The z-buffer job of `examples/zbuffer.s` on a `w × h` domain: a plane
+/// at depth 0.1·i tested `Less` against a buffer of 0.5 at the DPP, with
+/// the passing depth written back; colour (1, 1, 1, 1) into output 0.
+pub fn zbuffer_job(w: u32, h: u32) -> Job {
+    use ctm::co::{CondLoc, CondTest};
+    use ctm::kernel::{CondSetup, HostSurface};
+    use ctm::mc::Format;
+    Job {
+        cond: Some(CondSetup {
+            test: CondTest::Less,
+            loc: CondLoc::Dpp,
+            write: true,
+            buffer: HostSurface::from_f32(Format::Float32_1, w, h, &vec![0.5; (w * h) as usize])
+                .unwrap(),
+        }),
+        ..Job::new(w, h)
+            .constant(0, [0.1, 0.0, 0.0, 0.0])
+            .constant(1, [0.0; 4])
+            .constant(2, [1.0; 4])
+            .output(0, Format::Float32_4)
+    }
+}
