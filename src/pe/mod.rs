@@ -153,6 +153,21 @@ pub struct Pe {
     compiled: HashMap<BuildKey, (Arc<Program>, u64)>,
     /// Ticks of `compiled`.
     tick: u64,
+    /// The worker threads of multi-threaded runs, kept across runs (made
+    /// again when the thread count changes).
+    pool: Option<Arc<rayon::ThreadPool>>,
+    /// Group states of earlier runs' workers, for the next run's.
+    spare_lanes: SpareLanes,
+}
+
+/// Group states kept between runs.
+#[derive(Default)]
+struct SpareLanes(Vec<Box<ctm_jit::state::Lanes>>);
+
+impl std::fmt::Debug for SpareLanes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} spare group states", self.0.len())
+    }
 }
 
 impl Pe {

@@ -371,7 +371,7 @@ impl Pe {
                         Some(make) => make(),
                         None => self.settings.engine.make(self.settings.jit)?,
                     },
-                    lanes: Lanes::new_boxed(),
+                    lanes: self.spare_lanes.0.pop().unwrap_or_else(Lanes::new_boxed),
                 })
             })
             .collect::<Result<Vec<_>, crate::engine::EngineUnavailable>>()
@@ -384,6 +384,7 @@ impl Pe {
                 .map_err(|source| PeError::Run { offset, source })?;
         }
         let temps = program.temps_used();
+        let pool = self.pool(workers.len());
         let out0 = uncached.then_some(self.outputs[0]).flatten();
         let targets = Targets {
             outputs: &self.outputs,
@@ -414,43 +415,49 @@ impl Pe {
                 // Built again for every chunk: the borrow of `mc` ends
                 // with it, before the chunk's deliveries.
                 let direct_inputs = DirectInputs::new(mc, &self.inputs);
-                run_rows(rows, &mut workers, &|w: &mut Worker, row: u32| {
-                    let mut view = RunView::new(mc, &self.inputs, out0).with_direct(&direct_inputs);
-                    let mut sink = RowSink {
-                        targets,
-                        mc,
-                        direct,
-                        pending: Vec::new(),
-                        discarded: 0,
-                    };
-                    let mut runner = Runner {
-                        program: &program,
-                        engine: &mut *w.engine,
-                        uniforms: &uniforms,
-                        options: self.settings.options,
-                        stop: Some(&*stop),
-                    };
-                    let stats = runner.run_rows_prepared(
-                        &mut w.lanes,
-                        temps,
-                        d,
-                        v,
-                        row..row + 1,
-                        skip,
-                        &mut view,
-                        &mut sink,
-                    )?;
-                    let done = rows_done.fetch_add(1, Ordering::Relaxed) + 1;
-                    if direct && let Some(p) = &self.settings.progress {
-                        p(done, total_rows);
-                    }
-                    Ok(RowResult {
-                        pixels: sink.pending,
-                        writes: view.writes,
-                        stats,
-                        discarded: sink.discarded,
-                    })
-                })
+                run_rows(
+                    rows,
+                    &mut workers,
+                    pool.as_deref(),
+                    &|w: &mut Worker, row: u32| {
+                        let mut view =
+                            RunView::new(mc, &self.inputs, out0).with_direct(&direct_inputs);
+                        let mut sink = RowSink {
+                            targets,
+                            mc,
+                            direct,
+                            pending: Vec::new(),
+                            discarded: 0,
+                        };
+                        let mut runner = Runner {
+                            program: &program,
+                            engine: &mut *w.engine,
+                            uniforms: &uniforms,
+                            options: self.settings.options,
+                            stop: Some(&*stop),
+                        };
+                        let stats = runner.run_rows_prepared(
+                            &mut w.lanes,
+                            temps,
+                            d,
+                            v,
+                            row..row + 1,
+                            skip,
+                            &mut view,
+                            &mut sink,
+                        )?;
+                        let done = rows_done.fetch_add(1, Ordering::Relaxed) + 1;
+                        if direct && let Some(p) = &self.settings.progress {
+                            p(done, total_rows);
+                        }
+                        Ok(RowResult {
+                            pixels: sink.pending,
+                            writes: view.writes,
+                            stats,
+                            discarded: sink.discarded,
+                        })
+                    },
+                )
             };
             for result in results {
                 let row = result.map_err(|source| PeError::Run { offset, source })?;
@@ -465,8 +472,9 @@ impl Pe {
             }
         }
         report.hazards = hazards;
-        for w in &workers {
+        for w in workers {
             report.engine.merge(&w.engine.stats());
+            self.spare_lanes.0.push(w.lanes);
         }
         report.clocks = report.pixel_instructions.div_ceil(PROCESSORS);
         if self.counters.counting {
@@ -475,6 +483,30 @@ impl Pe {
         }
         report.diagnostics = mc.diagnostics.counts().since(&before);
         Ok(report)
+    }
+}
+
+impl Pe {
+    /// The persistent threads for a run of `workers` workers (`None` for
+    /// one: the calling thread runs it).
+    fn pool(&mut self, workers: usize) -> Option<Arc<rayon::ThreadPool>> {
+        if workers <= 1 {
+            return None;
+        }
+        if self
+            .pool
+            .as_ref()
+            .is_none_or(|p| p.current_num_threads() != workers)
+        {
+            // A pool that cannot be made leaves the run to scoped threads.
+            self.pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(workers)
+                .thread_name(|k| format!("ctm-worker-{k}"))
+                .build()
+                .ok()
+                .map(Arc::new);
+        }
+        self.pool.clone()
     }
 }
 
@@ -503,6 +535,7 @@ fn tally(report: &mut RunReport, hazards: &mut Vec<Hazard>, row: RowResult) {
 fn run_rows(
     rows: &[u32],
     workers: &mut [Worker],
+    pool: Option<&rayon::ThreadPool>,
     run_row: &(dyn Fn(&mut Worker, u32) -> Result<RowResult, RunError> + Sync),
 ) -> Vec<Result<RowResult, RunError>> {
     let mut slots: Vec<Option<Result<RowResult, RunError>>> = Vec::new();
@@ -525,6 +558,19 @@ fn run_rows(
     };
     let parts: Vec<Vec<(usize, Result<RowResult, RunError>)>> = if threads <= 1 {
         workers.first_mut().map(work).into_iter().collect()
+    } else if let Some(pool) = pool {
+        // The run's persistent threads: one task per worker.
+        let parts = std::sync::Mutex::new(Vec::new());
+        pool.scope(|s| {
+            for w in workers[..threads].iter_mut() {
+                let (parts, work) = (&parts, &work);
+                s.spawn(move |_| {
+                    let mine = work(w);
+                    parts.lock().unwrap_or_else(|p| p.into_inner()).push(mine);
+                });
+            }
+        });
+        parts.into_inner().unwrap_or_else(|p| p.into_inner())
     } else {
         std::thread::scope(|s| {
             let handles: Vec<_> = workers[..threads]
