@@ -34,6 +34,9 @@ pub struct JitEngine {
     /// the address it was prepared at: within a run every clause call
     /// passes that same reference, so a pointer check suffices there.
     current: Option<(Program, Arc<Compiled>, usize)>,
+    /// The constant channels the current program reads directly, which
+    /// `io.splat` must hold before each call.
+    splat_used: Vec<(u8, u8)>,
     interp: Interpreter,
     io: Box<Io>,
     stats: EngineStats,
@@ -58,12 +61,30 @@ struct Host<'a, 'c> {
     error: Option<RunError>,
 }
 
+/// The constant channels `program` reads at fixed addresses (compiled code
+/// reads them broadcast, from `Io::splat`).
+fn splat_used(program: &Program) -> Vec<(u8, u8)> {
+    let mut used: Vec<(u8, u8)> = program
+        .clauses
+        .iter()
+        .flat_map(|c| &c.nodes)
+        .filter_map(|n| match n.op {
+            ctm_jit::ir::Op::Const { index, chan, .. } if !index.rel => Some((index.base, chan)),
+            _ => None,
+        })
+        .collect();
+    used.sort_unstable();
+    used.dedup();
+    used
+}
+
 impl JitEngine {
     /// A new engine compiling with `opts`.
     pub fn new(opts: JitOptions) -> JitEngine {
         JitEngine {
             opts,
             current: None,
+            splat_used: Vec::new(),
             interp: Interpreter::new(),
             io: Box::new(Io {
                 args: [[0; GROUP_LANES]; 4],
@@ -74,6 +95,7 @@ impl JitEngine {
                 one: [1.0; 4],
                 tex: TexTable::NONE.as_ptr(),
                 oob: [0; 4],
+                splat: [[0; 4]; ctm_jit::ir::CONSTS * 4],
             }),
             stats: EngineStats::default(),
         }
@@ -108,6 +130,7 @@ impl JitEngine {
                 }
             }
         }
+        self.splat_used = splat_used(program);
         self.current = Some((program.clone(), code, addr));
         Ok(())
     }
@@ -127,6 +150,7 @@ impl JitEngine {
         call: impl FnOnce(*mut Lanes, *const Uniforms, *mut Io) -> R,
     ) -> (R, Option<RunError>) {
         debug_assert!(ctm_jit::host::daz_is_set(), "the runner sets DAZ");
+        self.io.splat_consts(ctx.uniforms, &self.splat_used);
         let uniforms: *const Uniforms = ctx.uniforms;
         // Compiled code reads the unit's direct inputs, which stay valid
         // while `ctx.tex` is borrowed (the `TextureUnit::direct` contract).

@@ -217,6 +217,27 @@ pub struct Io {
     /// Lookups that fell outside their surface in compiled code, as
     /// negative lane counts (the host adds them up and clears them).
     pub oob: [i32; 4],
+    /// Float constant channels already broadcast: entry `4·n + c` holds
+    /// channel `c` of `cN` in all four lanes. Compiled code reads the
+    /// constants it addresses directly from here (one vector load, no
+    /// broadcast at each use); the host fills the entries the program
+    /// reads from the run's [`Uniforms`] before each call
+    /// ([`Io::splat_consts`]).
+    pub splat: [[u32; 4]; CONSTS * 4],
+}
+
+impl Io {
+    /// Makes `splat` hold the channels `used` (`(n, c)` pairs) of
+    /// `uniforms`' constants, writing only entries that differ.
+    pub fn splat_consts(&mut self, uniforms: &Uniforms, used: &[(u8, u8)]) {
+        for &(n, c) in used {
+            let v = uniforms.consts[usize::from(n) % CONSTS][usize::from(c & 3)];
+            let e = &mut self.splat[(usize::from(n) % CONSTS) * 4 + usize::from(c & 3)];
+            if e[0] != v {
+                *e = [v; 4];
+            }
+        }
+    }
 }
 
 /// How compiled code reads one input directly, without calling the
@@ -434,6 +455,8 @@ pub mod io_offsets {
     pub const TEX: usize = offset_of!(Io, tex);
     /// `Io::oob`.
     pub const OOB: usize = offset_of!(Io, oob);
+    /// `Io::splat`.
+    pub const SPLAT: usize = offset_of!(Io, splat);
     /// `Uniforms::consts`.
     pub const CONSTS: usize = offset_of!(Uniforms, consts);
     /// `Uniforms::bools`.
@@ -449,6 +472,7 @@ const _: () = {
     assert!(io_offsets::ONE == io_offsets::UMRT + 8);
     assert!(io_offsets::TEX == io_offsets::ONE + 16);
     assert!(io_offsets::OOB == io_offsets::TEX + 8);
+    assert!(io_offsets::SPLAT.is_multiple_of(16));
     assert!(tex_offsets::PAGES == 0 && tex_offsets::BASE_LOW == 8);
     assert!(tex_offsets::SIZE_F == 24 && tex_offsets::CHAN_OFF == 32);
     assert!(tex_offsets::FILL == 64 && tex_offsets::SIZE == 80);

@@ -192,9 +192,14 @@ pub fn parse_range(s: &str) -> Option<(f32, f32)> {
 /// `--opt-level` and `--quads` as JIT options (`quads` 0: chosen per clause).
 pub fn jit_options(opt_level: &str, quads: u8) -> Result<JitOptions, Error> {
     let opt_level = match opt_level {
+        "auto" => OptLevel::Auto,
         "none" => OptLevel::None,
         "speed" => OptLevel::Speed,
-        other => return usage(format!("--opt-level `{other}`: expected none or speed")),
+        other => {
+            return usage(format!(
+                "--opt-level `{other}`: expected auto, none or speed"
+            ));
+        }
     };
     if !matches!(quads, 0 | 1 | 2 | 4) {
         return usage(format!(

@@ -119,8 +119,8 @@ pub struct RunArgs {
     /// results do not depend on it.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=4096))]
     threads: Option<u32>,
-    /// JIT: Cranelift optimisation level.
-    #[arg(long, value_name = "none|speed", default_value = "speed")]
+    /// JIT: Cranelift optimisation level (auto: chosen per program).
+    #[arg(long, value_name = "auto|none|speed", default_value = "auto")]
     opt_level: String,
     /// JIT: quads per loop iteration of compiled clauses (0: chosen per clause).
     #[arg(long, value_name = "0|1|2|4", default_value_t = 0)]

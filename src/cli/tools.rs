@@ -70,7 +70,7 @@ pub struct ClifArgs {
     /// The program: ELF executable, DPP assembly or a Direct3D 9 pixel shader.
     program: PathBuf,
     /// Cranelift optimisation level the code is built for.
-    #[arg(long, value_name = "none|speed", default_value = "speed")]
+    #[arg(long, value_name = "auto|none|speed", default_value = "auto")]
     opt_level: String,
     /// Quads per loop iteration (0: chosen per clause).
     #[arg(long, value_name = "0|1|2|4", default_value_t = 0)]

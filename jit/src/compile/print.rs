@@ -19,6 +19,7 @@ pub fn clif(
     describe: &dyn Fn(u16) -> String,
 ) -> Result<String, JitError> {
     program.verify()?;
+    let opts = opts.resolved(program);
     let isa = make_isa(opts)?;
     let module = JITModule::new(JITBuilder::with_isa(isa, default_libcall_names()));
     let mut fctx = FunctionBuilderContext::new();

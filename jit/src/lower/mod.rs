@@ -466,14 +466,15 @@ impl Lowering<'_, '_> {
     fn load_const(&mut self, index: crate::ir::Index, chan: u8) -> Value {
         let flags = MemFlagsData::trusted().with_readonly();
         let chan_off = i32::from(chan) * 4 + io_offsets::CONSTS as i32;
-        let x = if index.rel {
-            let off = self.rel_offset(index, crate::ir::CONSTS as i64, 16);
-            let p = self.b.ins().iadd(self.uni, off);
-            self.b.ins().load(types::F32, flags, p, chan_off)
-        } else {
-            let at = i32::from(index.base) * 16 + chan_off;
-            self.b.ins().load(types::F32, flags, self.uni, at)
-        };
+        if !index.rel {
+            // Already broadcast by the host (`Io::splat`): one vector load.
+            let at =
+                io_offsets::SPLAT as i32 + (i32::from(index.base) * 4 + i32::from(chan & 3)) * 16;
+            return self.b.ins().load(types::F32X4, flags, self.io, at);
+        }
+        let off = self.rel_offset(index, crate::ir::CONSTS as i64, 16);
+        let p = self.b.ins().iadd(self.uni, off);
+        let x = self.b.ins().load(types::F32, flags, p, chan_off);
         self.b.ins().splat(types::F32X4, x)
     }
 
