@@ -51,15 +51,16 @@ pub struct BenchReport {
     pub interp_pixinst_per_s: f64,
     /// JIT, one thread.
     pub jit_pixinst_per_s: f64,
-    /// JIT, `threads` threads, re-runs of a prepared job.
+    /// JIT, `threads` threads (whole runs).
     pub jit_threads_pixinst_per_s: f64,
     /// Threads of that measurement.
     pub threads: usize,
-    /// JIT rates of a prepared job's re-runs at 1, 2, 4, … threads and at
-    /// `threads` (pixel-instructions per second): the run itself, without
-    /// the device set-up and read-back a whole `Kernel::run` adds, which
-    /// [`BenchReport::ns_per_pixel`] reports.
+    /// JIT rates of whole runs at 1, 2, 4, … threads and at `threads`
+    /// (pixel-instructions per second).
     pub scaling: Vec<(usize, f64)>,
+    /// The same for a prepared job's re-runs: the run itself, without the
+    /// device set-up and read-back a whole `Kernel::run` adds.
+    pub rerun_scaling: Vec<(usize, f64)>,
     /// Pixels of the domain.
     pub pixels: u64,
     /// Compile time per DPP instruction (µs): the best of `repeat`
@@ -103,10 +104,17 @@ impl BenchReport {
             / self.pixels.max(1) as f64
     }
 
-    /// N threads over one thread (JIT, prepared re-runs).
+    /// N threads over one thread (JIT, whole runs).
     pub fn thread_speedup(&self) -> f64 {
-        let one = self.scaling.first().map_or(0.0, |s| s.1);
-        self.jit_threads_pixinst_per_s / one.max(1e-9)
+        self.jit_threads_pixinst_per_s / self.jit_pixinst_per_s.max(1e-9)
+    }
+
+    /// N threads over one thread (JIT, a prepared job's re-runs).
+    pub fn rerun_thread_speedup(&self) -> f64 {
+        match (self.rerun_scaling.first(), self.rerun_scaling.last()) {
+            (Some(one), Some(n)) => n.1 / one.1.max(1e-9),
+            _ => 0.0,
+        }
     }
 
     /// The JIT's estimated arithmetic rate as a fraction of the FMA peak.
@@ -139,7 +147,7 @@ impl BenchReport {
                 "\"flops_per_pixinst\": {:.2}, \"fma_peak_gflops\": {:.2}, \"fraction_of_fma_peak\": {:.3}, ",
                 "\"mad_ceiling_gflops\": {:.2}, \"fraction_of_ceiling\": {:.3}, ",
                 "\"ns_per_pixel\": {:.2}, \"prepared_first_ns_per_pixel\": {:.2}, ",
-                "\"prepared_rerun_ns_per_pixel\": {:.2}, \"scaling\": [{}]}}"
+                "\"prepared_rerun_ns_per_pixel\": {:.2}, \"rerun_thread_speedup\": {:.2}, \"scaling\": [{}]}}"
             ),
             self.pixel_instructions,
             self.interp_pixinst_per_s,
@@ -160,6 +168,7 @@ impl BenchReport {
             self.ns_per_pixel(),
             self.prepared_first_ns_per_pixel,
             self.prepared_rerun_ns_per_pixel,
+            self.rerun_thread_speedup(),
             self.scaling
                 .iter()
                 .map(|(t, r)| format!("{{\"threads\": {t}, \"jit_pixinst_per_s\": {r:.0}}}"))
@@ -187,8 +196,16 @@ impl std::fmt::Display for BenchReport {
             self.jit_pixinst_per_s / 1e6,
             self.jit_over_interp()
         )?;
-        let one = self.scaling.first().map_or(0.0, |s| s.1);
-        for &(t, rate) in &self.scaling {
+        for &(t, rate) in self.scaling.iter().filter(|s| s.0 > 1) {
+            writeln!(
+                f,
+                "JIT ({t:>2} threads)             {:>10.1} M/s   {:.2}× one thread",
+                rate / 1e6,
+                rate / self.jit_pixinst_per_s.max(1e-9)
+            )?;
+        }
+        let one = self.rerun_scaling.first().map_or(0.0, |s| s.1);
+        for &(t, rate) in &self.rerun_scaling {
             writeln!(
                 f,
                 "JIT ({t:>2} threads), re-runs  {:>10.1} M/s   {:.2}× one thread",
@@ -384,7 +401,9 @@ pub fn measure_with_result(
         ..BenchReport::default()
     };
     report.pixels = u64::from(job.width) * u64::from(job.height);
-    report.scaling.push((1, n / rerun.max(1e-9)));
+    report.scaling.push((1, report.jit_pixinst_per_s));
+    report.rerun_scaling.push((1, n / rerun.max(1e-9)));
+    report.jit_threads_pixinst_per_s = report.jit_pixinst_per_s;
     let mut counts: Vec<usize> = std::iter::successors(Some(2usize), |t| t.checked_mul(2))
         .take_while(|&t| t < opts.threads)
         .collect();
@@ -393,11 +412,16 @@ pub fn measure_with_result(
     }
     for t in counts {
         job.settings.threads = t;
-        let (_, tn) = reruns(kernel, &job, &want, opts.repeat)?;
+        let (tn, r) = timed(kernel, &job, opts.repeat)?;
+        if r.outputs != want.outputs {
+            return Err(BenchError::Mismatch("outputs with threads"));
+        }
         report.scaling.push((t, n / tn.max(1e-9)));
         report.threads = t;
+        report.jit_threads_pixinst_per_s = n / tn.max(1e-9);
+        let (_, tr) = reruns(kernel, &job, &want, opts.repeat)?;
+        report.rerun_scaling.push((t, n / tr.max(1e-9)));
     }
-    report.jit_threads_pixinst_per_s = report.scaling.last().map_or(0.0, |s| s.1);
     if opts.peak_iterations > 0 {
         report.fma_peak_gflops = ctm_jit::peak::fma_peak_gflops(opts.peak_iterations)?;
         report.mad_ceiling_gflops = ctm_jit::peak::mad_peak_gflops(opts.peak_iterations)?;
