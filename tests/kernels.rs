@@ -5,6 +5,7 @@
 mod common;
 
 use common::both;
+use ctm::bench::suite::noise;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -21,15 +22,6 @@ fn example(name: &str) -> Kernel {
         .join("examples")
         .join(name);
     Kernel::new(ctm::program::load(&path, false).unwrap().exe)
-}
-
-/// A deterministic pseudo-random float in [0, 1).
-fn noise(k: u32) -> f32 {
-    let mut x = k.wrapping_mul(0x9E37_79B9) ^ 0x5bd1_e995;
-    x ^= x >> 15;
-    x = x.wrapping_mul(0x2c1b_3c6d);
-    x ^= x >> 12;
-    (x >> 8) as f32 / (1 << 24) as f32
 }
 
 fn with_threads(job: Job, threads: usize) -> Job {
