@@ -307,11 +307,28 @@ impl Engine for JitEngine {
                 ),
             });
         }
-        let (f, first) = (
-            code.loop_fn(entry.index),
-            code.loop_region(entry.index).clauses[0],
-        );
+        let region = code.loop_region(entry.index);
+        let first = region.clauses[0];
+        // Lane-wise where the region allows it and the loop is at the top
+        // of an iteration with its lanes as the lock-step run would have
+        // them, and the rest of the loop fits in the budget.
+        let alive = lanes.active & lanes.running;
+        let lanewise = code.lanewise(entry.index).filter(|(lw, _)| {
+            state.continued == 0
+                && state.count > 0
+                && alive != 0
+                && state.entry & lanes.running & !state.broken == alive
+                && state
+                    .executed
+                    .checked_add(u64::from(state.count) * lw.body_len())
+                    .is_some_and(|end| end <= state.budget)
+        });
+        let (f, lanewise) = match lanewise {
+            Some((_, f)) => (f, Some(Arc::clone(code))),
+            None => (code.loop_fn(entry.index), None),
+        };
         self.stats.loop_runs += 1;
+        self.stats.lanewise_runs += u64::from(lanewise.is_some());
         // Region clauses make no runtime calls (no fetches, no uncached
         // writes); the host block is set as for any compiled code.
         let (exit, error) = self.with_host(
@@ -321,13 +338,21 @@ impl Engine for JitEngine {
             |lanes, uniforms, io| {
                 // SAFETY: see the `ctm_jit` crate docs and `run_clause`:
                 // `quads` was checked above; `f` was compiled for a loop
-                // region of this program
-                // with the `LoopFn` ABI; it calls the region's compiled clauses
-                // (same contract as in `run_clause`) and reads/writes `state`
-                // within its layout; `self.current` keeps the code alive.
+                // region of this program with the `LoopFn` ABI; the driver
+                // calls the region's compiled clauses (same contract as in
+                // `run_clause`), the lane-wise code inlines them; both
+                // read/write `state` within its layout; `self.current`
+                // keeps the code alive.
                 unsafe { f(lanes, uniforms, io, state) }
             },
         );
+        let exit = match (
+            lanewise.as_ref().and_then(|c| c.lanewise(entry.index)),
+            exit,
+        ) {
+            (Some((lw, _)), 0) => ctm_jit::lanewise::settle(lw, state, lanes, alive),
+            _ => exit,
+        };
         let (kind, j) = (exit >> 16, (exit & 0xFFFF) as usize);
         let clause = |j: usize| {
             let Some((_, code, _)) = &self.current else {

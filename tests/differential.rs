@@ -71,7 +71,7 @@ fn run_part(part: u64, parts: u64) {
         },
     ];
     let mut errors = 0;
-    let mut loop_runs = 0;
+    let (mut loop_runs, mut lanewise_runs) = (0, 0);
     let mut done = 0u64;
     for k in (part..total).step_by(parts as usize) {
         done += 1;
@@ -98,6 +98,7 @@ fn run_part(part: u64, parts: u64) {
         let opts = variants[(k % 3) as usize];
         let (got, stats) = case.run(EngineKind::Jit, opts);
         loop_runs += u64::from(stats.loop_runs > 0);
+        lanewise_runs += u64::from(stats.lanewise_runs > 0);
         assert!(
             stats.fallback_reasons.is_empty() && stats.native_runs > 0,
             "seed {}: {stats:?}\n{}",
@@ -110,13 +111,14 @@ fn run_part(part: u64, parts: u64) {
         PROGRESS[part as usize % PROGRESS.len()].store(k + 1, Ordering::Relaxed);
     }
     eprintln!(
-        "differential part {part}/{parts}: {programs} programs of seeds {seed0}..{} agree; compiled loop regions ran in {loop_runs}",
+        "differential part {part}/{parts}: {programs} programs of seeds {seed0}..{} agree; compiled loop regions ran in {loop_runs}, lane-wise in {lanewise_runs}",
         seed0 + total
     );
-    // Compiled loop regions run in enough programs to be compared.
+    // Compiled loop regions, lock-step and lane-wise, run in enough
+    // programs to be compared.
     assert!(
-        loop_runs * 20 > programs,
-        "compiled loop regions ran in only {loop_runs} of {programs} programs"
+        loop_runs * 20 > programs && lanewise_runs * 200 > programs,
+        "compiled loop regions ran in only {loop_runs} of {programs} programs, lane-wise in {lanewise_runs}"
     );
     // The generator must mostly produce programs that run to the end.
     assert!(

@@ -106,9 +106,14 @@ fn clif_prints_each_clause_with_its_source() {
     // Source comments above the code, e.g. the loop body's MAD.
     assert!(out.contains("; @3 alu r3.rgb = mad("), "{out}");
     assert!(out.contains("fmul") && out.contains("fadd") && out.contains("bitselect"));
+    // One function per clause, then the loop's lane-wise body.
     assert_eq!(
         out.matches("function ").count(),
-        out.matches("; clause ").count()
+        out.matches("; clause ").count() + 1
+    );
+    assert!(
+        out.contains("; loop region at @3, clauses [1, 2], lane-wise"),
+        "{out}"
     );
 }
 

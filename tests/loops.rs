@@ -8,6 +8,8 @@ use ctm::engine::EngineKind;
 use ctm::kernel::{Job, JobResult, Kernel, KernelError};
 use ctm::mc::Format;
 
+mod common;
+
 /// r1 counts iterations; pixels leave the loop (BREAK) once r1 > i, and
 /// pixels with odd r1 skip the rest of the body (CONTINUE); r2 counts the
 /// full iterations; aL steps by 2.
@@ -100,5 +102,128 @@ fn the_budget_runs_out_inside_a_loop_region_as_in_the_interpreter() {
             _ => assert_eq!(want.is_ok(), got.is_ok(), "budget {budget}"),
         }
         assert!(want.is_err(), "budget {budget} stops the program");
+    }
+}
+
+/// A loop whose lanes are independent (no CONTINUE, writes gated by the
+/// active lanes only): the JIT runs it lane-wise. Pixels leave when r1 > i
+/// ({cond} on the ALU result or on predicate R, both set from it), r2 sums
+/// c[aL] (a constant read relative to aL), r5 starts as c1's raw bits and
+/// is rewritten only after the break (lanes that leave in the first
+/// iteration keep those bits), r6 is a MAX of itself (its bits are read, so
+/// it is kept exact), and after the loop the ALU result and predicate of
+/// the last iteration each lane ran decide one more write.
+const LANEWISE: &str = "
+    alu r1.rgb = max.off(s0, s0) | r1.a = max.off(s0, s0) src0=0.0
+    alu r2.rgb = max.off(s0, s0) | r2.a = max.off(s0, s0) src0=0.0
+    alu r5.rgb = max.off(s0, s0) | r5.a = max.off(s0, s0) src0=c1
+    alu r6.rgb = max.off(s0, s0) | r6.a = max.off(s0, s0) src0=c1
+    {open} i0 -> done
+body:
+    alu r1.rgb = mad(s0.111, s0.111, s0) | r1.a = mad(s0.1, s0.1, s0) src0=r1
+    alu p.r>=0 = mad(sp, s0.111, -s0.111) | _ = mad(sp, s0.1, -s0.1) src0=r0 src1=r1 srcp=sub res=r>=0
+    {brk} {cond} -> done
+    alu r2.rgb = mad(s0, s1.111, s2) | r2.a = mad(s0, s1.1, s2) src0=r2 src1=1.0 src2=c[aL+2]
+    alu r5.rgb = mad(s0, s1, s2) | r5.a = mad(s0, s1, s2) src0=r5 src1=0.5 src2=r2
+    alu r6.rgb = max(s0, s1) | r6.a = max(s0, s1) src0=r6 src1=r2
+    {close} i0 -> body
+done:
+    IF alu_result != 0 -> skip
+    alu r1.rgb = mad(s0, -s1.111, s0) | r1.a = mad(s0, -s1.1, s0) src0=r1 src1=0.5
+    ENDIF
+skip:
+    out rtA.rgb = max.off(s0, s0) | rtA.a = max.off(s0, s0) src0=r1
+    out rtB.rgb = max.off(s0, s0) | rtB.a = max.off(s0, s0) src0=r2
+    out rtC.rgb = max.off(s0, s0) | rtC.a = max.off(s0, s0) src0=r5
+    out rtD.rgb = max.off(s0, s0) | rtD.a = max.off(s0, s0) src0=r6 wait last
+";
+
+fn lanewise_program(open: &str, brk: &str, cond: &str, close: &str) -> Kernel {
+    let src = LANEWISE
+        .replace("{open}", open)
+        .replace("{brk}", brk)
+        .replace("{cond}", cond)
+        .replace("{close}", close);
+    Kernel::assemble(&src).unwrap_or_else(|e| panic!("{e}\n{src}"))
+}
+
+fn lanewise_job(count: u8, init: u8, step: i8) -> Job {
+    let mut job = Job::new(37, 9)
+        .int(0, count, init, step)
+        .constant(1, [f32::from_bits(0x7FC0_1234), 1e-40, -0.0, 3.0])
+        .output(0, Format::Float32_4)
+        .output(1, Format::Float32_4)
+        .output(2, Format::Float32_4)
+        .output(3, Format::Float32_4);
+    for c in 2..40 {
+        job = job.constant(c, [c as f32 * 0.25, -(c as f32), 1.0 / c as f32, 0.5]);
+    }
+    job
+}
+
+#[test]
+fn independent_lanes_run_lane_wise_with_the_interpreter_s_results() {
+    for (open, brk, close) in [
+        ("LOOP", "BREAKLOOP", "ENDLOOP"),
+        ("REP", "BREAKREP", "ENDREP"),
+    ] {
+        for cond in ["alu_result != 0", "p.r != 0", "!p.r == 0"] {
+            let k = lanewise_program(open, brk, cond, close);
+            // Every pixel leaves (count 40 > 37), some stay until the
+            // count runs out (count 20), negative steps of aL.
+            for (count, init, step) in [(40, 0, 1), (20, 3, 2), (30, 30, -1), (1, 0, 0)] {
+                let job = lanewise_job(count, init, step);
+                let got = common::both(&k, &job);
+                if jit_available() {
+                    let e = &got.report.engine;
+                    assert!(e.lanewise_runs > 0, "{open} {cond} {count}: {e:?}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn loops_that_are_not_lane_wise_keep_the_lock_step_driver() {
+    // A conditional ENDLOOP decides for the whole group; a predicated
+    // write leaves inactive lanes alone.
+    let conditional_end = LANEWISE
+        .replace("{open}", "LOOP")
+        .replace("{brk} {cond}", "BREAKLOOP alu_result != 0")
+        .replace("{close} i0 -> body", "ENDLOOP i0 b3 == 0 -> body");
+    let predicated = LANEWISE
+        .replace("{open}", "LOOP")
+        .replace("{brk} {cond}", "BREAKLOOP alu_result != 0")
+        .replace("{close}", "ENDLOOP")
+        .replace("src0=r6 src1=r2", "src0=r6 src1=r2 pred=rrrr");
+    for src in [conditional_end, predicated] {
+        let k = Kernel::assemble(&src).unwrap_or_else(|e| panic!("{e}\n{src}"));
+        let got = common::both(&k, &lanewise_job(40, 0, 1));
+        if jit_available() {
+            let e = &got.report.engine;
+            assert!(e.loop_runs > 0 && e.lanewise_runs == 0, "{e:?}\n{src}");
+        }
+    }
+}
+
+#[test]
+fn a_lane_wise_loop_hands_over_to_lock_step_where_the_budget_would_run_out() {
+    let k = lanewise_program("LOOP", "BREAKLOOP", "alu_result != 0", "ENDLOOP");
+    // Budgets around the point where the whole rest of the loop no longer
+    // fits: the region then runs in lock step and stops exactly where the
+    // interpreter does, or finishes as it does.
+    for budget in [9, 10, 30, 80, 200, 250, 400, 1_000, 100_000] {
+        let mut job = lanewise_job(40, 0, 1);
+        job.settings.options.budget = budget;
+        let want = run(&k, &job, EngineKind::Interp);
+        let got = run(&k, &job, EngineKind::Jit);
+        match (&want, &got) {
+            (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string(), "budget {budget}"),
+            (Ok(a), Ok(b)) => {
+                assert_eq!(a.outputs, b.outputs, "budget {budget}");
+                assert_eq!(a.report.pixel_instructions, b.report.pixel_instructions);
+            }
+            _ => panic!("budget {budget}: {want:?} against {got:?}"),
+        }
     }
 }

@@ -29,8 +29,10 @@
 //!   the base and mask the sum with the file size − 1 (128, 256) before
 //!   scaling it: any aL, positive or negative, lands inside the file.
 //! * **The number of quads (caller data).** Clause code loops over
-//!   `Lanes::quads` quads of 16 lanes; the engines refuse a state whose
-//!   count is not 1–4 before calling ([`state::GROUP_QUADS`]).
+//!   `Lanes::quads` quads of four lanes; the engines refuse a state whose
+//!   count is not 1–[`state::GROUP_QUADS`] before calling. A lane-wise loop
+//!   region also writes one event per lane into [`state::LoopState`]
+//!   (`events`, one entry per lane of a group).
 //! * **Lookups (guest data: coordinates).** Texel coordinates are floored,
 //!   compared with the surface's size (NaN, ±Inf and negatives fail) and
 //!   only lanes inside pitch × height form `base + (y · pitch + x) <<
@@ -53,6 +55,7 @@ pub mod compile;
 pub mod fp;
 pub mod host;
 pub mod ir;
+pub mod lanewise;
 mod lower;
 pub mod peak;
 pub mod quad;

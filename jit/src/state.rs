@@ -371,7 +371,7 @@ pub type ClauseFn = unsafe extern "C" fn(*mut Lanes, *const Uniforms, *mut Io) -
 /// The runtime shim's state of the innermost loop, handed to a compiled loop
 /// region ([`crate::regions`]) and taken back when it returns.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-#[repr(C)]
+#[repr(C, align(16))]
 pub struct LoopState {
     /// Iterations left in the frame.
     pub count: u32,
@@ -395,7 +395,15 @@ pub struct LoopState {
     pub budget: u64,
     /// Pixel-instructions counted so far.
     pub pixel_instructions: u64,
+    /// Filled by a lane-wise region ([`crate::lanewise::Lanewise`]): per
+    /// lane, where it left the loop — `iteration · clauses + j` for a break
+    /// at the region's clause `j`, [`LANE_STAYED`] for a lane still in the
+    /// loop when its count ran out, −1 for a lane that did not run.
+    pub events: [i32; GROUP_LANES],
 }
+
+/// [`LoopState::events`] of a lane still in the loop when its count ran out.
+pub const LANE_STAYED: i32 = i32::MAX;
 
 /// How a compiled loop region returned: `kind << 16 | j`, `j` the position
 /// of a clause in the region.
@@ -435,6 +443,8 @@ pub mod loop_offsets {
     pub const BUDGET: usize = offset_of!(LoopState, budget);
     /// `LoopState::pixel_instructions`.
     pub const PIXEL_INSTRUCTIONS: usize = offset_of!(LoopState, pixel_instructions);
+    /// `LoopState::events`.
+    pub const EVENTS: usize = offset_of!(LoopState, events);
 }
 
 /// Byte offsets of [`Io`] and [`Uniforms`] compiled code relies on.

@@ -25,6 +25,9 @@ pub struct EngineStats {
     /// Calls of compiled loop regions (each runs clauses natively until
     /// the loop leaves or needs the shim).
     pub loop_runs: u64,
+    /// Of those, the calls that ran the region lane-wise (each batch of
+    /// quads through all its iterations at once).
+    pub lanewise_runs: u64,
     /// Clause executions interpreted because the clause fell back.
     pub fallback_runs: u64,
     /// Clause executions interpreted because hazards were being checked.
@@ -51,6 +54,7 @@ impl EngineStats {
     pub fn merge(&mut self, other: &EngineStats) {
         self.native_runs += other.native_runs;
         self.loop_runs += other.loop_runs;
+        self.lanewise_runs += other.lanewise_runs;
         self.fallback_runs += other.fallback_runs;
         self.checked_runs += other.checked_runs;
         self.fallback_clauses = self.fallback_clauses.max(other.fallback_clauses);

@@ -283,6 +283,7 @@ impl<E: Engine> Runner<'_, E> {
                 .budget
                 .min((*executed).saturating_add(LOOP_SLICE)),
             pixel_instructions: stats.pixel_instructions,
+            events: [-1; GROUP_LANES],
         };
         let mut ctx = Ctx {
             uniforms: self.uniforms,

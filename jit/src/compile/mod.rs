@@ -16,9 +16,8 @@
 
 use crate::host::{MissingFeatures, check_features};
 use crate::ir::Program;
-use crate::lower::{
-    Body, PcMarks, batch_quads, has_full_body, lower_clause, lower_loop, writes_inactive,
-};
+use crate::lanewise::{Lanewise, lanewise};
+use crate::lower::{Body, PcMarks, batch_quads, has_full_body, lower_clause, writes_inactive};
 use crate::regions::{LoopRegion, loop_regions};
 use crate::state::{ClauseFn, Lanes, LoopFn};
 use cranelift_codegen::Context;
@@ -30,83 +29,6 @@ use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{FuncId, Linkage, Module, default_libcall_names};
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
-
-/// Cranelift's optimisation level.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub enum OptLevel {
-    /// No optimisation passes: instructions stay in the order the lowering
-    /// emits them (program order, interleaving independent chains).
-    None,
-    /// Optimise for speed: Cranelift's e-graph pass (value numbering,
-    /// loop-invariant hoisting, rewrites).
-    Speed,
-    /// Chosen per program (the default): [`OptLevel::None`] for programs
-    /// with a long straight clause (16 instructions or more) and no memory
-    /// access from compiled code, [`OptLevel::Speed`] otherwise. The e-graph
-    /// pass places each pure instruction where it is first demanded, so a
-    /// long clause comes out one dependent chain after another, which the
-    /// processor cannot overlap; measured on the bundled kernels, one
-    /// 64-MAD chain runs 2.3× faster without it, eight chains 1.1×, while
-    /// clauses that fetch run 10–20% faster with it.
-    #[default]
-    Auto,
-}
-
-/// Straight-clause length from which [`OptLevel::Auto`] skips the e-graph.
-const AUTO_LONG_CLAUSE: u16 = 16;
-
-impl OptLevel {
-    fn setting(self) -> &'static str {
-        match self {
-            OptLevel::None => "none",
-            OptLevel::Speed | OptLevel::Auto => "speed",
-        }
-    }
-}
-
-/// How clauses are compiled.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct JitOptions {
-    /// Cranelift's optimisation level.
-    pub opt_level: OptLevel,
-    /// Quads processed per loop iteration: 1, 2 or 4, or 0 to choose per
-    /// clause (clauses with texture operations always take whole groups of
-    /// 4).
-    pub quads_per_iter: u8,
-}
-
-impl JitOptions {
-    /// These options with [`OptLevel::Auto`] decided for `program`.
-    pub fn resolved(self, program: &Program) -> JitOptions {
-        if self.opt_level != OptLevel::Auto {
-            return self;
-        }
-        let memory = program.clauses.iter().any(crate::lower::needs_whole_group);
-        let long = program.clauses.iter().any(|c| c.len >= AUTO_LONG_CLAUSE);
-        JitOptions {
-            opt_level: if long && !memory {
-                OptLevel::None
-            } else {
-                OptLevel::Speed
-            },
-            ..self
-        }
-    }
-}
-
-impl Default for JitOptions {
-    /// Optimisation chosen per program ([`OptLevel::Auto`]), quads per
-    /// iteration chosen per clause: as many as keep the
-    /// registers the clause touches within the vector registers (measured:
-    /// small loop bodies run faster four quads at a time, large clauses
-    /// spill and run fastest one quad at a time).
-    fn default() -> Self {
-        JitOptions {
-            opt_level: OptLevel::Auto,
-            quads_per_iter: 0,
-        }
-    }
-}
 
 /// Why nothing could be compiled.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -211,7 +133,7 @@ pub struct Compiled {
     general_modules: Mutex<Vec<JITModule>>,
     opts: JitOptions,
     /// Compiled loop regions ([`crate::regions`]).
-    loops: Vec<(LoopRegion, LoopFn)>,
+    loops: Vec<loops::CompiledLoop>,
     /// Time spent building and compiling.
     pub compile_time: Duration,
     /// DPP instructions the clauses cover.
@@ -304,8 +226,8 @@ impl Compiled {
         self.loops
             .iter()
             .enumerate()
-            .find(|(_, (r, _))| r.start == pc)
-            .map(|(k, (r, _))| (k, r))
+            .find(|(_, l)| l.region.start == pc)
+            .map(|(k, l)| (k, &l.region))
     }
 
     /// Number of compiled loop regions.
@@ -315,12 +237,18 @@ impl Compiled {
 
     /// The code of loop region `k` (see [`Compiled::loop_at`]).
     pub fn loop_fn(&self, k: usize) -> LoopFn {
-        self.loops[k].1
+        self.loops[k].driver
+    }
+
+    /// The lane-wise code of loop region `k` and what it needs, if its
+    /// lanes are independent ([`crate::lanewise`]).
+    pub fn lanewise(&self, k: usize) -> Option<(&Lanewise, LoopFn)> {
+        self.loops[k].lanewise.as_ref().map(|(lw, f)| (lw, *f))
     }
 
     /// Loop region `k`.
     pub fn loop_region(&self, k: usize) -> &LoopRegion {
-        &self.loops[k].0
+        &self.loops[k].region
     }
 
     /// Number of clauses.
@@ -423,12 +351,20 @@ fn build_function(
 }
 
 /// The bodies clause `ci`'s eagerly compiled function has: both where a
-/// loop region calls it (the region's driver cannot switch functions), the
-/// full-batch body alone where the clause has one, else the general body.
+/// loop region's lock-step driver calls it (the driver cannot switch
+/// functions) — the general body alone where that driver is only the
+/// fallback of a lane-wise region —, the full-batch body alone where the
+/// clause has one, else the general body.
 fn body_of(program: &Program, regions: &[LoopRegion], ci: usize) -> Body {
     let clause = &program.clauses[ci];
-    if regions.iter().any(|r| r.clauses.contains(&(ci as u32))) {
-        Body::Both
+    let mut holding = regions.iter().filter(|r| r.clauses.contains(&(ci as u32)));
+    if let Some(first) = holding.next() {
+        // The lock-step driver is only the fallback of a lane-wise region.
+        if lanewise(program, first).is_some() && holding.next().is_none() {
+            Body::General
+        } else {
+            Body::Both
+        }
     } else if has_full_body(clause) {
         Body::Full
     } else {
@@ -519,62 +455,12 @@ pub fn compile(program: &Program, opts: JitOptions) -> Result<Compiled, JitError
         }
         ids.push(outcome);
     }
-    // Loop regions whose clauses all compiled get a driver each; one that
-    // cannot be compiled is simply left to the shim.
-    let mut loop_ids = Vec::new();
-    for region in regions {
-        let fns: Option<Vec<FuncId>> = region
-            .clauses
-            .iter()
-            .map(|&ci| ids[ci as usize].as_ref().ok().copied())
-            .collect();
-        let Some(fns) = fns else { continue };
-        let mut sig = clause_signature(&module);
-        sig.params
-            .push(AbiParam::new(module.target_config().pointer_type()));
-        let name = format!("loop{}", region.start);
-        let mut func =
-            Function::with_name_signature(UserFuncName::user(1, loop_ids.len() as u32), sig);
-        {
-            let mut b = FunctionBuilder::new(&mut func, &mut fctx);
-            let refs: Vec<_> = fns
-                .iter()
-                .map(|&id| module.declare_func_in_func(id, b.func))
-                .collect();
-            lower_loop(&mut b, program, &region, &refs);
-            b.finalize(module.target_config());
-        }
-        ctx.clear();
-        ctx.func = func;
-        let defined = module
-            .declare_function(&name, Linkage::Local, &ctx.func.signature)
-            .ok()
-            .filter(|&id| {
-                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    module.define_function(id, &mut ctx).is_ok()
-                }))
-                .unwrap_or(false)
-            });
-        if let Some(code) = ctx.compiled_code() {
-            code_bytes += code.code_buffer().len();
-        }
-        if let Some(id) = defined {
-            loop_ids.push((region, id));
-        }
-    }
+    let parts = (&mut module, &mut ctx, &mut fctx);
+    let loop_ids = loops::compile_loops(program, &ids, opts, parts, &mut code_bytes);
     module
         .finalize_definitions()
         .map_err(|e| JitError::Module(e.to_string()))?;
-    let loops = loop_ids
-        .into_iter()
-        .map(|(region, id)| {
-            let p = module.get_finalized_function(id);
-            // SAFETY: built with `clause_signature` plus a pointer: the
-            // `LoopFn` ABI on this host.
-            let f = unsafe { std::mem::transmute::<*const u8, LoopFn>(p) };
-            (region, f)
-        })
-        .collect();
+    let loops = loops::finished(&module, loop_ids);
     let clauses = ids
         .into_iter()
         .zip(&bodies)
@@ -611,7 +497,10 @@ pub fn compile(program: &Program, opts: JitOptions) -> Result<Compiled, JitError
 }
 
 mod cache;
+mod loops;
+mod options;
 mod print;
 
 pub use cache::{cached, program_hash};
+pub use options::{JitOptions, OptLevel};
 pub use print::clif;

@@ -1,9 +1,12 @@
 //! CLIF listings of compiled clauses, annotated with the DPP instructions
-//! they were lowered from (`ctm clif`).
+//! they were lowered from, and of lane-wise loop regions (`ctm clif`).
 
+use super::loops::lanewise_function;
 use super::{JitError, JitOptions, build_function, make_isa};
 use crate::ir::Program;
+use crate::lanewise::lanewise;
 use crate::lower::Body;
+use crate::regions::loop_regions;
 use cranelift_codegen::ir::Function;
 use cranelift_codegen::write::{FuncWriter, PlainWriter};
 use cranelift_frontend::FunctionBuilderContext;
@@ -12,7 +15,8 @@ use cranelift_module::default_libcall_names;
 use std::fmt::Write as _;
 
 /// Prints the CLIF of every clause, each DPP instruction's text (from
-/// `describe(pc)`) as a comment above the code lowered from it.
+/// `describe(pc)`) as a comment above the code lowered from it, then the
+/// lane-wise function of each loop region that has one.
 pub fn clif(
     program: &Program,
     opts: JitOptions,
@@ -21,7 +25,7 @@ pub fn clif(
     program.verify()?;
     let opts = opts.resolved(program);
     let isa = make_isa(opts)?;
-    let module = JITModule::new(JITBuilder::with_isa(isa, default_libcall_names()));
+    let mut module = JITModule::new(JITBuilder::with_isa(isa, default_libcall_names()));
     let mut fctx = FunctionBuilderContext::new();
     let mut out = String::new();
     for (ci, clause) in program.clauses.iter().enumerate() {
@@ -41,6 +45,21 @@ pub fn clif(
         cranelift_codegen::write::decorate_function(&mut w, &mut out, &func)
             .map_err(|e| JitError::Module(e.to_string()))?;
         out.push('\n');
+    }
+    for (k, region) in loop_regions(program).iter().enumerate() {
+        let Some(lw) = lanewise(program, region) else {
+            continue;
+        };
+        let parts = (program, region, &lw);
+        let func = lanewise_function(&mut module, &mut fctx, k as u32, parts, opts);
+        let _ = writeln!(
+            out,
+            "; loop region at @{}, clauses {:?}, lane-wise ({} CLIF instructions)",
+            region.start,
+            region.clauses,
+            func.dfg.num_insts()
+        );
+        let _ = writeln!(out, "{func}");
     }
     Ok(out)
 }

@@ -70,7 +70,7 @@ impl Lowering<'_, '_> {
     }
 
     /// The canonical vectors of `v` (computed once, then remembered).
-    fn canonical(&mut self, v: V) -> [Value; GROUP_QUADS] {
+    pub(super) fn canonical(&mut self, v: V) -> [Value; GROUP_QUADS] {
         let q = self.get(v).q;
         let c = match self.lazy(v) {
             Lazy::No => return q,
@@ -91,15 +91,24 @@ impl Lowering<'_, '_> {
         }
     }
 
-    /// Lowers the clause's nodes for a full batch (see the module docs).
+    /// Lowers the clause's nodes for a full batch (see the module docs),
+    /// registers in the lanes' memory.
     pub(super) fn full_batch(&mut self, clause: &Clause) {
-        // Registers read or written: (index, channel) → the IR value they
-        // hold; `dirty`: those written.
-        let mut regs: BTreeMap<(u8, u8), V> = BTreeMap::new();
-        let mut dirty: BTreeSet<(u8, u8)> = BTreeSet::new();
-        let mut pred: [Option<[Value; GROUP_QUADS]>; 4] = [None; 4];
-        let mut alu: Option<[Value; GROUP_QUADS]> = None;
-        let mut written: BTreeSet<usize> = BTreeSet::new();
+        self.full_nodes(clause, &mut Memory);
+    }
+
+    /// Lowers the clause's nodes for a full batch, with registers the
+    /// clause has not seen yet read from `file`, and what it wrote handed
+    /// to `file` at the end.
+    pub(super) fn full_nodes(&mut self, clause: &Clause, file: &mut dyn RegFile) {
+        let mut out = Writes::default();
+        let Writes {
+            regs,
+            dirty,
+            pred,
+            alu,
+            written,
+        } = &mut out;
         for (i, node) in clause.nodes.iter().enumerate() {
             let mark = self.mark_start();
             match &node.op {
@@ -113,9 +122,8 @@ impl Lowering<'_, '_> {
                             self.set_lazy(*dst, q, lazy);
                         }
                         None => {
-                            let (p, off) = self.temp_addr(*index, *chan);
-                            let q = self.each(|l, k| l.load_vec(p, off, k));
-                            self.set_lazy(*dst, q, Lazy::No);
+                            let (q, lazy) = file.read(self, index.base, *chan);
+                            self.set_lazy(*dst, q, lazy);
                         }
                     }
                     // From here on the register reads as this value, so a
@@ -206,7 +214,7 @@ impl Lowering<'_, '_> {
                     pred[usize::from(*chan & 3)] = Some(t);
                 }
                 Op::SetAluResult { test, v, .. } => {
-                    alu = Some(self.truth(*v, *test));
+                    *alu = Some(self.truth(*v, *test));
                 }
                 Op::Fetch {
                     dst,
@@ -247,29 +255,81 @@ impl Lowering<'_, '_> {
             }
             self.mark_end(mark, node.pc);
         }
-        // Write-back: every register written, canonical.
-        for &(index, chan) in &dirty {
-            let q = self.canonical(regs[&(index, chan)]);
+        file.write_back(self, &out);
+    }
+}
+
+/// What a full-batch walk leaves at the end of the clause.
+#[derive(Default)]
+pub(super) struct Writes {
+    /// Registers read or written: (index, channel) → the IR value they hold.
+    pub(super) regs: BTreeMap<(u8, u8), V>,
+    /// The registers written.
+    pub(super) dirty: BTreeSet<(u8, u8)>,
+    /// Predicate channels set, per quad of the batch.
+    pub(super) pred: [Option<[Value; GROUP_QUADS]>; 4],
+    /// The ALU result, if set.
+    pub(super) alu: Option<[Value; GROUP_QUADS]>,
+    /// Offsets in the lanes of the output-written words to update.
+    pub(super) written: BTreeSet<usize>,
+}
+
+/// Where a full-batch walk reads the registers a clause has not seen yet
+/// and leaves the registers and masks it wrote.
+pub(super) trait RegFile {
+    /// Register channel `(index, chan)` as vectors and how they relate to
+    /// its value.
+    fn read(
+        &mut self,
+        l: &mut Lowering<'_, '_>,
+        index: u8,
+        chan: u8,
+    ) -> ([Value; GROUP_QUADS], Lazy);
+    /// Takes what the clause wrote.
+    fn write_back(&mut self, l: &mut Lowering<'_, '_>, out: &Writes);
+}
+
+/// Registers and masks in the lanes' memory (a clause's function).
+pub(super) struct Memory;
+
+impl RegFile for Memory {
+    fn read(
+        &mut self,
+        l: &mut Lowering<'_, '_>,
+        index: u8,
+        chan: u8,
+    ) -> ([Value; GROUP_QUADS], Lazy) {
+        let index = crate::ir::Index {
+            base: index,
+            rel: false,
+        };
+        let (p, off) = l.temp_addr(index, chan);
+        (l.each(|l, k| l.load_vec(p, off, k)), Lazy::No)
+    }
+
+    fn write_back(&mut self, l: &mut Lowering<'_, '_>, out: &Writes) {
+        // Every register written, canonical.
+        for &(index, chan) in &out.dirty {
+            let q = l.canonical(out.regs[&(index, chan)]);
             let off = i32::from(index) * REG_BYTES + i32::from(chan) * super::CHAN_BYTES;
-            self.store_batch(q, off + offsets::TEMPS as i32);
+            l.store_batch(q, off + offsets::TEMPS as i32);
         }
-        for (c, p) in pred.iter().enumerate() {
+        for (c, p) in out.pred.iter().enumerate() {
             if let Some(p) = p {
-                self.store_bits(offsets::PRED + 4 * c, &p[..self.w], false);
+                l.store_bits(offsets::PRED + 4 * c, &p[..l.w], false);
             }
         }
-        if let Some(a) = alu {
-            self.store_bits(offsets::ALU_RESULT, &a[..self.w], false);
+        if let Some(a) = out.alu {
+            l.store_bits(offsets::ALU_RESULT, &a[..l.w], false);
         }
-        if !written.is_empty() {
-            let bits = self.b.ins().iconst(types::I32, (1i64 << (4 * self.w)) - 1);
-            let bits = self.b.ins().ishl(bits, self.lane0);
-            for &off in &written {
-                let word = self.load_bits(off);
-                let word = self.b.ins().bor(word, bits);
-                self.b
-                    .ins()
-                    .store(MemFlagsData::trusted(), word, self.lanes, off as i32);
+        if !out.written.is_empty() {
+            let bits = l.b.ins().iconst(types::I32, (1i64 << (4 * l.w)) - 1);
+            let bits = l.b.ins().ishl(bits, l.lane0);
+            for &off in &out.written {
+                let word = l.load_bits(off);
+                let word = l.b.ins().bor(word, bits);
+                l.b.ins()
+                    .store(MemFlagsData::trusted(), word, l.lanes, off as i32);
             }
         }
     }

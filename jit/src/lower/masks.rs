@@ -34,7 +34,7 @@ impl Lowering<'_, '_> {
     }
 
     /// Quad `k` of the batch's 4 bits of `word` as an I32X4 lane mask.
-    fn quad_mask(&mut self, word: Value, k: usize) -> Value {
+    pub(super) fn quad_mask(&mut self, word: Value, k: usize) -> Value {
         let s = self.b.ins().iadd_imm_s(self.lane0, 4 * k as i64);
         let bits = self.b.ins().ushr(word, s);
         let v = self.b.ins().splat(types::I32X4, bits);

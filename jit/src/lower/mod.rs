@@ -29,8 +29,11 @@ mod fast;
 mod fetch;
 mod masks;
 mod math;
+mod node;
+mod region;
+mod shape;
 
-use crate::ir::{Binary, Clause, Gate, Op, Select, Test, Unary, V};
+use crate::ir::{Binary, Clause, Gate, Op, Select, Test, Unary};
 use crate::state::{GROUP_LANES, GROUP_QUADS, io_offsets, offsets};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::immediates::Offset32;
@@ -40,6 +43,8 @@ use cranelift_codegen::ir::{
 };
 use cranelift_frontend::FunctionBuilder;
 pub(crate) use driver::lower_loop;
+pub(crate) use region::lower_lanewise;
+pub(crate) use shape::{batch_quads, has_full_body, needs_whole_group, writes_inactive};
 
 use masks::Masks;
 use std::collections::HashMap;
@@ -89,109 +94,6 @@ pub(crate) struct Lowering<'a, 'f> {
     imm: Vec<Option<u32>>,
 }
 
-/// Whether a clause needs whole-group batches (see the module docs).
-pub(crate) fn needs_whole_group(clause: &Clause) -> bool {
-    clause
-        .nodes
-        .iter()
-        .any(|n| matches!(n.op, Op::Fetch { .. } | Op::UmrtWrite { .. }))
-}
-
-/// The batch width, in quads, of `clause` when `w` is asked for (0: the
-/// widest whose register channels fit in about 32 vectors; relative
-/// addressing counts as many).
-pub(crate) fn batch_quads(clause: &Clause, w: usize) -> usize {
-    if needs_whole_group(clause) {
-        return GROUP_QUADS;
-    }
-    if w != 0 {
-        return w;
-    }
-    let mut touched: Vec<(u8, u8)> = Vec::new();
-    for n in &clause.nodes {
-        if let Op::Temp { index, chan, .. } | Op::SetTemp { index, chan, .. } = &n.op {
-            if index.rel {
-                return 1;
-            }
-            if !touched.contains(&(index.base, *chan)) {
-                touched.push((index.base, *chan));
-            }
-        }
-    }
-    let by_registers = match touched.len() {
-        0..=8 => 4,
-        9..=16 => 2,
-        _ => 1,
-    };
-    // Values live at once, each one vector per quad of the batch: keep
-    // them within the host's sixteen vector registers (with room for
-    // constants and temporaries), or the batch spills to the stack.
-    let live = peak_live(clause);
-    let by_pressure = if live * 4 <= LIVE_VECTORS {
-        4
-    } else if live * 2 <= LIVE_VECTORS {
-        2
-    } else {
-        1
-    };
-    by_registers.min(by_pressure)
-}
-
-/// Per-lane vectors a batch may keep live before it spills.
-const LIVE_VECTORS: usize = 12;
-
-/// The most per-lane IR values live at one point of `clause` (uniform
-/// values are not counted: they are one vector for any batch width).
-pub(crate) fn peak_live(clause: &Clause) -> usize {
-    let mut last = vec![usize::MAX; clause.values as usize];
-    let mut uniform = vec![false; clause.values as usize];
-    for (k, n) in clause.nodes.iter().enumerate() {
-        for v in n.op.uses() {
-            if let Some(l) = last.get_mut(v.0 as usize) {
-                *l = k;
-            }
-        }
-        if let Op::Const { dst, .. } | Op::Imm { dst, .. } = n.op
-            && let Some(u) = uniform.get_mut(dst.0 as usize)
-        {
-            *u = true;
-        }
-    }
-    let (mut live, mut peak) = (0usize, 0usize);
-    for (k, n) in clause.nodes.iter().enumerate() {
-        for d in n.op.defs() {
-            let i = d.0 as usize;
-            if !uniform.get(i).copied().unwrap_or(true)
-                && last.get(i).is_some_and(|&l| l != usize::MAX)
-            {
-                live += 1;
-            }
-        }
-        peak = peak.max(live);
-        let mut ended: Vec<V> = n.op.uses();
-        ended.sort_unstable_by_key(|v| v.0);
-        ended.dedup();
-        for v in ended {
-            let i = v.0 as usize;
-            if last.get(i) == Some(&k) && !uniform.get(i).copied().unwrap_or(true) {
-                live -= 1;
-            }
-        }
-    }
-    peak
-}
-
-/// Whether an operation of `clause` writes inactive lanes too: a batch is
-/// then live when one of its lanes is running (else running and active).
-pub(crate) fn writes_inactive(clause: &Clause) -> bool {
-    clause.nodes.iter().any(|n| n.op.writes_inactive())
-}
-
-/// Whether `clause` has a full-batch body ([`fast`]).
-pub(crate) fn has_full_body(clause: &Clause) -> bool {
-    fast::eligible(clause)
-}
-
 /// Which bodies a clause's function has.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Body {
@@ -225,82 +127,20 @@ pub(crate) fn lower_clause(
     b.switch_to_block(entry);
     let params = b.block_params(entry).to_vec();
     let (lanes, uni, io) = (params[0], params[1], params[2]);
-    let mut sig = Signature::new(call_conv);
-    sig.params.push(AbiParam::new(ptr));
-    for _ in 0..4 {
-        sig.params.push(AbiParam::new(types::I32));
-    }
-    sig.returns.push(AbiParam::new(types::I32));
-    let host_sig = b.import_signature(sig);
-    let err = b.create_block();
-    b.append_block_param(err, types::I32);
-    let al = b.ins().load(
-        types::I32,
-        MemFlagsData::trusted(),
-        lanes,
-        offsets::AL as i32,
-    );
     let quads = b.ins().load(
         types::I32,
         MemFlagsData::trusted(),
         lanes,
         offsets::QUADS as i32,
     );
-    let one = b.ins().load(
-        types::F32,
-        MemFlagsData::trusted().with_readonly(),
-        io,
-        io_offsets::ONE as i32,
-    );
-    let one = b.ins().splat(types::F32X4, one);
-    let mut l = Lowering {
-        b,
-        w,
-        ptr,
+    let al = b.ins().load(
+        types::I32,
+        MemFlagsData::trusted(),
         lanes,
-        uni,
-        io,
-        base: lanes,
-        io_base: io,
-        lane0: al,
-        al,
-        vals: vec![None; clause.values as usize],
-        lazy: vec![fast::Lazy::No; clause.values as usize],
-        consts: HashMap::new(),
-        masks: None,
-        host_sig,
-        err,
-        marks: Vec::new(),
-        one,
-        imm: vec![None; clause.values as usize],
-    };
-    // Uniform values, once for all batches; each constant channel loaded
-    // once however many nodes read it.
-    let mut loaded: HashMap<(u8, u8), Value> = HashMap::new();
-    for node in &clause.nodes {
-        match node.op {
-            Op::Const { dst, index, chan } => {
-                let v = match loaded.get(&(index.base, chan)) {
-                    Some(&v) if !index.rel => v,
-                    _ => {
-                        let v = l.load_const(index, chan);
-                        if !index.rel {
-                            loaded.insert((index.base, chan), v);
-                        }
-                        v
-                    }
-                };
-                l.set(dst, [v; GROUP_QUADS]);
-            }
-            Op::Imm { dst, bits } => {
-                let v = l.splat_i(bits);
-                let v = l.as_float(v);
-                l.set(dst, [v; GROUP_QUADS]);
-                l.imm[dst.0 as usize] = Some(bits);
-            }
-            _ => {}
-        }
-    }
+        offsets::AL as i32,
+    );
+    let mut l = Lowering::new(b, w, ptr, call_conv, [lanes, uni, io], clause.values, al);
+    l.uniforms(clause);
     let head = l.b.create_block();
     l.b.append_block_param(head, types::I32);
     let zero = l.b.ins().iconst(types::I32, 0);
@@ -370,11 +210,100 @@ pub(crate) fn lower_clause(
     l.b.switch_to_block(exit);
     let ok = l.b.ins().iconst(types::I32, 0);
     l.b.ins().return_(&[ok]);
+    let err = l.err;
     l.b.switch_to_block(err);
     let status = l.b.block_params(err)[0];
     l.b.ins().return_(&[status]);
     l.b.seal_all_blocks();
     l.marks
+}
+
+impl<'a, 'f> Lowering<'a, 'f> {
+    /// A lowering into `b` (whose current block is the function's entry)
+    /// for batches of `w` quads, with `values` IR values, the machine state
+    /// at `lanes`, `uni`, `io` and `aL` = `al`.
+    fn new(
+        b: &'a mut FunctionBuilder<'f>,
+        w: usize,
+        ptr: Type,
+        call_conv: cranelift_codegen::isa::CallConv,
+        [lanes, uni, io]: [Value; 3],
+        values: u32,
+        al: Value,
+    ) -> Self {
+        let mut sig = Signature::new(call_conv);
+        sig.params.push(AbiParam::new(ptr));
+        for _ in 0..4 {
+            sig.params.push(AbiParam::new(types::I32));
+        }
+        sig.returns.push(AbiParam::new(types::I32));
+        let host_sig = b.import_signature(sig);
+        let err = b.create_block();
+        b.append_block_param(err, types::I32);
+        let one = b.ins().load(
+            types::F32,
+            MemFlagsData::trusted().with_readonly(),
+            io,
+            io_offsets::ONE as i32,
+        );
+        let one = b.ins().splat(types::F32X4, one);
+        Lowering {
+            b,
+            w,
+            ptr,
+            lanes,
+            uni,
+            io,
+            base: lanes,
+            io_base: io,
+            lane0: al,
+            al,
+            vals: vec![None; values as usize],
+            lazy: vec![fast::Lazy::No; values as usize],
+            consts: HashMap::new(),
+            masks: None,
+            host_sig,
+            err,
+            marks: Vec::new(),
+            one,
+            imm: vec![None; values as usize],
+        }
+    }
+
+    /// Starts the lowering of `clause`: no values yet, then its uniform
+    /// values (constants, immediates), each constant channel loaded once
+    /// however many nodes read it.
+    fn uniforms(&mut self, clause: &Clause) {
+        let n = clause.values as usize;
+        self.vals = vec![None; n];
+        self.lazy = vec![fast::Lazy::No; n];
+        self.imm = vec![None; n];
+        let mut loaded: HashMap<(u8, u8), Value> = HashMap::new();
+        for node in &clause.nodes {
+            match node.op {
+                Op::Const { dst, index, chan } => {
+                    let v = match loaded.get(&(index.base, chan)) {
+                        Some(&v) if !index.rel => v,
+                        _ => {
+                            let v = self.load_const(index, chan);
+                            if !index.rel {
+                                loaded.insert((index.base, chan), v);
+                            }
+                            v
+                        }
+                    };
+                    self.set(dst, [v; GROUP_QUADS]);
+                }
+                Op::Imm { dst, bits } => {
+                    let v = self.splat_i(bits);
+                    let v = self.as_float(v);
+                    self.set(dst, [v; GROUP_QUADS]);
+                    self.imm[dst.0 as usize] = Some(bits);
+                }
+                _ => {}
+            }
+        }
+    }
 }
 
 impl Lowering<'_, '_> {
@@ -540,245 +469,5 @@ impl Lowering<'_, '_> {
             *o = f(self, k);
         }
         out
-    }
-
-    fn node(&mut self, index: u32, op: &Op) {
-        match op {
-            Op::Const { .. } | Op::Imm { .. } => {}
-            Op::Temp { dst, index, chan } => {
-                let (p, off) = self.temp_addr(*index, *chan);
-                let q = self.each(|l, k| l.load_vec(p, off, k));
-                self.set(*dst, q);
-            }
-            Op::Unary { dst, op, a } => self.unary(*dst, *op, *a),
-            Op::Binary { dst, op, a, b } => {
-                let (da, db) = (self.daz(*a), self.daz(*b));
-                let q = match op {
-                    Binary::Min | Binary::Max => {
-                        let (ra, rb) = (self.get(*a).q, self.get(*b).q);
-                        let max = *op == Binary::Max;
-                        let q = self.each(|l, k| l.minmax(max, ra[k], rb[k]));
-                        self.set(*dst, q);
-                        return;
-                    }
-                    _ => self.each(|l, k| l.arith(*op, da[k], db[k])),
-                };
-                self.set(*dst, q);
-            }
-            Op::Mad { dst, a, b, c } => {
-                // Under DAZ, x · 1 is x, x + (−0) and (−0) + x are x, and a
-                // square plus +0 is the square (never −0) for every operand:
-                // a denormal reads as the zero it is flushed to, NaN stays
-                // NaN and is standardised where observed. Skip them.
-                const ONE: u32 = 0x3F80_0000;
-                const NEG_ZERO: u32 = 0x8000_0000;
-                let is = |l: &Self, v: &crate::ir::V, bits| l.imm[v.0 as usize] == Some(bits);
-                let (a, b) = if is(self, a, ONE) { (b, a) } else { (a, b) };
-                let times_one = is(self, b, ONE);
-                if times_one && is(self, a, NEG_ZERO) {
-                    let q = self.get(*c).q;
-                    self.set(*dst, q);
-                    return;
-                }
-                let square_plus_zero = a == b && is(self, c, 0);
-                let add = !(is(self, c, NEG_ZERO) || square_plus_zero);
-                let (da, dc) = (self.daz(*a), self.daz(*c));
-                let product = (!times_one).then(|| self.daz(*b));
-                let q = self.each(|l, k| {
-                    let p = match product {
-                        Some(db) => l.b.ins().fmul(da[k], db[k]),
-                        None => da[k],
-                    };
-                    if add { l.b.ins().fadd(p, dc[k]) } else { p }
-                });
-                self.set(*dst, q);
-            }
-            Op::Dot { dst, pairs, addend } => {
-                let pairs: Vec<_> = pairs
-                    .iter()
-                    .map(|&(a, b)| (self.daz(a), self.daz(b)))
-                    .collect();
-                let addend = addend.map(|c| self.daz(c));
-                let q = self.each(|l, k| {
-                    let p: Vec<_> = pairs.iter().map(|(a, b)| (a[k], b[k])).collect();
-                    l.dot(&p, addend.map(|c| c[k]))
-                });
-                self.set(*dst, q);
-            }
-            Op::Select { dst, op, c, a, b } => {
-                let dc = self.daz(*c);
-                let (va, vb) = (self.get(*a), self.get(*b));
-                let cmp = *op == Select::Cmp;
-                let q = self.each(|l, k| l.select_op(cmp, dc[k], va.q[k], vb.q[k]));
-                self.set(*dst, q);
-            }
-            Op::QuadLane { dst, a, lane } => {
-                let va = self.get(*a);
-                let lane = *lane;
-                let q = self.each(|l, k| l.shuffle32(va.q[k], va.q[k], [lane; 4]));
-                self.set(*dst, q);
-            }
-            Op::SetTemp {
-                index,
-                chan,
-                v,
-                gate,
-                ..
-            } => {
-                let m = self.enabled(*gate);
-                let (p, off) = self.temp_addr(*index, *chan);
-                let v = self.get(*v).q;
-                self.blend_store(v, &m, p, off);
-            }
-            Op::SetOut {
-                target,
-                chan,
-                v,
-                gate,
-            } => {
-                let m = self.enabled(*gate);
-                let (t, c) = (usize::from(*target), usize::from(*chan));
-                let off = (offsets::OUT + (t * 4 + c) * CHAN_BYTES as usize) as i32;
-                let v = self.get(*v).q;
-                self.blend_store(v, &m, self.base, off);
-                self.note_written(offsets::OUT_WRITTEN + (t * 4 + c) * 4, &m);
-            }
-            Op::SetDepth { v, gate } => {
-                let m = self.enabled(*gate);
-                let v = self.get(*v).q;
-                self.blend_store(v, &m, self.base, offsets::DEPTH as i32);
-                self.note_written(offsets::DEPTH_WRITTEN, &m);
-            }
-            Op::SetPred {
-                chan,
-                test,
-                v,
-                gate,
-            } => {
-                let m = self.enabled(*gate);
-                let t = self.truth(*v, *test);
-                let c = usize::from(*chan & 3);
-                let old = self.masks.as_ref().expect("masks loaded").pred[c].clone();
-                let new: Vec<_> = (0..self.w)
-                    .map(|k| self.b.ins().bitselect(m[k], t[k], old[k]))
-                    .collect();
-                let masks = self.masks.as_mut().expect("masks loaded");
-                masks.pred[c] = new;
-                masks.dirty_pred[c] = true;
-            }
-            Op::SetAluResult { test, v, gate } => {
-                let m = self.enabled(*gate);
-                let t = self.truth(*v, *test);
-                let old = self.masks.as_ref().expect("masks loaded").alu.clone();
-                let new: Vec<_> = (0..self.w)
-                    .map(|k| self.b.ins().bitselect(m[k], t[k], old[k]))
-                    .collect();
-                let masks = self.masks.as_mut().expect("masks loaded");
-                masks.alu = new;
-                masks.dirty_alu = true;
-            }
-            Op::Kill { checks } => {
-                let mut kill: Option<Vec<Value>> = None;
-                for (v, gate) in checks {
-                    let m = self.enabled(*gate);
-                    let t = self.truth(*v, Test::Lt);
-                    let k: Vec<_> = (0..self.w).map(|k| self.b.ins().band(t[k], m[k])).collect();
-                    kill = Some(match kill {
-                        None => k,
-                        Some(prev) => (0..self.w)
-                            .map(|q| self.b.ins().bor(prev[q], k[q]))
-                            .collect(),
-                    });
-                }
-                let Some(kill) = kill else { return };
-                let m = self.masks.take().expect("masks loaded");
-                let mut m = m;
-                for (k, &kill) in kill.iter().enumerate() {
-                    m.killed[k] = self.b.ins().bor(m.killed[k], kill);
-                    m.running[k] = self.b.ins().band_not(m.running[k], kill);
-                    m.active[k] = self.b.ins().band_not(m.active[k], kill);
-                }
-                m.dirty_flow = true;
-                self.masks = Some(m);
-            }
-            Op::Fetch {
-                dst,
-                coords,
-                inactive,
-                kind,
-                input,
-                unscaled,
-            } => {
-                let gate = Gate {
-                    pred: None,
-                    inactive: *inactive,
-                };
-                let m = self.enabled(gate);
-                let coords = coords.map(|v| self.get(v).q);
-                let op = fetch::Lookup {
-                    node: index,
-                    kind: *kind,
-                    input: *input,
-                    unscaled: *unscaled,
-                };
-                let got = self.fetch(op, coords, Some(&m));
-                for (d, q) in dst.iter().zip(got) {
-                    self.set(*d, q);
-                }
-            }
-            Op::UmrtWrite {
-                value, x, y, gate, ..
-            } => {
-                let m = self.enabled(*gate);
-                for (c, v) in [value, x, y].into_iter().enumerate() {
-                    let q = self.get(*v).q;
-                    self.store_arg(c, q);
-                }
-                let bits = self.batch_bits(&m);
-                let helper = self.load_bits(offsets::HELPER);
-                let helper = self.b.ins().ushr(helper, self.lane0);
-                let bits = self.b.ins().band_not(bits, helper);
-                self.host_call(io_offsets::UMRT, index, bits);
-            }
-            Op::SemWait | Op::SemAcquire { .. } => {}
-        }
-    }
-
-    /// `test(v)` per lane as masks.
-    fn truth(&mut self, v: crate::ir::V, t: Test) -> [Value; GROUP_QUADS] {
-        let d = self.daz(v);
-        self.each(|l, k| l.test_zero(t.code(), d[k]))
-    }
-
-    fn unary(&mut self, dst: crate::ir::V, op: Unary, a: crate::ir::V) {
-        let va = self.get(a);
-        let q = match op {
-            Unary::Neg | Unary::Abs | Unary::Nab => self.each(|l, k| l.sign(op, va.q[k])),
-            Unary::Clamp => {
-                let d = self.daz(a);
-                self.each(|l, k| l.clamp(va.q[k], d[k]))
-            }
-            _ => {
-                let d = self.daz(a);
-                self.each(|l, k| {
-                    let x = d[k];
-                    match op {
-                        Unary::Frc => l.frc(x),
-                        Unary::Ex2 => l.ex2(x),
-                        Unary::Ln2 => l.ln2(x),
-                        Unary::Rcp => l.rcp(x),
-                        Unary::Rsq => l.rsq(x),
-                        Unary::Sin => l.sincos(x, false),
-                        Unary::Cos => l.sincos(x, true),
-                        Unary::Omod(s) => l.omod(x, s),
-                        Unary::Canon => l.omod(x, 0),
-                        Unary::Neg | Unary::Abs | Unary::Nab | Unary::Clamp => {
-                            unreachable!("handled above")
-                        }
-                    }
-                })
-            }
-        };
-        self.set(dst, q);
     }
 }

@@ -1,0 +1,336 @@
+//! Loop regions run lane by lane (`docs/design.md`, "Loops in one compiled
+//! body").
+//!
+//! A loop region ([`crate::regions`]) is normally driven in lock step: the
+//! whole group runs each clause of an iteration, then the next iteration,
+//! as the runtime shim would. When nothing in the region can make one lane
+//! depend on another, every lane computes exactly what it would in lock
+//! step however far the other lanes have got, so compiled code may run
+//! each batch of quads through all its iterations on its own, with the
+//! registers in SSA values and no lane masks in the loop at all: a lane
+//! that breaks has its registers and masks *captured* (copied aside) and
+//! goes on computing values nobody reads. What lock step would have left
+//! behind follows from where each lane left the loop ([`settle`]).
+//!
+//! Lanes are independent when ([`lanewise`]):
+//!
+//! * the region's clauses only break (BREAKLOOP/BREAKREP, per lane) and
+//!   fall through, and its ENDLOOP/ENDREP jumps back for every lane
+//!   (function `0xFF`), so that only the count and the lanes that have
+//!   not broken decide how long the group loops;
+//! * every write is gated by the active lanes alone (no predicated write,
+//!   none that writes inactive lanes), nothing kills, writes outputs or the
+//!   depth, and temporaries are addressed directly (not relative to aL).
+//!
+//! At run time the shim also requires that no lane has continued, that the
+//! lanes still in the loop are the active ones, and that the whole rest of
+//! the loop fits in the runaway budget (so no budget exit can fall in the
+//! middle); otherwise it drives the region in lock step.
+//!
+//! A register written in the region is kept **raw** where possible: its
+//! value is the canonical form of the vector (every write stores an
+//! output-modifier result, whose NaN standardisation and flush are then
+//! left to the write-back), which is exact as long as no read in the region
+//! needs the canonical bits themselves (MIN/MAX, the selects, a write to a
+//! register kept exact) — every other use reads a value and its canonical
+//! form alike (see `crate::lower::fast`). A lane that never wrote the
+//! register in the loop keeps the register's old bits.
+
+use crate::ir::{Clause, FcOp, Gate, Op, Program, Term, Unary, V};
+use crate::regions::LoopRegion;
+use crate::state::{LANE_STAYED, Lanes, LoopState, Mask, loop_exit};
+
+/// A register channel a lane-wise region keeps in SSA values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Carried {
+    /// Temporary index.
+    pub index: u8,
+    /// Channel.
+    pub chan: u8,
+    /// The position in the region of the first clause that writes it
+    /// (`None`: only read).
+    pub first_write: Option<u16>,
+    /// Kept raw (see the module docs); else exact.
+    pub raw: bool,
+}
+
+/// What the lane-wise form of a region needs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Lanewise {
+    /// Register channels the region reads or writes.
+    pub regs: Vec<Carried>,
+    /// Predicate channels the region reads (breaks) or writes.
+    pub pred: [bool; 4],
+    /// Whether the region reads (breaks) or writes the ALU result.
+    pub alu: bool,
+    /// Instructions each clause of the region counts (its flow-control
+    /// instruction included).
+    pub lens: Vec<u32>,
+}
+
+impl Lanewise {
+    /// Instructions of one whole iteration.
+    pub fn body_len(&self) -> u64 {
+        self.lens.iter().map(|&n| u64::from(n)).sum()
+    }
+}
+
+/// Whether a write's gate is the active lanes alone.
+fn plain_gate(gate: &Gate) -> bool {
+    *gate == Gate::ACTIVE
+}
+
+/// The lane-wise form of `region`, if its lanes are independent (see the
+/// module docs).
+pub fn lanewise(program: &Program, region: &LoopRegion) -> Option<Lanewise> {
+    let last = region.clauses.len().checked_sub(1)?;
+    let mut regs: Vec<Carried> = Vec::new();
+    let (mut pred, mut alu) = ([false; 4], false);
+    let mut lens = Vec::new();
+    for (pos, &ci) in region.clauses.iter().enumerate() {
+        let clause = program.clauses.get(ci as usize)?;
+        for n in &clause.nodes {
+            match &n.op {
+                Op::Temp { index, chan, .. } | Op::SetTemp { index, chan, .. } => {
+                    if index.rel {
+                        return None;
+                    }
+                    let write = matches!(n.op, Op::SetTemp { .. });
+                    if let Op::SetTemp { gate, .. } = &n.op
+                        && !plain_gate(gate)
+                    {
+                        return None;
+                    }
+                    let at = pos as u16;
+                    match regs
+                        .iter_mut()
+                        .find(|r| r.index == index.base && r.chan == *chan)
+                    {
+                        Some(r) => {
+                            if write && r.first_write.is_none() {
+                                r.first_write = Some(at);
+                                r.raw = true;
+                            }
+                        }
+                        None => regs.push(Carried {
+                            index: index.base,
+                            chan: *chan,
+                            first_write: write.then_some(at),
+                            raw: write,
+                        }),
+                    }
+                }
+                Op::SetPred { chan, gate, .. } => {
+                    if !plain_gate(gate) {
+                        return None;
+                    }
+                    pred[usize::from(*chan & 3)] = true;
+                }
+                Op::SetAluResult { gate, .. } => {
+                    if !plain_gate(gate) {
+                        return None;
+                    }
+                    alu = true;
+                }
+                Op::Kill { .. }
+                | Op::SetOut { .. }
+                | Op::SetDepth { .. }
+                | Op::Fetch { .. }
+                | Op::UmrtWrite { .. } => return None,
+                Op::Const { .. }
+                | Op::Imm { .. }
+                | Op::Unary { .. }
+                | Op::Binary { .. }
+                | Op::Mad { .. }
+                | Op::Dot { .. }
+                | Op::Select { .. }
+                | Op::QuadLane { .. }
+                | Op::SemWait
+                | Op::SemAcquire { .. } => {}
+            }
+        }
+        match &clause.term {
+            Term::Next(_) if pos != last => {}
+            Term::Fc { fc, .. } => {
+                let fits = match fc.op {
+                    FcOp::BreakLoop | FcOp::BreakRep => pos != last,
+                    FcOp::EndLoop | FcOp::EndRep => pos == last && fc.func == 0xFF,
+                    _ => false,
+                };
+                if !fits {
+                    return None;
+                }
+                if pos != last {
+                    // A break reads the ALU result and its predicate.
+                    alu = true;
+                    if let Some(c) = fc.pred.0 {
+                        pred[usize::from(c & 3)] = true;
+                    }
+                }
+            }
+            _ => return None,
+        }
+        lens.push(u32::from(clause.len) + u32::from(matches!(clause.term, Term::Fc { .. })));
+    }
+    // Registers whose canonical bits some read needs are kept exact; a
+    // write to an exact register needs the written value's canonical bits,
+    // so repeat until nothing changes.
+    loop {
+        let mut changed = false;
+        for &ci in &region.clauses {
+            let clause = &program.clauses[ci as usize];
+            let exact = |index: u8, chan: u8| {
+                regs.iter()
+                    .any(|r| r.index == index && r.chan == chan && !r.raw)
+            };
+            let needs = needs_bits(clause, exact);
+            for n in &clause.nodes {
+                match &n.op {
+                    Op::Temp { dst, index, chan } if needs[dst.0 as usize] => {
+                        changed |= make_exact(&mut regs, index.base, *chan);
+                    }
+                    Op::SetTemp { index, chan, v, .. } if !is_modifier_output(clause, *v) => {
+                        changed |= make_exact(&mut regs, index.base, *chan);
+                    }
+                    _ => {}
+                }
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    Some(Lanewise {
+        regs,
+        pred,
+        alu,
+        lens,
+    })
+}
+
+fn make_exact(regs: &mut [Carried], index: u8, chan: u8) -> bool {
+    match regs.iter_mut().find(|r| r.index == index && r.chan == chan) {
+        Some(r) if r.raw => {
+            r.raw = false;
+            true
+        }
+        _ => false,
+    }
+}
+
+/// Whether `v` is the result of an output modifier (`Omod`/`Canon`).
+fn is_modifier_output(clause: &Clause, v: V) -> bool {
+    clause.nodes.iter().any(
+        |n| matches!(n.op, Op::Unary { dst, op: Unary::Omod(_) | Unary::Canon, .. } if dst == v),
+    )
+}
+
+/// Per value of `clause`: whether the full-batch lowering needs its
+/// canonical bits (`exact(index, chan)`: writes to that register do).
+fn needs_bits(clause: &Clause, exact: impl Fn(u8, u8) -> bool) -> Vec<bool> {
+    let mut needs = vec![false; clause.values as usize];
+    let mut sign = vec![false; clause.values as usize];
+    for n in &clause.nodes {
+        if let Op::Unary {
+            dst,
+            op: Unary::Neg | Unary::Abs | Unary::Nab,
+            ..
+        } = n.op
+            && let Some(s) = sign.get_mut(dst.0 as usize)
+        {
+            *s = true;
+        }
+    }
+    let mark = |needs: &mut Vec<bool>, v: V| {
+        if let Some(x) = needs.get_mut(v.0 as usize) {
+            *x = true;
+        }
+    };
+    for n in clause.nodes.iter().rev() {
+        match &n.op {
+            Op::Binary {
+                op: crate::ir::Binary::Min | crate::ir::Binary::Max,
+                a,
+                b,
+                ..
+            }
+            | Op::Select { a, b, .. } => {
+                mark(&mut needs, *a);
+                mark(&mut needs, *b);
+            }
+            Op::SetTemp { index, chan, v, .. } if exact(index.base, *chan) => {
+                mark(&mut needs, *v);
+            }
+            Op::Unary {
+                dst,
+                op: Unary::Neg | Unary::Abs | Unary::Nab,
+                a,
+            } if needs[dst.0 as usize] => mark(&mut needs, *a),
+            // A lane pick of a sign-modified value is made canonical first.
+            Op::QuadLane { dst, a, .. }
+                if needs[dst.0 as usize] || sign.get(a.0 as usize) == Some(&true) =>
+            {
+                mark(&mut needs, *a)
+            }
+            _ => {}
+        }
+    }
+    needs
+}
+
+/// Settles a lane-wise run of `region` (described by `lw`): from the
+/// lanes' exit events in `state.events`, sets the loop state, aL, the lane
+/// masks and the counters to what the lock-step run would have left when
+/// it handed the loop back to the shim, and returns its exit
+/// ([`loop_exit`]). `alive` are the lanes that were in the loop when the
+/// run started (`state` and `lanes` as they were then, apart from what the
+/// compiled code wrote). Raw registers ([`Carried::raw`]) are made
+/// canonical here, in the lanes that wrote them in the loop.
+pub fn settle(lw: &Lanewise, state: &mut LoopState, lanes: &mut Lanes, alive: Mask) -> u32 {
+    let r = lw.lens.len() as i64;
+    let body = lw.body_len();
+    let live = u64::from((lanes.running & !state.helper).count_ones());
+    let lanes_of = |m: Mask| (0..32usize).filter(move |&l| m >> l & 1 != 0);
+    let stayed = lanes_of(alive).any(|l| state.events[l] == LANE_STAYED);
+    // The last event: the whole count (the ENDLOOP of the last iteration
+    // hands over), or the break that took the last lanes out.
+    let (iterations, j, executed) = if stayed {
+        let n = u64::from(state.count);
+        (i64::from(state.count) - 1, lw.lens.len() - 1, n * body)
+    } else {
+        let last = lanes_of(alive).map(|l| state.events[l]).max().unwrap_or(0);
+        let (k, j) = (i64::from(last) / r, (i64::from(last) % r) as usize);
+        let prefix: u64 = lw.lens[..=j].iter().map(|&n| u64::from(n)).sum();
+        (k, j, k as u64 * body + prefix)
+    };
+    let last = if stayed {
+        LANE_STAYED
+    } else {
+        (iterations * r + j as i64) as i32
+    };
+    let before = lanes_of(alive)
+        .filter(|&l| state.events[l] < last)
+        .fold(0, |m: Mask, l| m | 1 << l);
+    // Raw registers: canonical in the lanes that wrote them in the loop
+    // (event at or past the first clause writing them); a lane that left
+    // before that keeps the bits it had.
+    for reg in lw.regs.iter().filter(|r| r.raw) {
+        let Some(first) = reg.first_write else {
+            continue;
+        };
+        let chan = &mut lanes.temps[usize::from(reg.index)][usize::from(reg.chan & 3)];
+        for l in lanes_of(alive).filter(|&l| state.events[l] >= i32::from(first)) {
+            chan[l] = crate::fp::canon(chan[l]);
+        }
+    }
+    state.broken |= before;
+    lanes.active &= !before;
+    state.count -= iterations as u32;
+    state.al = state
+        .al
+        .wrapping_add(state.step.wrapping_mul(iterations as i32));
+    lanes.al = state.al;
+    state.executed += executed;
+    state.pixel_instructions += executed * live;
+    (loop_exit::AT_TERM << 16) | j as u32
+}

@@ -1,0 +1,109 @@
+//! The shape of a clause's code: how many quads a batch takes, whether it
+//! needs whole groups, whether a batch is live when its lanes are only
+//! running, whether the clause has a full-batch body.
+
+use crate::ir::{Clause, Op, V};
+use crate::state::GROUP_QUADS;
+
+/// Whether a clause needs whole-group batches (see the module docs).
+pub(crate) fn needs_whole_group(clause: &Clause) -> bool {
+    clause
+        .nodes
+        .iter()
+        .any(|n| matches!(n.op, Op::Fetch { .. } | Op::UmrtWrite { .. }))
+}
+
+/// The batch width, in quads, of `clause` when `w` is asked for (0: the
+/// widest whose register channels fit in about 32 vectors; relative
+/// addressing counts as many).
+pub(crate) fn batch_quads(clause: &Clause, w: usize) -> usize {
+    if needs_whole_group(clause) {
+        return GROUP_QUADS;
+    }
+    if w != 0 {
+        return w;
+    }
+    let mut touched: Vec<(u8, u8)> = Vec::new();
+    for n in &clause.nodes {
+        if let Op::Temp { index, chan, .. } | Op::SetTemp { index, chan, .. } = &n.op {
+            if index.rel {
+                return 1;
+            }
+            if !touched.contains(&(index.base, *chan)) {
+                touched.push((index.base, *chan));
+            }
+        }
+    }
+    let by_registers = match touched.len() {
+        0..=8 => 4,
+        9..=16 => 2,
+        _ => 1,
+    };
+    // Values live at once, each one vector per quad of the batch: keep
+    // them within the host's sixteen vector registers (with room for
+    // constants and temporaries), or the batch spills to the stack.
+    let live = peak_live(clause);
+    let by_pressure = if live * 4 <= LIVE_VECTORS {
+        4
+    } else if live * 2 <= LIVE_VECTORS {
+        2
+    } else {
+        1
+    };
+    by_registers.min(by_pressure)
+}
+
+/// Per-lane vectors a batch may keep live before it spills.
+const LIVE_VECTORS: usize = 12;
+
+/// The most per-lane IR values live at one point of `clause` (uniform
+/// values are not counted: they are one vector for any batch width).
+pub(crate) fn peak_live(clause: &Clause) -> usize {
+    let mut last = vec![usize::MAX; clause.values as usize];
+    let mut uniform = vec![false; clause.values as usize];
+    for (k, n) in clause.nodes.iter().enumerate() {
+        for v in n.op.uses() {
+            if let Some(l) = last.get_mut(v.0 as usize) {
+                *l = k;
+            }
+        }
+        if let Op::Const { dst, .. } | Op::Imm { dst, .. } = n.op
+            && let Some(u) = uniform.get_mut(dst.0 as usize)
+        {
+            *u = true;
+        }
+    }
+    let (mut live, mut peak) = (0usize, 0usize);
+    for (k, n) in clause.nodes.iter().enumerate() {
+        for d in n.op.defs() {
+            let i = d.0 as usize;
+            if !uniform.get(i).copied().unwrap_or(true)
+                && last.get(i).is_some_and(|&l| l != usize::MAX)
+            {
+                live += 1;
+            }
+        }
+        peak = peak.max(live);
+        let mut ended: Vec<V> = n.op.uses();
+        ended.sort_unstable_by_key(|v| v.0);
+        ended.dedup();
+        for v in ended {
+            let i = v.0 as usize;
+            if last.get(i) == Some(&k) && !uniform.get(i).copied().unwrap_or(true) {
+                live -= 1;
+            }
+        }
+    }
+    peak
+}
+
+/// Whether an operation of `clause` writes inactive lanes too: a batch is
+/// then live when one of its lanes is running (else running and active).
+pub(crate) fn writes_inactive(clause: &Clause) -> bool {
+    clause.nodes.iter().any(|n| n.op.writes_inactive())
+}
+
+/// Whether `clause` has a full-batch body ([`fast`]).
+pub(crate) fn has_full_body(clause: &Clause) -> bool {
+    super::fast::eligible(clause)
+}
