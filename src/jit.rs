@@ -175,6 +175,36 @@ impl JitEngine {
     }
 }
 
+/// The code of a clause's body (`what`: which; lazy ones are compiled on
+/// first use, and that compilation is counted); `None` (the clause is
+/// interpreted, counted as a fallback with its reason) if it cannot be
+/// compiled.
+fn lazy_body(
+    stats: &mut EngineStats,
+    (code, took): (
+        Result<ctm_jit::state::ClauseFn, String>,
+        Option<std::time::Duration>,
+    ),
+    clause: u32,
+    what: &str,
+) -> Option<ctm_jit::state::ClauseFn> {
+    if let Some(t) = took {
+        stats.general_compiled += 1;
+        stats.compile_time += t;
+    }
+    match code {
+        Ok(f) => Some(f),
+        Err(why) => {
+            let line = format!("clause {clause} ({what} body): {why}");
+            if !stats.fallback_reasons.contains(&line) {
+                stats.fallback_reasons.push(line);
+            }
+            stats.fallback_runs += 1;
+            None
+        }
+    }
+}
+
 impl Engine for JitEngine {
     fn prepare(&mut self, program: &Program) -> Result<(), RunError> {
         self.code_for(program)
@@ -209,32 +239,28 @@ impl Engine for JitEngine {
         }
         // `self.current` keeps the code alive for the call: nothing below
         // replaces it.
-        let f = match code.clause(clause) {
-            ClauseCode::Native(f) => *f,
-            ClauseCode::Full(full) if full.fits(lanes) => full.code,
-            ClauseCode::Full(_) => match code.general(clause, program) {
-                (Ok(f), took) => {
-                    if let Some(t) = took {
-                        self.stats.general_compiled += 1;
-                        self.stats.compile_time += t;
-                    }
-                    f
-                }
-                (Err(why), _) => {
-                    let line = format!("clause {clause} (general body): {why}");
-                    if !self.stats.fallback_reasons.contains(&line) {
-                        self.stats.fallback_reasons.push(line);
-                    }
-                    self.stats.fallback_runs += 1;
-                    let _default = DazGuard::new(false);
-                    return self.interp.run_clause(program, clause, lanes, ctx);
-                }
-            },
+        let direct = code.direct_inputs(clause);
+        let (body, what) = match code.clause(clause) {
+            // An input the code would read directly has no descriptor in
+            // this run (another format, the gather, strict caches): the body
+            // that asks the runtime for every lookup.
+            ClauseCode::Native(_) | ClauseCode::Full(_)
+                if direct != 0 && !ctx.tex.direct().covers(direct) =>
+            {
+                (code.host_body(clause, program), "host")
+            }
+            ClauseCode::Native(f) => ((Ok(*f), None), "eager"),
+            ClauseCode::Full(full) if full.fits(lanes) => ((Ok(full.code), None), "eager"),
+            ClauseCode::Full(_) => (code.general(clause, program), "general"),
             ClauseCode::Fallback(_) => {
                 self.stats.fallback_runs += 1;
                 let _default = DazGuard::new(false);
                 return self.interp.run_clause(program, clause, lanes, ctx);
             }
+        };
+        let Some(f) = lazy_body(&mut self.stats, body, clause, what) else {
+            let _default = DazGuard::new(false);
+            return self.interp.run_clause(program, clause, lanes, ctx);
         };
         self.stats.native_runs += 1;
         let (status, error) = self.with_host(

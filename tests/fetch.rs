@@ -196,3 +196,40 @@ fn lanes_skipped_by_the_conditional_unit_are_not_counted_either() {
         assert_eq!(got.report.diagnostics.out_of_bounds_reads, 16, "{format}");
     }
 }
+
+#[test]
+fn one_program_switches_between_direct_reads_and_the_runtime_per_run() {
+    // The clause's code reads float inputs itself, in narrow batches; a run
+    // whose input has another format takes the body that asks the runtime
+    // (compiled the first time it is needed), and the next float run goes
+    // back to direct reads. Every run agrees with the interpreter.
+    let k = Kernel::assemble(
+        "    alu r2.rgb = mad(s0, s1.111, s1.100) | r2.a = max.off(s0, s0) src0=r0 src1=0.5
+    tex ld r1.rgba, in0.rgba, r2.rgba unscaled
+    tex ld r3.rgba, in0.abgr, r0.rgba unscaled acquire wait
+    alu r1.rgb = mad(s0, s1.111, s2) | r1.a = mad(s0, s1.1, s2) src0=r1 src1=1.0 src2=r3 wait
+    out rtA.rgb = max.off(s0, s0) | rtA.a = max.off(s0, s0) src0=r1 wait last",
+    )
+    .unwrap();
+    let run = |format: Format| {
+        let texels: Vec<u8> = (0..17 * 9 * format.bytes() as u32)
+            .map(|k| hash(k) as u8)
+            .collect();
+        let input = HostSurface {
+            format,
+            width: 17,
+            height: 9,
+            data: texels,
+        };
+        let job = Job::new(16, 8).input(0, input).output(0, Format::Float32_4);
+        both(&k, &job).report.engine
+    };
+    let first = run(Format::Float32_4);
+    let other = run(Format::Uint8_4);
+    let again = run(Format::Float32_4);
+    if ctm_jit::host::check_features().is_ok() {
+        assert_eq!(first.general_compiled, 0, "{first:?}");
+        assert_eq!(other.general_compiled, 1, "the runtime's body: {other:?}");
+        assert_eq!(again.general_compiled, 0, "{again:?}");
+    }
+}

@@ -40,7 +40,11 @@
 //!   indexed by that address's 64 KiB page, which the table's builder
 //!   guarantees to cover ([`state::TexTable::set`] is `unsafe` and states
 //!   the contract; the memory controller builds the only tables that are
-//!   not [`state::TexTable::NONE`]).
+//!   not [`state::TexTable::NONE`]). Clause code of most clauses reads the
+//!   descriptor's page table without testing it for null: the caller must
+//!   only call it when the table it hands over covers
+//!   [`compile::Compiled::direct_inputs`] ([`state::TexTable::covers`]),
+//!   and call [`compile::Compiled::host_body`] otherwise.
 //! * **Runtime calls.** Compiled code calls back into Rust (`Io::fetch`,
 //!   `Io::umrt`) with a node index and a lane range it was compiled with;
 //!   the callbacks bound the range by the group's lanes, never unwind

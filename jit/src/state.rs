@@ -317,6 +317,10 @@ impl TexTable {
     /// readable memory, and all of it must stay valid and unwritten for as long as this table
     /// is handed to compiled code ([`crate::state::Io::tex`]). `size` must
     /// not exceed `pitch` × the rows the pages cover, and `shift` ≤ 4.
+    /// Compiled code reads 16-byte elements (`shift` 4) as one vector whose
+    /// words are channels 0–3 (`chan_off` must be 0, 4, 8, 12) and 4-byte
+    /// elements (`shift` 2) as channel 0 alone (`chan_mask` must be 0 for
+    /// channels 1–3).
     pub unsafe fn set(&mut self, input: usize, desc: TexDesc) {
         self.0[input & 15] = desc;
     }
@@ -324,6 +328,19 @@ impl TexTable {
     /// The descriptor of input `input` (0–15).
     pub fn desc(&self, input: usize) -> &TexDesc {
         &self.0[input & 15]
+    }
+
+    /// Whether every input of `inputs` (bit `k` = input `k`) has a
+    /// descriptor: code that reads them directly may run with this table.
+    ///
+    /// ```
+    /// use ctm_jit::state::TexTable;
+    /// assert!(TexTable::NONE.covers(0));
+    /// assert!(!TexTable::NONE.covers(0b10));
+    /// ```
+    #[inline]
+    pub fn covers(&self, inputs: u16) -> bool {
+        (0..16).all(|k| inputs & (1 << k) == 0 || !self.0[k].pages.is_null())
     }
 
     /// The table as compiled code reads it.

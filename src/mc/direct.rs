@@ -14,8 +14,11 @@ use super::{CacheMode, Format, Mc, Surface};
 use ctm_jit::state::{TexDesc, TexTable};
 use std::marker::PhantomData;
 
-/// 64 KiB of zeros: the page of every entry without memory behind it.
-static ZEROS: [u8; 1 << 16] = [0; 1 << 16];
+/// 64 KiB of zeros: the page of every entry without memory behind it
+/// (aligned like an arena page, so elements in it are aligned alike).
+#[repr(C, align(4096))]
+struct ZeroPage([u8; 1 << 16]);
+static ZEROS: ZeroPage = ZeroPage([0; 1 << 16]);
 
 /// The direct inputs of a stretch of a run; borrows the memory it points
 /// into, so nothing can write it meanwhile.
@@ -61,7 +64,9 @@ impl<'a> DirectInputs<'a> {
                     // straddle a page: the base is 2 KiB aligned and the
                     // element sizes divide 64 KiB); `_pages` keeps the table and
                     // `'a` borrows `mc`, so nothing frees or writes them
-                    // while the table is in use; shift ≤ 4 (float formats).
+                    // while the table is in use; shift ≤ 4 (float formats),
+                    // float32_4 has its channels at 0, 4, 8, 12 and
+                    // float32_1 keeps no bits of channels 1–3.
                     unsafe { table.set(k, d) };
                     pages.push(p);
                 }
@@ -98,10 +103,10 @@ fn describe(mc: &Mc, s: &Surface) -> Option<(TexDesc, Box<[*const u8]>)> {
     }
     let (first, last) = (base >> 16, (base + span - 1) >> 16);
     let mut pages: Vec<*const u8> = (first..=last)
-        .map(|k| mc.mem.page_ptr(k as usize).unwrap_or(ZEROS.as_ptr()))
+        .map(|k| mc.mem.page_ptr(k as usize).unwrap_or(ZEROS.0.as_ptr()))
         .collect();
     let zero_entry = pages.len() as u32;
-    pages.push(ZEROS.as_ptr());
+    pages.push(ZEROS.0.as_ptr());
     let pages = pages.into_boxed_slice();
     // The format's own conversion says which channels it has and what the
     // others read as: a channel whose bits follow the element's is kept,

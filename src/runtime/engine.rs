@@ -38,8 +38,10 @@ pub struct EngineStats {
     pub compiled: u64,
     /// Programs found compiled in the code cache.
     pub cache_hits: u64,
-    /// General bodies compiled on first use (clauses first compiled with
-    /// their full-batch body alone).
+    /// Bodies compiled on first use: general bodies of clauses first
+    /// compiled with their full-batch body alone, and bodies that send
+    /// every lookup through the runtime (for runs where an input has no
+    /// direct descriptor).
     pub general_compiled: u64,
     /// Time spent compiling.
     pub compile_time: std::time::Duration,

@@ -17,7 +17,10 @@
 use crate::host::{MissingFeatures, check_features};
 use crate::ir::Program;
 use crate::lanewise::{Lanewise, lanewise};
-use crate::lower::{Body, PcMarks, batch_quads, has_full_body, lower_clause, writes_inactive};
+use crate::lower::{
+    Body, Lookups, PcMarks, batch_quads, direct_inputs, has_full_body, lower_clause,
+    writes_inactive,
+};
 use crate::regions::{LoopRegion, loop_regions};
 use crate::state::{ClauseFn, Lanes, LoopFn};
 use cranelift_codegen::Context;
@@ -129,7 +132,13 @@ pub struct Compiled {
     clauses: Vec<ClauseCode>,
     /// General bodies of [`ClauseCode::Full`] clauses, compiled on first use.
     general: Vec<OnceLock<Result<ClauseFn, String>>>,
-    /// The modules holding them.
+    /// Per clause, the inputs its code reads directly (see
+    /// [`Compiled::direct_inputs`]).
+    direct: Vec<u16>,
+    /// Bodies that look everything up through the runtime, compiled on
+    /// first use.
+    host: Vec<OnceLock<Result<ClauseFn, String>>>,
+    /// The modules holding the lazily compiled bodies.
     general_modules: Mutex<Vec<JITModule>>,
     opts: JitOptions,
     /// Compiled loop regions ([`crate::regions`]).
@@ -194,8 +203,44 @@ impl Compiled {
         i: u32,
         program: &Program,
     ) -> (Result<ClauseFn, String>, Option<Duration>) {
+        let lookups = if self.direct_inputs(i) != 0 {
+            Lookups::Direct
+        } else {
+            Lookups::Either
+        };
+        self.lazy(&self.general, i, program, (Body::General, lookups))
+    }
+
+    /// The inputs (bit `k` = input `k`) that clause `i`'s code reads from
+    /// memory itself without asking: it may only run when the runtime
+    /// handed over a descriptor ([`crate::state::TexTable::covers`]) for
+    /// each, else [`Compiled::host_body`] runs instead. 0: no condition.
+    pub fn direct_inputs(&self, i: u32) -> u16 {
+        self.direct.get(i as usize).copied().unwrap_or(0)
+    }
+
+    /// Clause `i`'s body that sends every lookup through the runtime (for
+    /// runs where an input of [`Compiled::direct_inputs`] has no
+    /// descriptor), compiled on first use; as [`Compiled::general`].
+    pub fn host_body(
+        &self,
+        i: u32,
+        program: &Program,
+    ) -> (Result<ClauseFn, String>, Option<Duration>) {
+        self.lazy(&self.host, i, program, (Body::General, Lookups::Host))
+    }
+
+    /// The body of clause `i` in `slots`, compiled with `shape` on first
+    /// use.
+    fn lazy(
+        &self,
+        slots: &[OnceLock<Result<ClauseFn, String>>],
+        i: u32,
+        program: &Program,
+        shape: (Body, Lookups),
+    ) -> (Result<ClauseFn, String>, Option<Duration>) {
         let mut took = None;
-        let Some(slot) = self.general.get(i as usize) else {
+        let Some(slot) = slots.get(i as usize) else {
             return (Err(format!("no clause {i}")), None);
         };
         let code = slot.get_or_init(|| {
@@ -207,7 +252,7 @@ impl Compiled {
             if i as usize >= program.clauses.len() {
                 return Err(format!("the program has no clause {i}"));
             }
-            let r = compile_one(program, i as usize, self.opts, Body::General).map(|(m, f)| {
+            let r = compile_one(program, i as usize, self.opts, shape).map(|(m, f)| {
                 self.general_modules
                     .lock()
                     .unwrap_or_else(|p| p.into_inner())
@@ -327,7 +372,7 @@ fn build_function(
     program: &Program,
     ci: usize,
     opts: JitOptions,
-    body: Body,
+    shape: (Body, Lookups),
     fctx: &mut FunctionBuilderContext,
 ) -> (Function, PcMarks) {
     let sig = clause_signature(module);
@@ -340,7 +385,7 @@ fn build_function(
             &mut b,
             &program.clauses[ci],
             usize::from(opts.quads_per_iter),
-            body,
+            shape,
             ptr,
             cc,
         );
@@ -354,21 +399,29 @@ fn build_function(
 /// loop region's lock-step driver calls it (the driver cannot switch
 /// functions) — the general body alone where that driver is only the
 /// fallback of a lane-wise region —, the full-batch body alone where the
-/// clause has one, else the general body.
-fn body_of(program: &Program, regions: &[LoopRegion], ci: usize) -> Body {
+/// clause has one, else the general body. Lookups read memory directly
+/// where they can ([`direct_inputs`]), except in loop regions, whose
+/// clauses test each input's descriptor as they go.
+fn shape_of(program: &Program, regions: &[LoopRegion], ci: usize) -> (Body, Lookups) {
     let clause = &program.clauses[ci];
     let mut holding = regions.iter().filter(|r| r.clauses.contains(&(ci as u32)));
     if let Some(first) = holding.next() {
         // The lock-step driver is only the fallback of a lane-wise region.
         if lanewise(program, first).is_some() && holding.next().is_none() {
-            Body::General
+            (Body::General, Lookups::Either)
         } else {
-            Body::Both
+            (Body::Both, Lookups::Either)
         }
-    } else if has_full_body(clause) {
-        Body::Full
     } else {
-        Body::General
+        let lookups = match direct_inputs(clause) {
+            Some(_) => Lookups::Direct,
+            None => Lookups::Either,
+        };
+        if has_full_body(clause) {
+            (Body::Full, lookups)
+        } else {
+            (Body::General, lookups)
+        }
     }
 }
 
@@ -395,18 +448,18 @@ fn clause_fn(module: &JITModule, id: FuncId) -> ClauseFn {
     unsafe { std::mem::transmute::<*const u8, ClauseFn>(p) }
 }
 
-/// Compiles clause `ci` with `body` alone, in a module of its own.
+/// Compiles clause `ci` with `shape`, in a module of its own.
 fn compile_one(
     program: &Program,
     ci: usize,
     opts: JitOptions,
-    body: Body,
+    shape: (Body, Lookups),
 ) -> Result<(JITModule, ClauseFn), String> {
     let isa = make_isa(opts).map_err(|e| e.to_string())?;
     let mut module = JITModule::new(JITBuilder::with_isa(isa, default_libcall_names()));
     let mut fctx = FunctionBuilderContext::new();
     let mut ctx = module.make_context();
-    (ctx.func, _) = build_function(&module, program, ci, opts, body, &mut fctx);
+    (ctx.func, _) = build_function(&module, program, ci, opts, shape, &mut fctx);
     let id = define(&mut module, &mut ctx, &format!("clause{ci}"))?;
     module.finalize_definitions().map_err(|e| e.to_string())?;
     let f = clause_fn(&module, id);
@@ -442,11 +495,11 @@ pub fn compile(program: &Program, opts: JitOptions) -> Result<Compiled, JitError
     let mut ids = Vec::with_capacity(program.clauses.len());
     let mut code_bytes = 0;
     let regions = loop_regions(program);
-    let bodies: Vec<Body> = (0..program.clauses.len())
-        .map(|ci| body_of(program, &regions, ci))
+    let shapes: Vec<(Body, Lookups)> = (0..program.clauses.len())
+        .map(|ci| shape_of(program, &regions, ci))
         .collect();
-    for (ci, &body) in bodies.iter().enumerate() {
-        let (func, _) = build_function(&module, program, ci, opts, body, &mut fctx);
+    for (ci, &shape) in shapes.iter().enumerate() {
+        let (func, _) = build_function(&module, program, ci, opts, shape, &mut fctx);
         ctx.clear();
         ctx.func = func;
         let outcome = define(&mut module, &mut ctx, &format!("clause{ci}"));
@@ -463,16 +516,16 @@ pub fn compile(program: &Program, opts: JitOptions) -> Result<Compiled, JitError
     let loops = loops::finished(&module, loop_ids);
     let clauses = ids
         .into_iter()
-        .zip(&bodies)
+        .zip(&shapes)
         .enumerate()
-        .map(|(ci, (r, &body))| match r {
+        .map(|(ci, (r, &(body, lookups)))| match r {
             Ok(id) => {
                 let code = clause_fn(&module, id);
                 let clause = &program.clauses[ci];
                 match body {
                     Body::Full => ClauseCode::Full(FullBatches {
                         code,
-                        quads: batch_quads(clause, usize::from(opts.quads_per_iter)) as u8,
+                        quads: batch_quads(clause, usize::from(opts.quads_per_iter), lookups) as u8,
                         writes_inactive: writes_inactive(clause),
                     }),
                     Body::Both | Body::General => ClauseCode::Native(code),
@@ -485,6 +538,17 @@ pub fn compile(program: &Program, opts: JitOptions) -> Result<Compiled, JitError
         module: Some(module),
         clauses,
         general: (0..program.clauses.len())
+            .map(|_| OnceLock::new())
+            .collect(),
+        direct: shapes
+            .iter()
+            .zip(&program.clauses)
+            .map(|(&(_, lookups), clause)| match lookups {
+                Lookups::Direct => direct_inputs(clause).unwrap_or(0),
+                _ => 0,
+            })
+            .collect(),
+        host: (0..program.clauses.len())
             .map(|_| OnceLock::new())
             .collect(),
         general_modules: Mutex::new(Vec::new()),

@@ -42,8 +42,8 @@ pub struct JitOptions {
     /// Cranelift's optimisation level.
     pub opt_level: OptLevel,
     /// Quads processed per loop iteration: 1, 2 or 4, or 0 to choose per
-    /// clause (clauses with texture operations always take whole groups of
-    /// 4).
+    /// clause (code that calls the runtime for lookups or uncached writes
+    /// always takes whole groups).
     pub quads_per_iter: u8,
 }
 

@@ -2,7 +2,7 @@
 //! they were lowered from, and of lane-wise loop regions (`ctm clif`).
 
 use super::loops::lanewise_function;
-use super::{JitError, JitOptions, build_function, make_isa};
+use super::{JitError, JitOptions, build_function, make_isa, shape_of};
 use crate::ir::Program;
 use crate::lanewise::lanewise;
 use crate::lower::Body;
@@ -28,8 +28,11 @@ pub fn clif(
     let mut module = JITModule::new(JITBuilder::with_isa(isa, default_libcall_names()));
     let mut fctx = FunctionBuilderContext::new();
     let mut out = String::new();
+    let regions = loop_regions(program);
     for (ci, clause) in program.clauses.iter().enumerate() {
-        let (func, marks) = build_function(&module, program, ci, opts, Body::Both, &mut fctx);
+        let (_, lookups) = shape_of(program, &regions, ci);
+        let shape = (Body::Both, lookups);
+        let (func, marks) = build_function(&module, program, ci, opts, shape, &mut fctx);
         let _ = writeln!(
             out,
             "; clause {ci}: instructions {}..{} ({} values), then {:?}",
@@ -46,7 +49,7 @@ pub fn clif(
             .map_err(|e| JitError::Module(e.to_string()))?;
         out.push('\n');
     }
-    for (k, region) in loop_regions(program).iter().enumerate() {
+    for (k, region) in regions.iter().enumerate() {
         let Some(lw) = lanewise(program, region) else {
             continue;
         };

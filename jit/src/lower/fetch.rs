@@ -6,16 +6,22 @@
 //! A fetch first looks at the input's [`TexDesc`](crate::state::TexDesc)
 //! (through `Io::tex`). Where the runtime handed over none (other formats,
 //! the 2×2 gather, strict caches, uncached reads), the clause stores the
-//! coordinates into `Io::args` and calls the runtime once for the group, as
-//! before. Otherwise it reads memory itself:
+//! coordinates into `Io::args` and calls the runtime once for the group.
+//! Otherwise it reads memory itself. A clause compiled for
+//! [`Lookups::Direct`] skips the test (the runtime calls it only when every
+//! input it looks up has a descriptor, and runs it in narrow batches like
+//! any other clause); one compiled for [`Lookups::Host`] always calls the
+//! runtime. Reading memory:
 //!
 //! 1. in SIMD, per quad: texel coordinates `floor(s)` (`floor(s · pitch)`
 //!    when scaled) and `floor(t)` (`floor(t · height)`), inside
 //!    `0 ≤ x < pitch`, `0 ≤ y < height` (NaN and infinities are outside),
 //!    the element's byte address relative to the surface's first page, or
 //!    the zero element for lanes that are outside or do not fetch;
-//! 2. a small loop over the group's lanes loads each lane's page pointer and
-//!    its channels into `Io::result`;
+//! 2. per lane, the page pointer and the element: 16-byte elements one
+//!    vector load per lane and a 4 × 4 transpose per quad, 4-byte elements
+//!    one word per lane, other sizes a small loop over the batch's lanes
+//!    through `Io::result`;
 //! 3. in SIMD again: the channels a format lacks become (0, 0, 1), lanes
 //!    that do not fetch become zeros, and lanes outside the surface are
 //!    counted in `Io::oob`.
@@ -26,7 +32,7 @@
 //! to. The differential tests of the texture path compare both engines'
 //! outputs and out-of-bounds counts on every float format.
 
-use super::{CHAN_BYTES, GROUP_QUADS, Lowering};
+use super::{CHAN_BYTES, GROUP_QUADS, Lookups, Lowering};
 use crate::ir::FetchKind;
 use crate::state::{io_offsets, offsets, tex_offsets};
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
@@ -53,7 +59,7 @@ impl Lowering<'_, '_> {
         coords: [[Value; GROUP_QUADS]; 4],
         enable: Option<&[Value]>,
     ) -> [[Value; GROUP_QUADS]; 4] {
-        if op.kind == FetchKind::Uncached {
+        if op.kind == FetchKind::Uncached || self.lookups == Lookups::Host {
             return self.fetch_by_host(op, coords, enable);
         }
         let flags = MemFlagsData::trusted().with_readonly();
@@ -69,6 +75,9 @@ impl Lowering<'_, '_> {
             .b
             .ins()
             .load(self.ptr, flags, desc, tex_offsets::PAGES as i32);
+        if self.lookups == Lookups::Direct {
+            return self.fetch_direct(op, coords, enable, desc, pages);
+        }
         let (direct, host, merge) = (
             self.b.create_block(),
             self.b.create_block(),
@@ -175,7 +184,10 @@ impl Lowering<'_, '_> {
                 let ge = l.b.ins().fcmp(FloatCC::GreaterThanOrEqual, f, fzero);
                 let lt = l.b.ins().fcmp(FloatCC::LessThan, f, size);
                 let inside = l.b.ins().band(ge, lt);
-                (l.b.ins().fcvt_to_sint_sat(types::I32X4, f), inside)
+                // Exact for lanes inside (0 ≤ f < size < 2^31); the others'
+                // integers (x86's INT_MIN for NaN and overflow) are never
+                // used: those lanes read the zero entry.
+                (l.b.ins().x86_cvtt2dq(types::I32X4, f), inside)
             };
             let (x, in_x) = axis(self, coords[0][k], size_x);
             let (y, in_y) = axis(self, coords[1][k], size_y);
@@ -212,18 +224,14 @@ impl Lowering<'_, '_> {
                 .ins()
                 .store(MemFlagsData::trusted(), acc, self.io, at);
         }
-        self.gather_lanes(desc, pages);
-        let p = self.io_base;
+        let raw = self.gather(desc, pages, shift);
         std::array::from_fn(|c| {
             let mask = word(self, types::I32, tex_offsets::CHAN_MASK + 4 * c);
             let fill = word(self, types::I32, tex_offsets::FILL + 4 * c);
             let mask = self.b.ins().splat(types::I32X4, mask);
             let fill = self.b.ins().splat(types::I32X4, fill);
-            let off = io_offsets::RESULT as i32 + c as i32 * CHAN_BYTES;
             self.each(|l, k| {
-                let at = Offset::new(off + k as i32 * super::QUAD_BYTES);
-                let v = l.b.ins().load(types::I32X4, MemFlagsData::trusted(), p, at);
-                let v = l.b.ins().band(v, mask);
+                let v = l.b.ins().band(raw[c][k], mask);
                 let v = l.b.ins().bor(v, fill);
                 let v = match enable {
                     Some(m) => l.b.ins().band(v, m[k]),
@@ -232,6 +240,127 @@ impl Lowering<'_, '_> {
                 l.as_float(v)
             })
         })
+    }
+
+    /// The raw channel words (I32X4 per quad and channel) of the elements
+    /// at the addresses in `Io::args[0]`, by element size: 16-byte
+    /// elements (`shift` 4, channels at 0, 4, 8, 12) one vector load per
+    /// lane and a 4 × 4 transpose per quad; 4-byte elements one word per
+    /// lane (the other channels are the format's constants, which the
+    /// channel masks keep); other sizes a loop over the lanes.
+    fn gather(&mut self, desc: Value, pages: Value, shift: Value) -> [[Value; GROUP_QUADS]; 4] {
+        let (wide, narrow, other, merge) = (
+            self.b.create_block(),
+            self.b.create_block(),
+            self.b.create_block(),
+            self.b.create_block(),
+        );
+        let (test_narrow, mut results) = (self.b.create_block(), Vec::new());
+        for _ in 0..4 * self.w {
+            results.push(self.b.append_block_param(merge, types::I32X4));
+        }
+        let is_wide = self.b.ins().icmp_imm_s(IntCC::Equal, shift, 4);
+        self.b.ins().brif(is_wide, wide, &[], test_narrow, &[]);
+        self.b.switch_to_block(test_narrow);
+        let is_narrow = self.b.ins().icmp_imm_s(IntCC::Equal, shift, 2);
+        self.b.ins().brif(is_narrow, narrow, &[], other, &[]);
+        let jump = |l: &mut Self, chans: [[Value; GROUP_QUADS]; 4]| {
+            let args: Vec<_> = chans
+                .iter()
+                .flat_map(|c| c[..l.w].iter().map(|&v| v.into()))
+                .collect();
+            l.b.ins().jump(merge, &args);
+        };
+
+        self.b.switch_to_block(wide);
+        let mut chans = [[shift; GROUP_QUADS]; 4];
+        for k in 0..self.w {
+            let e: [Value; 4] = std::array::from_fn(|l| {
+                let p = self.element(pages, k, l);
+                // Elements are 16-byte aligned in their page; nothing here
+                // relies on it.
+                let flags = MemFlagsData::new().with_notrap().with_readonly();
+                self.b.ins().load(types::I32X4, flags, p, 0)
+            });
+            let lo01 = self.shuffle32(e[0], e[1], [0, 4, 1, 5]);
+            let lo23 = self.shuffle32(e[2], e[3], [0, 4, 1, 5]);
+            let hi01 = self.shuffle32(e[0], e[1], [2, 6, 3, 7]);
+            let hi23 = self.shuffle32(e[2], e[3], [2, 6, 3, 7]);
+            let t = [
+                self.shuffle32(lo01, lo23, [0, 1, 4, 5]),
+                self.shuffle32(lo01, lo23, [2, 3, 6, 7]),
+                self.shuffle32(hi01, hi23, [0, 1, 4, 5]),
+                self.shuffle32(hi01, hi23, [2, 3, 6, 7]),
+            ];
+            for (chan, v) in chans.iter_mut().zip(t) {
+                chan[k] = v;
+            }
+        }
+        jump(self, chans);
+
+        self.b.switch_to_block(narrow);
+        for k in 0..self.w {
+            let flags = MemFlagsData::trusted().with_readonly();
+            let words: [Value; 4] = std::array::from_fn(|l| {
+                let p = self.element(pages, k, l);
+                self.b.ins().load(types::I32, flags, p, 0)
+            });
+            let mut v = self.b.ins().scalar_to_vector(types::I32X4, words[0]);
+            for (l, &x) in words.iter().enumerate().skip(1) {
+                v = self.b.ins().insertlane(v, x, l as u8);
+            }
+            chans[0][k] = v;
+            // Channels 1–3 of a one-channel format: the masks keep none of
+            // their bits.
+            for c in chans.iter_mut().skip(1) {
+                c[k] = v;
+            }
+        }
+        jump(self, chans);
+
+        self.b.switch_to_block(other);
+        self.gather_lanes(desc, pages);
+        let p = self.io_base;
+        for (c, chan) in chans.iter_mut().enumerate() {
+            let off = io_offsets::RESULT as i32 + c as i32 * CHAN_BYTES;
+            for (k, v) in chan.iter_mut().enumerate().take(self.w) {
+                let at = Offset::new(off + k as i32 * super::QUAD_BYTES);
+                *v = self
+                    .b
+                    .ins()
+                    .load(types::I32X4, MemFlagsData::trusted(), p, at);
+            }
+        }
+        jump(self, chans);
+
+        self.b.switch_to_block(merge);
+        let mut out = [[shift; GROUP_QUADS]; 4];
+        for (c, o) in out.iter_mut().enumerate() {
+            for (k, v) in o.iter_mut().enumerate().take(self.w) {
+                *v = results[c * self.w + k];
+            }
+        }
+        out
+    }
+
+    /// The address of the element lane `l` of quad `k` of the batch reads:
+    /// its page's pointer plus its offset in the page (the address
+    /// `Io::args[0]` holds).
+    fn element(&mut self, pages: Value, k: usize, l: usize) -> Value {
+        let flags = MemFlagsData::trusted().with_readonly();
+        let off = io_offsets::ARGS as i32 + (k as i32) * super::QUAD_BYTES + 4 * l as i32;
+        let at = self
+            .b
+            .ins()
+            .load(types::I32, MemFlagsData::trusted(), self.io_base, off);
+        let page = self.b.ins().ushr_imm_s(at, 16);
+        let page = self.b.ins().uextend(self.ptr, page);
+        let page = self.b.ins().ishl_imm_s(page, 3);
+        let page = self.b.ins().iadd(pages, page);
+        let page = self.b.ins().load(self.ptr, flags, page, 0);
+        let within = self.b.ins().band_imm_s(at, 0xFFFF);
+        let within = self.b.ins().uextend(self.ptr, within);
+        self.b.ins().iadd(page, within)
     }
 
     /// The loop over the batch's lanes: lane `l` reads its element at the

@@ -44,7 +44,9 @@ use cranelift_codegen::ir::{
 use cranelift_frontend::FunctionBuilder;
 pub(crate) use driver::lower_loop;
 pub(crate) use region::lower_lanewise;
-pub(crate) use shape::{batch_quads, has_full_body, needs_whole_group, writes_inactive};
+pub(crate) use shape::{
+    batch_quads, direct_inputs, has_full_body, needs_whole_group, writes_inactive,
+};
 
 use masks::Masks;
 use std::collections::HashMap;
@@ -92,6 +94,8 @@ pub(crate) struct Lowering<'a, 'f> {
     one: Value,
     /// The bits of values defined by `Op::Imm`.
     imm: Vec<Option<u32>>,
+    /// How lookups reach memory.
+    lookups: Lookups,
 }
 
 /// Which bodies a clause's function has.
@@ -107,6 +111,20 @@ pub(crate) enum Body {
     General,
 }
 
+/// How a clause's lookups reach memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Lookups {
+    /// Each lookup looks at its input's descriptor: memory read directly
+    /// where the runtime handed one over, else through the runtime; whole
+    /// groups.
+    Either,
+    /// The caller guarantees a descriptor for every input the clause looks
+    /// up ([`direct_inputs`]): memory read directly, batches of any width.
+    Direct,
+    /// Every lookup through the runtime; whole groups.
+    Host,
+}
+
 /// Builds the body of `clause` into `b`, whose function has the
 /// [`crate::state::ClauseFn`] signature. `w` is the batch width in quads
 /// asked for ([`batch_quads`] gives the one used).
@@ -114,11 +132,11 @@ pub(crate) fn lower_clause(
     b: &mut FunctionBuilder<'_>,
     clause: &Clause,
     w: usize,
-    bodies: Body,
+    (bodies, lookups): (Body, Lookups),
     ptr: Type,
     call_conv: cranelift_codegen::isa::CallConv,
 ) -> PcMarks {
-    let w = batch_quads(clause, w);
+    let w = batch_quads(clause, w, lookups);
     debug_assert!(w.is_power_of_two() && w <= GROUP_QUADS);
     let fast = fast::eligible(clause) && bodies != Body::General;
     debug_assert!(fast || bodies != Body::Full, "no full-batch body to build");
@@ -140,6 +158,7 @@ pub(crate) fn lower_clause(
         offsets::AL as i32,
     );
     let mut l = Lowering::new(b, w, ptr, call_conv, [lanes, uni, io], clause.values, al);
+    l.lookups = lookups;
     l.uniforms(clause);
     let head = l.b.create_block();
     l.b.append_block_param(head, types::I32);
@@ -267,6 +286,7 @@ impl<'a, 'f> Lowering<'a, 'f> {
             marks: Vec::new(),
             one,
             imm: vec![None; values as usize],
+            lookups: Lookups::Either,
         }
     }
 

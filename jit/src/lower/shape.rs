@@ -2,10 +2,13 @@
 //! needs whole groups, whether a batch is live when its lanes are only
 //! running, whether the clause has a full-batch body.
 
-use crate::ir::{Clause, Op, V};
+use super::Lookups;
+use crate::ir::{Clause, FetchKind, Op, V};
 use crate::state::GROUP_QUADS;
 
-/// Whether a clause needs whole-group batches (see the module docs).
+/// Whether a clause calls the runtime from its code, which then needs
+/// whole-group batches (see the module docs), unless its lookups read
+/// memory directly ([`Lookups::Direct`]).
 pub(crate) fn needs_whole_group(clause: &Clause) -> bool {
     clause
         .nodes
@@ -13,11 +16,32 @@ pub(crate) fn needs_whole_group(clause: &Clause) -> bool {
         .any(|n| matches!(n.op, Op::Fetch { .. } | Op::UmrtWrite { .. }))
 }
 
+/// The inputs `clause` looks up (bit `k` = input `k`) if it can run with
+/// every lookup reading memory directly ([`Lookups::Direct`]): it looks
+/// something up, through the input caches only, and makes no uncached
+/// write. `None` otherwise.
+pub(crate) fn direct_inputs(clause: &Clause) -> Option<u16> {
+    let mut inputs = 0u16;
+    for n in &clause.nodes {
+        match n.op {
+            Op::Fetch {
+                kind: FetchKind::Uncached,
+                ..
+            }
+            | Op::UmrtWrite { .. } => return None,
+            Op::Fetch { input, .. } => inputs |= 1 << (input & 15),
+            _ => {}
+        }
+    }
+    (inputs != 0).then_some(inputs)
+}
+
 /// The batch width, in quads, of `clause` when `w` is asked for (0: the
 /// widest whose register channels fit in about 32 vectors; relative
-/// addressing counts as many).
-pub(crate) fn batch_quads(clause: &Clause, w: usize) -> usize {
-    if needs_whole_group(clause) {
+/// addressing counts as many) and its lookups reach memory as `lookups`
+/// says.
+pub(crate) fn batch_quads(clause: &Clause, w: usize, lookups: Lookups) -> usize {
+    if needs_whole_group(clause) && lookups != Lookups::Direct {
         return GROUP_QUADS;
     }
     if w != 0 {
