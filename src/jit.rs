@@ -122,12 +122,16 @@ impl JitEngine {
             self.stats.cache_hits += 1;
         }
         self.stats.fallback_clauses = code.fallbacks() as u64;
-        for i in 0..code.len() {
-            if let ClauseCode::Fallback(why) = code.clause(i as u32) {
-                let line = format!("clause {i}: {why}");
-                if !self.stats.fallback_reasons.contains(&line) {
-                    self.stats.fallback_reasons.push(line);
-                }
+        let clauses = (0..code.len()).filter_map(|i| match code.clause(i as u32) {
+            ClauseCode::Fallback(why) => Some(format!("clause {i}: {why}")),
+            _ => None,
+        });
+        let lines: Vec<String> = clauses
+            .chain(code.loop_fallbacks().iter().cloned())
+            .collect();
+        for line in lines {
+            if !self.stats.fallback_reasons.contains(&line) {
+                self.stats.fallback_reasons.push(line);
             }
         }
         self.splat_used = splat_used(program);

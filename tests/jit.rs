@@ -273,3 +273,78 @@ fn bench_suite_measures_the_bundled_kernels() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("no benchmark kernel `madchain`"), "{err}");
 }
+
+/// Runs `k` on both engines; the outputs must agree. Returns the JIT's
+/// engine statistics.
+fn agree_with_interp(k: &Kernel, job: &Job) -> ctm::runtime::EngineStats {
+    let mut interp = job.clone();
+    interp.settings.engine = EngineKind::Interp;
+    let mut jit = job.clone();
+    jit.settings.engine = EngineKind::Jit;
+    let (want, got) = (k.run(&interp).unwrap(), k.run(&jit).unwrap());
+    assert_eq!(got.outputs, want.outputs);
+    got.report.engine
+}
+
+#[test]
+fn a_lowering_that_panics_leaves_its_clause_to_the_interpreter_and_says_where() {
+    use ctm_jit::fault::{Site, arm};
+    if !jit_available() {
+        return;
+    }
+    // 352.0 is an inline constant no other program of these tests uses.
+    arm(352.0f32.to_bits(), Site::Clause);
+    let k = Kernel::assemble(
+        "    alu r1.rgb = max.off(s0, s0) | r1.a = max.off(s0, s0) src0=r0
+    alu r1.rgb = mad(s0, s1.111, s2) | r1.a = mad(s0, s1.1, s2) src0=r1 src1=1.0 src2=352.0
+    out rtA.rgb = max.off(s0, s0) | rtA.a = max.off(s0, s0) src0=r1 last",
+    )
+    .unwrap();
+    let e = agree_with_interp(&k, &Job::new(8, 4).output(0, Format::Float32_4));
+    assert_eq!(e.fallback_clauses, 1, "{e:?}");
+    assert!(e.fallback_runs > 0, "{e:?}");
+    let why = &e.fallback_reasons;
+    assert!(
+        why.iter().any(
+            |r| r.starts_with("clause 0: the lowering panicked at instruction 1")
+                && r.contains("injected fault")
+        ),
+        "{why:?}"
+    );
+}
+
+#[test]
+fn a_loop_region_that_cannot_be_compiled_is_reported_and_runs_in_the_shim() {
+    use ctm_jit::fault::{Site, arm};
+    if !jit_available() {
+        return;
+    }
+    // 416.0: as above, armed for lane-wise loop bodies only.
+    arm(416.0f32.to_bits(), Site::Region);
+    let k = Kernel::assemble(
+        "    alu r1.rgb = max.off(s0, s0) | r1.a = max.off(s0, s0) src0=0.0
+    LOOP i0 -> done
+body:
+    alu r1.rgb = mad(s0, s1.111, s2) | r1.a = mad(s0, s1.1, s2) src0=r1 src1=0.5 src2=416.0
+    alu p.r>=0 = mad(sp, s0.111, -s0.111) | _ = mad(sp, s0.1, -s0.1) src0=r0 src1=r1 srcp=sub res=r>=0
+    BREAKLOOP alu_result != 0 -> done
+    ENDLOOP i0 -> body
+done:
+    out rtA.rgb = max.off(s0, s0) | rtA.a = max.off(s0, s0) src0=r1 last",
+    )
+    .unwrap();
+    let job = Job::new(16, 8)
+        .int(0, 30, 0, 1)
+        .output(0, Format::Float32_4);
+    let e = agree_with_interp(&k, &job);
+    // The clauses compiled; the region runs in lock step, and says why.
+    assert_eq!((e.fallback_clauses, e.lanewise_runs), (0, 0), "{e:?}");
+    assert!(e.loop_runs > 0, "{e:?}");
+    let why = &e.fallback_reasons;
+    assert!(
+        why.iter().any(|r| r.starts_with(
+            "loop region at instruction 2 (lane-wise body): the lowering panicked at instruction 2"
+        )),
+        "{why:?}"
+    );
+}

@@ -56,6 +56,8 @@
 //! between code paths that each obey the rules above.
 
 pub mod compile;
+#[cfg(feature = "fault-injection")]
+pub mod fault;
 pub mod fp;
 pub mod host;
 pub mod ir;

@@ -47,7 +47,8 @@ pub struct EngineStats {
     pub compile_time: std::time::Duration,
     /// DPP instructions compiled.
     pub compiled_instructions: u64,
-    /// Why clauses fell back (one line per distinct reason).
+    /// Why clauses fell back, and why loop regions (or their lane-wise
+    /// bodies) were left to the shim (one line per distinct reason).
     pub fallback_reasons: Vec<String>,
 }
 

@@ -2,7 +2,7 @@
 //! all compiled, and a lane-wise body where its lanes are independent
 //! ([`crate::lanewise`]).
 
-use super::{JitOptions, clause_signature, define};
+use super::{JitOptions, clause_signature, define, guarded};
 use crate::ir::Program;
 use crate::lanewise::{Lanewise, lanewise};
 use crate::lower::{lower_lanewise, lower_loop};
@@ -27,25 +27,33 @@ pub(super) struct CompiledLoop {
 pub(super) type Defined = (LoopRegion, FuncId, Option<(Lanewise, FuncId)>);
 
 /// Defines the functions of `program`'s loop regions in `module`, where
-/// `ids` are its clauses' functions (or why they failed).
+/// `ids` are its clauses' functions (or why they failed); also returns why
+/// each region (or lane-wise body) that could not be compiled was not.
 pub(super) fn compile_loops(
     program: &Program,
     ids: &[Result<FuncId, String>],
     opts: JitOptions,
     (module, ctx, fctx): (&mut JITModule, &mut Context, &mut FunctionBuilderContext),
     code_bytes: &mut usize,
-) -> Vec<Defined> {
+) -> (Vec<Defined>, Vec<String>) {
     // Loop regions whose clauses all compiled get a driver each, and a
     // lane-wise function where their lanes are independent; one that
-    // cannot be compiled is simply left to the shim.
-    let mut loop_ids = Vec::new();
+    // cannot be compiled is left to the shim, with its reason.
+    let (mut loop_ids, mut failed) = (Vec::new(), Vec::new());
     for region in loop_regions(program) {
-        let fns: Option<Vec<FuncId>> = region
+        let what = format!("loop region at instruction {}", region.start);
+        let fns: Result<Vec<FuncId>, u32> = region
             .clauses
             .iter()
-            .map(|&ci| ids[ci as usize].as_ref().ok().copied())
+            .map(|&ci| ids[ci as usize].as_ref().ok().copied().ok_or(ci))
             .collect();
-        let Some(fns) = fns else { continue };
+        let fns = match fns {
+            Ok(fns) => fns,
+            Err(ci) => {
+                failed.push(format!("{what}: its clause {ci} is not compiled"));
+                continue;
+            }
+        };
         let n = loop_ids.len() as u32;
         let func = loop_function(module, fctx, 2 * n, |b, module| {
             let refs: Vec<_> = fns
@@ -55,18 +63,28 @@ pub(super) fn compile_loops(
             lower_loop(b, program, &region, &refs);
         });
         let name = format!("loop{}", region.start);
-        let Some(driver) = define_loop(module, ctx, &name, func, code_bytes) else {
-            continue;
+        let driver = match func.and_then(|f| define_loop(module, ctx, &name, f, code_bytes)) {
+            Ok(id) => id,
+            Err(why) => {
+                failed.push(format!("{what}: {why}"));
+                continue;
+            }
         };
         let lanewise = lanewise(program, &region).and_then(|lw| {
             let parts = (program, &region, &lw);
             let func = lanewise_function(module, fctx, 2 * n + 1, parts, opts);
             let name = format!("lanewise{}", region.start);
-            define_loop(module, ctx, &name, func, code_bytes).map(|id| (lw, id))
+            match func.and_then(|f| define_loop(module, ctx, &name, f, code_bytes)) {
+                Ok(id) => Some((lw, id)),
+                Err(why) => {
+                    failed.push(format!("{what} (lane-wise body): {why}"));
+                    None
+                }
+            }
         });
         loop_ids.push((region, driver, lanewise));
     }
-    loop_ids
+    (loop_ids, failed)
 }
 
 /// The finalised functions of `defined`.
@@ -96,23 +114,23 @@ fn lanewise_quads(lw: &Lanewise) -> usize {
 }
 
 /// A function with the [`LoopFn`] signature (user index `index`), built by
-/// `build`.
+/// `build`; a lowering that panics (a bug in ctm) is the error.
 fn loop_function(
     module: &mut JITModule,
     fctx: &mut FunctionBuilderContext,
     index: u32,
     build: impl FnOnce(&mut FunctionBuilder<'_>, &mut JITModule),
-) -> Function {
+) -> Result<Function, String> {
     let mut sig = clause_signature(module);
     sig.params
         .push(AbiParam::new(module.target_config().pointer_type()));
     let mut func = Function::with_name_signature(UserFuncName::user(1, index), sig);
-    {
+    guarded(fctx, |fctx| {
         let mut b = FunctionBuilder::new(&mut func, fctx);
         build(&mut b, module);
         b.finalize(module.target_config());
-    }
-    func
+    })?;
+    Ok(func)
 }
 
 /// The lane-wise function of `region` (user index `index`).
@@ -122,7 +140,7 @@ pub(super) fn lanewise_function(
     index: u32,
     (program, region, lw): (&Program, &LoopRegion, &Lanewise),
     opts: JitOptions,
-) -> Function {
+) -> Result<Function, String> {
     let w = match opts.quads_per_iter {
         0 => lanewise_quads(lw),
         w => usize::from(w),
@@ -134,18 +152,18 @@ pub(super) fn lanewise_function(
     })
 }
 
-/// Defines `func` as `name`; `None` if it cannot be compiled (the shim
-/// then runs the region itself).
+/// Defines `func` as `name`; the error says why it cannot be compiled (the
+/// shim then runs the region itself).
 fn define_loop(
     module: &mut JITModule,
     ctx: &mut Context,
     name: &str,
     func: Function,
     code_bytes: &mut usize,
-) -> Option<FuncId> {
+) -> Result<FuncId, String> {
     ctx.clear();
     ctx.func = func;
-    let id = define(module, ctx, name).ok();
+    let id = define(module, ctx, name);
     if let Some(code) = ctx.compiled_code() {
         *code_bytes += code.code_buffer().len();
     }

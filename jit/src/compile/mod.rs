@@ -143,6 +143,8 @@ pub struct Compiled {
     opts: JitOptions,
     /// Compiled loop regions ([`crate::regions`]).
     loops: Vec<loops::CompiledLoop>,
+    /// Why loop regions (or their lane-wise bodies) were not compiled.
+    loop_fallbacks: Vec<String>,
     /// Time spent building and compiling.
     pub compile_time: Duration,
     /// DPP instructions the clauses cover.
@@ -306,6 +308,12 @@ impl Compiled {
         self.clauses.is_empty()
     }
 
+    /// Why loop regions were left to the shim (or run only in lock step):
+    /// one line per region, naming it. Empty when every region compiled.
+    pub fn loop_fallbacks(&self) -> &[String] {
+        &self.loop_fallbacks
+    }
+
     /// Number of clauses left to the interpreter.
     pub fn fallbacks(&self) -> usize {
         self.clauses
@@ -366,7 +374,8 @@ fn clause_signature(module: &JITModule) -> Signature {
 }
 
 /// Builds the CLIF of clause `ci` (before optimisation) and the
-/// instruction marks for annotated printing.
+/// instruction marks for annotated printing; a lowering that panics (a bug
+/// in ctm) is the reason the clause is not compiled.
 fn build_function(
     module: &JITModule,
     program: &Program,
@@ -374,10 +383,10 @@ fn build_function(
     opts: JitOptions,
     shape: (Body, Lookups),
     fctx: &mut FunctionBuilderContext,
-) -> (Function, PcMarks) {
+) -> Result<(Function, PcMarks), String> {
     let sig = clause_signature(module);
     let mut func = Function::with_name_signature(UserFuncName::user(0, ci as u32), sig);
-    let marks = {
+    let marks = guarded(fctx, |fctx| {
         let mut b = FunctionBuilder::new(&mut func, fctx);
         let ptr = module.target_config().pointer_type();
         let cc = module.target_config().default_call_conv;
@@ -391,8 +400,35 @@ fn build_function(
         );
         b.finalize(module.target_config());
         marks
-    };
-    (func, marks)
+    })?;
+    Ok((func, marks))
+}
+
+/// Runs `lower` (which builds a function's CLIF with `fctx`); a panic there
+/// — a bug in ctm's lowering — becomes an error naming the instruction the
+/// lowering was at, and `fctx` is replaced by a fresh one.
+fn guarded<T>(
+    fctx: &mut FunctionBuilderContext,
+    lower: impl FnOnce(&mut FunctionBuilderContext) -> T,
+) -> Result<T, String> {
+    crate::lower::take_lowering_at();
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| lower(&mut *fctx)));
+    r.map_err(|payload| {
+        *fctx = FunctionBuilderContext::new();
+        let why = match (
+            payload.downcast_ref::<&str>(),
+            payload.downcast_ref::<String>(),
+        ) {
+            (Some(s), _) => (*s).to_string(),
+            (_, Some(s)) => s.clone(),
+            _ => "no message".to_string(),
+        };
+        let at = match crate::lower::take_lowering_at() {
+            Some(pc) => format!(" at instruction {pc}"),
+            None => String::new(),
+        };
+        format!("the lowering panicked{at}: {why} (a bug in ctm)")
+    })
 }
 
 /// The bodies clause `ci`'s eagerly compiled function has: both where a
@@ -459,7 +495,7 @@ fn compile_one(
     let mut module = JITModule::new(JITBuilder::with_isa(isa, default_libcall_names()));
     let mut fctx = FunctionBuilderContext::new();
     let mut ctx = module.make_context();
-    (ctx.func, _) = build_function(&module, program, ci, opts, shape, &mut fctx);
+    (ctx.func, _) = build_function(&module, program, ci, opts, shape, &mut fctx)?;
     let id = define(&mut module, &mut ctx, &format!("clause{ci}"))?;
     module.finalize_definitions().map_err(|e| e.to_string())?;
     let f = clause_fn(&module, id);
@@ -499,7 +535,13 @@ pub fn compile(program: &Program, opts: JitOptions) -> Result<Compiled, JitError
         .map(|ci| shape_of(program, &regions, ci))
         .collect();
     for (ci, &shape) in shapes.iter().enumerate() {
-        let (func, _) = build_function(&module, program, ci, opts, shape, &mut fctx);
+        let func = match build_function(&module, program, ci, opts, shape, &mut fctx) {
+            Ok((func, _)) => func,
+            Err(why) => {
+                ids.push(Err(why));
+                continue;
+            }
+        };
         ctx.clear();
         ctx.func = func;
         let outcome = define(&mut module, &mut ctx, &format!("clause{ci}"));
@@ -509,7 +551,8 @@ pub fn compile(program: &Program, opts: JitOptions) -> Result<Compiled, JitError
         ids.push(outcome);
     }
     let parts = (&mut module, &mut ctx, &mut fctx);
-    let loop_ids = loops::compile_loops(program, &ids, opts, parts, &mut code_bytes);
+    let (loop_ids, loop_fallbacks) =
+        loops::compile_loops(program, &ids, opts, parts, &mut code_bytes);
     module
         .finalize_definitions()
         .map_err(|e| JitError::Module(e.to_string()))?;
@@ -554,6 +597,7 @@ pub fn compile(program: &Program, opts: JitOptions) -> Result<Compiled, JitError
         general_modules: Mutex::new(Vec::new()),
         opts,
         loops,
+        loop_fallbacks,
         compile_time: start.elapsed(),
         instructions: program.clauses.iter().map(|c| u32::from(c.len)).sum(),
         code_bytes,

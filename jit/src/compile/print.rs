@@ -32,7 +32,7 @@ pub fn clif(
     for (ci, clause) in program.clauses.iter().enumerate() {
         let (_, lookups) = shape_of(program, &regions, ci);
         let shape = (Body::Both, lookups);
-        let (func, marks) = build_function(&module, program, ci, opts, shape, &mut fctx);
+        let built = build_function(&module, program, ci, opts, shape, &mut fctx);
         let _ = writeln!(
             out,
             "; clause {ci}: instructions {}..{} ({} values), then {:?}",
@@ -41,6 +41,13 @@ pub fn clif(
             clause.values,
             clause.term
         );
+        let (func, marks) = match built {
+            Ok(built) => built,
+            Err(why) => {
+                let _ = writeln!(out, "; not compiled: {why}\n");
+                continue;
+            }
+        };
         let mut w = Annotated {
             marks: marks.into_iter().collect(),
             describe,
@@ -54,15 +61,25 @@ pub fn clif(
             continue;
         };
         let parts = (program, region, &lw);
-        let func = lanewise_function(&mut module, &mut fctx, k as u32, parts, opts);
-        let _ = writeln!(
-            out,
-            "; loop region at @{}, clauses {:?}, lane-wise ({} CLIF instructions)",
-            region.start,
-            region.clauses,
-            func.dfg.num_insts()
-        );
-        let _ = writeln!(out, "{func}");
+        match lanewise_function(&mut module, &mut fctx, k as u32, parts, opts) {
+            Ok(func) => {
+                let _ = writeln!(
+                    out,
+                    "; loop region at @{}, clauses {:?}, lane-wise ({} CLIF instructions)",
+                    region.start,
+                    region.clauses,
+                    func.dfg.num_insts()
+                );
+                let _ = writeln!(out, "{func}");
+            }
+            Err(why) => {
+                let _ = writeln!(
+                    out,
+                    "; loop region at @{}, clauses {:?}, lane-wise: not compiled: {why}\n",
+                    region.start, region.clauses
+                );
+            }
+        }
     }
     Ok(out)
 }

@@ -110,7 +110,7 @@ impl Lowering<'_, '_> {
             written,
         } = &mut out;
         for (i, node) in clause.nodes.iter().enumerate() {
-            let mark = self.mark_start();
+            let mark = self.mark_start(node.pc);
             match &node.op {
                 Op::Const { .. } | Op::Imm { .. } => {}
                 Op::Temp { dst, index, chan } => {

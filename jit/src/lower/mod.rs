@@ -49,7 +49,24 @@ pub(crate) use shape::{
 };
 
 use masks::Masks;
+use std::cell::Cell;
 use std::collections::HashMap;
+
+thread_local! {
+    /// The instruction being lowered on this thread, for the report of a
+    /// lowering that panics.
+    static AT: Cell<Option<u16>> = const { Cell::new(None) };
+}
+
+/// Notes that the lowering is at instruction `pc`.
+pub(crate) fn lowering_at(pc: u16) {
+    AT.set(Some(pc));
+}
+
+/// The instruction the lowering last noted, cleared.
+pub(crate) fn take_lowering_at() -> Option<u16> {
+    AT.take()
+}
 
 /// Bytes of one channel of one quad.
 const QUAD_BYTES: i32 = 16;
@@ -160,6 +177,8 @@ pub(crate) fn lower_clause(
     let mut l = Lowering::new(b, w, ptr, call_conv, [lanes, uni, io], clause.values, al);
     l.lookups = lookups;
     l.uniforms(clause);
+    #[cfg(feature = "fault-injection")]
+    crate::fault::check(clause, crate::fault::Site::Clause);
     let head = l.b.create_block();
     l.b.append_block_param(head, types::I32);
     let zero = l.b.ins().iconst(types::I32, 0);
@@ -218,7 +237,7 @@ pub(crate) fn lower_clause(
         }
         l.masks = Some(l.load_masks(clause));
         for (i, node) in clause.nodes.iter().enumerate() {
-            let mark = l.mark_start();
+            let mark = l.mark_start(node.pc);
             l.node(i as u32, &node.op);
             l.mark_end(mark, node.pc);
         }
@@ -327,8 +346,10 @@ impl<'a, 'f> Lowering<'a, 'f> {
 }
 
 impl Lowering<'_, '_> {
-    /// Where the code of the next node will start (see [`Self::mark_end`]).
-    fn mark_start(&self) -> (Block, Option<cranelift_codegen::ir::Inst>) {
+    /// Where the code of the next node, instruction `pc`'s, will start
+    /// (see [`Self::mark_end`]).
+    fn mark_start(&self, pc: u16) -> (Block, Option<cranelift_codegen::ir::Inst>) {
+        lowering_at(pc);
         let block = self.b.current_block().expect("in a block");
         (block, self.b.func.layout.last_inst(block))
     }

@@ -309,6 +309,8 @@ pub(crate) fn lower_lanewise(
     for (j, &ci) in region.clauses.iter().enumerate() {
         let clause = &program.clauses[ci as usize];
         l.uniforms(clause);
+        #[cfg(feature = "fault-injection")]
+        crate::fault::check(clause, crate::fault::Site::Region);
         l.full_nodes(clause, &mut InVars { lw, vars: &v });
         let Term::Fc { fc, .. } = &clause.term else {
             continue;
