@@ -4,7 +4,7 @@
 //! DPP (pairs failing write no outputs). The other client always passes and
 //! touches nothing.
 //!
-//! Buffer formats (`[E]` §6): float formats compare c0 as f32 with IEEE
+//! Buffer formats (§6, ctm): float formats compare c0 as f32 with IEEE
 //! comparisons (every comparison with NaN is false except Not Equal); UINT16_1
 //! and UINT8_4 quantize v to the buffer's unsigned-normalized integer (§5.1
 //! write rule, channel c0) and compare integers. On a pass with the write

@@ -8,7 +8,7 @@
 //! (`amCommandBufferConsumed`) and dropping the device
 //! (`amCloseManagedConnection`). Like CTM, there is no allocation call on the
 //! board; [`Device::alloc`] is the bump allocator applications wrote
-//! themselves, handing out 2 KiB-aligned blocks. `[E]` choices: the emulated
+//! themselves, handing out 2 KiB-aligned blocks. (ctm) choices: the emulated
 //! board executes a buffer completely inside `submit`, so a returned id is
 //! already consumed; a buffer that faults still counts as consumed and
 //! [`Device::wait`] returns its fault; the host may read and write every arena

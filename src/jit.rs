@@ -145,7 +145,8 @@ impl JitEngine {
     /// callbacks' host block set up for `clause`; returns what it returned
     /// and the error a callback raised, if any. Compiled code reads
     /// denormals as zeros (see `ctm_jit::lower`): the runner sets MXCSR.DAZ
-    /// around a group's clauses (`wants_daz`).
+    /// for each stretch of rows it runs (`wants_daz`); delivery switches it
+    /// off where it converts values.
     fn with_host<R>(
         &mut self,
         ctx: &mut Ctx<'_>,

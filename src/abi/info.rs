@@ -76,7 +76,7 @@ impl Default for ProgramInfo {
 }
 
 impl ProgramInfo {
-    /// Whether the program writes uncached (UMRT) outputs. `[E]`: the
+    /// Whether the program writes uncached (UMRT) outputs. (ctm): the
     /// Guide says the mode comes from the program file, on a lost page;
     /// ctm keeps it in bit 0 of `dpp_proginfo` word 2 (the first word after
     /// `FG_DEPTH_SRC`).

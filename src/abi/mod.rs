@@ -6,7 +6,7 @@
 //! at fault. [`write()`] produces the layout of §8, which [`load`] reads back
 //! identically. Files on disk are read whole, within a size cap ([`load_path`]).
 //!
-//! `[E]` choices (docs/abi.md leaves them to the emulator): the strictness
+//! (ctm) choices (docs/abi.md leaves them to the emulator): the strictness
 //! rules of §3, §5.4 and §7 as written there; input/output/constant indices
 //! outside their register files are errors, not warnings.
 

@@ -8,7 +8,7 @@
 //! cross-unit rules (DP4's fourth component, SOP, alpha DP), output modifier
 //! and clamp (§4.7), then gated writes (§4.8, §4.9).
 //!
-//! Decisions where the record is silent (`[E]`; listed in README):
+//! Decisions where the record is silent (ctm; listed in README):
 //! * `OMOD_DISABLED` on an operation other than MIN/MAX/CND/CMP: no scaling
 //!   and no clamp, but NaN is standardised and denormals flushed ([`Unary::Canon`]),
 //!   so results never depend on host NaN propagation.

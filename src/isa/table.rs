@@ -5,7 +5,7 @@
 //! the verbose disassembly, the assembler's raw field syntax and the random
 //! program generator are all derived from it (see [`crate::isa::layout`]).
 //!
-//! Where the record is silent the choice is marked `[E]` and kept here:
+//! Where the record is silent the choice is marked (ctm) and kept here:
 //! * swizzle code 7 is treated as an undefined encoding (decode error), not as 0.0;
 //! * the uncached lookup `LOOKUP_UNCACHED` is texture opcode 7, the one value
 //!   R5xx leaves unused (§5.2);
@@ -100,7 +100,7 @@ isa_enum! {
 }
 
 isa_enum! {
-    /// ALU swizzle code (§4.2). Code 7 is undefined `[E]`.
+    /// ALU swizzle code (§4.2). Code 7 is undefined (ctm).
     pub enum Swz {
         /// Red component.
         R = 0 => "r",
@@ -284,7 +284,7 @@ isa_enum! {
         Lod = 5 => "lod",
         /// R5xx lookup with gradients from word 3 (single-level inputs: a plain lookup).
         Dxdy = 6 => "dxdy",
-        /// Uncached read of memory written by uncached (UMRT) writes `[E]`.
+        /// Uncached read of memory written by uncached (UMRT) writes (ctm).
         LdUncached = 7 => "ld_uncached",
     }
 }

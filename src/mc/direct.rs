@@ -20,8 +20,11 @@ use std::marker::PhantomData;
 struct ZeroPage([u8; 1 << 16]);
 static ZEROS: ZeroPage = ZeroPage([0; 1 << 16]);
 
-/// The direct inputs of a stretch of a run; borrows the memory it points
-/// into, so nothing can write it meanwhile.
+/// The direct inputs of a stretch of a run. It borrows the memory
+/// controller, so no arena is unmapped meanwhile, and nothing writes what
+/// it points into while it lives: ordered delivery writes after the
+/// stretch, direct delivery only to outputs disjoint from every input
+/// (`pe::deliver::direct_allowed`).
 pub struct DirectInputs<'a> {
     table: TexTable,
     /// The page tables `table` points into (never resized).

@@ -2,7 +2,7 @@
 //! conversions (`docs/machine.md` §3.2, §5.1), and the address layouts (§5.2,
 //! §5.3).
 //!
-//! Conversions (`[E]` where the Guide is silent, all in this file):
+//! Conversions (ctm, where the Guide is silent, all in this file):
 //! * reading: UINT16_1 gives c0 = u16 / 65535, UINT8_4 gives ck = byte / 255
 //!   (bytes stored B, G, R, A: c2, c1, c0, c3), float formats as stored;
 //!   channels a format lacks read as c1 = 0, c2 = 0, c3 = 1.0;
@@ -212,7 +212,7 @@ impl Layout for Linear {
 }
 
 /// The tiled layout. The R5xx tiling is not recoverable from the Guide, so
-/// ctm defines TILED ≡ LINEAR (§5.3, `[E]`); a faithful tiling replaces this
+/// ctm defines TILED ≡ LINEAR (§5.3, ctm); a faithful tiling replaces this
 /// one implementation.
 #[derive(Clone, Copy, Debug)]
 pub struct Tiled;

@@ -2,7 +2,7 @@
 //! surfaces its clients address, element formats, the 2×2 input gather,
 //! bounds, and the caches.
 //!
-//! * **Bounds** (§5.5, `[E]`): an element (x, y) with x ≥ pitch or y ≥ height
+//! * **Bounds** (§5.5, ctm): an element (x, y) with x ≥ pitch or y ≥ height
 //!   is out of range: a read gives an all-zero element (then converted like
 //!   any other, so a one-channel format reads (0, 0, 0, 1.0)), a write is
 //!   dropped; both bump [`Diagnostics`]. Surfaces a run uses are checked to
@@ -20,7 +20,7 @@
 //!   pixel's uncached lookups see memory as the run found it plus the
 //!   uncached writes already made by its own row of quads; writes of other
 //!   rows land when that row's results are delivered (in row order), so the
-//!   result does not depend on the number of threads (`[E]`).
+//!   result does not depend on the number of threads (ctm).
 
 mod direct;
 mod format;
@@ -135,7 +135,7 @@ impl Cache {
     }
 }
 
-/// Counters of recoverable oddities, for reports (`[E]` §4.1, §5.4, §5.5).
+/// Counters of recoverable oddities, for reports (§4.1, §5.4, §5.5, ctm).
 #[derive(Debug, Default)]
 pub struct Diagnostics {
     /// Reads outside pitch × height (returned zero).

@@ -4,9 +4,9 @@
 //! Packets are PM4 type 3: header `0xC000_0000 | (params − 1) << 16 |
 //! opcode << 8`, then the parameter dwords. Only `set_consti_fmt` (0x0F) and
 //! `set_cond_test` (0x1B) have opcodes from the Guide; the others are the
-//! provisional `[E]` values of §3.3, all in [`OPCODES`]. Reserved bits are
+//! provisional (ctm) values of §3.3, all in [`OPCODES`]. Reserved bits are
 //! written as 0 and ignored when read. The Radeon type-2 filler word
-//! `0x8000_0000` is accepted as a one-dword no-op (`[E]`, never emitted).
+//! `0x8000_0000` is accepted as a one-dword no-op (ctm, never emitted).
 
 use crate::co::{CondLoc, CondTest};
 use crate::mc::{ReservedFormat, SurfaceFormat};

@@ -7,7 +7,7 @@
 //! or stops with an error) names its byte offset; the stream stops there and
 //! nothing after it touches memory.
 //!
-//! Clock model of the counters (`[E]` §7): while counting, `total` advances
+//! Clock model of the counters (§7, ctm): while counting, `total` advances
 //! by one per command dword, and a run advances both `total` and `active` by
 //! ⌈pixel-instructions / [`PROCESSORS`]⌉ — the time the R580's 48 pixel
 //! processors would need at one instruction per clock.

@@ -4,7 +4,7 @@
 //! loop frames with aL, the address stack), early exit, kills, the runaway
 //! budget — and hands finished pixels to a [`Sink`].
 //!
-//! Emulator decisions (docs/isa.md §1.2–§1.4, §6.8; `[E]`):
+//! Emulator decisions (docs/isa.md §1.2–§1.4, §6.8; ctm):
 //! * quads are {(2x,2y),(2x+1,2y),(2x,2y+1),(2x+1,2y+1)}; lanes of a quad
 //!   outside the domain are *helpers*: they execute (so MDH/MDV have
 //!   neighbours) and take part in flow-control votes, but never write outputs,

@@ -157,7 +157,10 @@ pub struct Compiled {
 // free its memory on drop; the code it holds is immutable and the function
 // pointers are plain addresses, callable from any thread.
 unsafe impl Send for Compiled {}
-// SAFETY: as above — shared references only read `clauses`.
+// SAFETY: as above. Through shared references the code is read, and
+// bodies compiled on first use are published once per slot (`OnceLock`),
+// their modules kept behind a `Mutex`, each finalised before its function
+// pointer is handed out.
 unsafe impl Sync for Compiled {}
 
 impl Drop for Compiled {
@@ -520,7 +523,8 @@ fn compile_one(
 /// ```
 pub fn compile(program: &Program, opts: JitOptions) -> Result<Compiled, JitError> {
     // Compiled code indexes the machine state with what the IR says: only
-    // verified IR keeps every access inside it (docs/design.md, "Safety").
+    // verified IR keeps every access inside it (the crate docs, "Why
+    // compiled code stays inside its memory").
     program.verify()?;
     let start = Instant::now();
     let opts = opts.resolved(program);

@@ -34,7 +34,7 @@ pub struct V(pub u32);
 ///
 /// Relative indices wrap modulo the size of their file (128 temporaries, 256
 /// constants): `docs/isa.md` §4.3 leaves out-of-range sums undefined; ctm
-/// wraps (`[E]`) and the hazard checker reports nothing for it.
+/// wraps (ctm) and the hazard checker reports nothing for it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Index {
     /// The base index from the instruction.
