@@ -141,6 +141,9 @@ pub trait Engine {
     }
 }
 
+// Every method forwarded: one left to its default would silently answer
+// for the engine behind the reference.
+#[deny(clippy::missing_trait_methods)]
 impl<E: Engine + ?Sized> Engine for &mut E {
     fn prepare(&mut self, program: &Program) -> Result<(), RunError> {
         (**self).prepare(program)

@@ -55,7 +55,18 @@ pub(super) fn eligible(clause: &Clause) -> bool {
         | Op::SetPred { gate, .. }
         | Op::SetAluResult { gate, .. }
         | Op::UmrtWrite { gate, .. } => gate.pred.is_none(),
-        _ => true,
+        // Listed one by one, so that a new operation is decided here.
+        Op::Const { .. }
+        | Op::Imm { .. }
+        | Op::Unary { .. }
+        | Op::Binary { .. }
+        | Op::Mad { .. }
+        | Op::Dot { .. }
+        | Op::Select { .. }
+        | Op::QuadLane { .. }
+        | Op::Fetch { .. }
+        | Op::SemWait
+        | Op::SemAcquire { .. } => true,
     })
 }
 
