@@ -25,7 +25,7 @@ use crate::engine::EngineKind;
 use crate::mc::{CacheId, DiagnosticCounts, DirectInputs, Mc, RunView, Surface, UncachedWrite};
 use crate::runtime::hazard::Hazard;
 use crate::runtime::{
-    Cancel, Engine, EngineStats, RunError, RunOptions, RunStats, Runner, Stop, Watchdog,
+    Cancel, Engine, EngineStats, Rows, RunError, RunOptions, RunStats, Runner, Stop, Watchdog,
 };
 use ctm_jit::compile::JitOptions;
 use ctm_jit::ir::{CONSTS, INT_CONSTS};
@@ -436,13 +436,16 @@ impl Pe {
                             options: self.settings.options,
                             stop: Some(&*stop),
                         };
+                        let rows = Rows {
+                            domain: d,
+                            v,
+                            rows: row..row + 1,
+                            skip,
+                        };
                         let stats = runner.run_rows_prepared(
                             &mut w.lanes,
                             temps,
-                            d,
-                            v,
-                            row..row + 1,
-                            skip,
+                            rows,
                             &mut view,
                             &mut sink,
                         )?;
