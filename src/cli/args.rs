@@ -2,6 +2,8 @@
 //! error (exit status 2) that quotes the flag's value.
 
 use super::{Error, usage};
+use ctm::co::{CondLoc, CondTest};
+use ctm::engine::EngineKind;
 use ctm::kernel::Resource;
 use ctm::mc::Format;
 use ctm::{JitOptions, OptLevel};
@@ -189,17 +191,99 @@ pub fn parse_range(s: &str) -> Option<(f32, f32)> {
     (lo < hi).then_some((lo, hi))
 }
 
-/// `--opt-level` and `--quads` as JIT options (`quads` 0: chosen per clause).
-pub fn jit_options(opt_level: &str, quads: u8) -> Result<JitOptions, Error> {
-    let opt_level = match opt_level {
-        "auto" => OptLevel::Auto,
-        "none" => OptLevel::None,
-        "speed" => OptLevel::Speed,
-        other => {
-            return usage(format!(
-                "--opt-level `{other}`: expected auto, none or speed"
-            ));
+/// `--engine`: which engine runs clauses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum EngineArg {
+    /// The JIT where the host CPU supports it, else the interpreter.
+    Auto,
+    /// The reference interpreter.
+    Interp,
+    /// The JIT.
+    Jit,
+}
+
+impl EngineArg {
+    /// The engine this names on this host.
+    pub fn kind(self) -> EngineKind {
+        match self {
+            EngineArg::Auto => EngineKind::best(),
+            EngineArg::Interp => EngineKind::Interp,
+            EngineArg::Jit => EngineKind::Jit,
         }
+    }
+}
+
+/// `--opt-level`: Cranelift's optimisation level.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum OptArg {
+    /// Chosen per program.
+    Auto,
+    /// No optimisation passes.
+    None,
+    /// The e-graph pass.
+    Speed,
+}
+
+/// `--cond-loc`: where the conditional test applies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum CondLocArg {
+    /// Outputs of failing pairs are dropped.
+    Dpp,
+    /// Failing pairs do not run.
+    Pe,
+}
+
+impl From<CondLocArg> for CondLoc {
+    fn from(a: CondLocArg) -> CondLoc {
+        match a {
+            CondLocArg::Dpp => CondLoc::Dpp,
+            CondLocArg::Pe => CondLoc::Pe,
+        }
+    }
+}
+
+/// `--cond-test`: the conditional test.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum CondTestArg {
+    /// Never passes.
+    Never,
+    /// v < b.
+    Less,
+    /// v ≤ b.
+    Lequal,
+    /// v == b.
+    Equal,
+    /// v ≥ b.
+    Gequal,
+    /// v > b.
+    Greater,
+    /// v ≠ b.
+    Notequal,
+    /// Always passes.
+    Always,
+}
+
+impl From<CondTestArg> for CondTest {
+    fn from(a: CondTestArg) -> CondTest {
+        match a {
+            CondTestArg::Never => CondTest::Never,
+            CondTestArg::Less => CondTest::Less,
+            CondTestArg::Lequal => CondTest::LessEqual,
+            CondTestArg::Equal => CondTest::Equal,
+            CondTestArg::Gequal => CondTest::GreaterEqual,
+            CondTestArg::Greater => CondTest::Greater,
+            CondTestArg::Notequal => CondTest::NotEqual,
+            CondTestArg::Always => CondTest::Always,
+        }
+    }
+}
+
+/// `--opt-level` and `--quads` as JIT options (`quads` 0: chosen per clause).
+pub fn jit_options(opt_level: OptArg, quads: u8) -> Result<JitOptions, Error> {
+    let opt_level = match opt_level {
+        OptArg::Auto => OptLevel::Auto,
+        OptArg::None => OptLevel::None,
+        OptArg::Speed => OptLevel::Speed,
     };
     if !matches!(quads, 0 | 1 | 2 | 4) {
         return usage(format!(

@@ -47,7 +47,7 @@ pub struct ExecArgs {
     memory: Vec<String>,
     /// Clause engine: auto = the JIT where the host CPU supports it.
     #[arg(long, value_name = "auto|interp|jit", default_value = "auto")]
-    engine: String,
+    engine: super::args::EngineArg,
     /// Worker threads (default: all cores).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=4096))]
     threads: Option<u32>,
@@ -176,7 +176,7 @@ fn setup(a: &ExecArgs) -> Result<Ready, Error> {
             CacheMode::Coherent
         },
         settings: settings(
-            &a.engine,
+            a.engine,
             a.threads.map(|t| t as usize),
             a.check_hazards,
             &a.limits,

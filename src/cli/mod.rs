@@ -134,19 +134,12 @@ pub fn exit_status(e: &(dyn std::error::Error + 'static)) -> (u8, bool) {
 
 /// Run settings from the common flags.
 pub fn settings(
-    engine: &str,
+    engine: args::EngineArg,
     threads: Option<usize>,
     hazards: bool,
     limits: &Limits,
 ) -> Result<RunSettings, Error> {
-    let engine = if engine == "auto" {
-        EngineKind::best()
-    } else {
-        match EngineKind::parse(engine) {
-            Some(e) => e,
-            None => return usage(format!("--engine `{engine}`: expected auto, interp or jit")),
-        }
-    };
+    let engine = engine.kind();
     engine.check()?;
     let mut s = RunSettings {
         engine,

@@ -2,7 +2,8 @@
 //! `ctm bench` and `ctm trace` share).
 
 use super::args::{
-    int_const, numbers, parse_dims, parse_range, path_format, path_format_dims, split_named,
+    CondLocArg, CondTestArg, EngineArg, OptArg, int_const, numbers, parse_dims, parse_range,
+    path_format, path_format_dims, split_named,
 };
 use super::data::{self, Form};
 use super::{EXIT_HAZARDS, EXIT_OK, Error, Verbosity, say, settings, summary, usage, warn};
@@ -93,7 +94,7 @@ pub struct RunArgs {
     consts_file: Option<PathBuf>,
     /// Conditional test: never less lequal equal gequal greater notequal always.
     #[arg(long, value_name = "NAME", requires = "cond_buffer")]
-    cond_test: Option<String>,
+    cond_test: Option<CondTestArg>,
     /// The conditional buffer (domain-sized; raw or .npy); read before the
     /// run unless --cond-clear is given, written back after it.
     #[arg(long, value_name = "PATH:FORMAT", requires = "cond_test")]
@@ -101,7 +102,7 @@ pub struct RunArgs {
     /// Where the test applies: dpp (outputs of failing pairs are dropped) or
     /// pe (failing pairs do not run).
     #[arg(long, value_name = "dpp|pe", default_value = "dpp")]
-    cond_loc: String,
+    cond_loc: CondLocArg,
     /// Write the conditional value back to the buffer where the test passes.
     #[arg(long)]
     cond_write: bool,
@@ -114,14 +115,14 @@ pub struct RunArgs {
     cond_val: f32,
     /// Clause engine: auto = the JIT where the host CPU supports it.
     #[arg(long, value_name = "auto|interp|jit", default_value = "auto")]
-    engine: String,
+    engine: EngineArg,
     /// Worker threads (default: all cores; never more than rows of quads);
     /// results do not depend on it.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=4096))]
     threads: Option<u32>,
     /// JIT: Cranelift optimisation level (auto: chosen per program).
     #[arg(long, value_name = "auto|none|speed", default_value = "auto")]
-    opt_level: String,
+    opt_level: OptArg,
     /// JIT: quads per loop iteration of compiled clauses (0: chosen per clause).
     #[arg(long, value_name = "0|1|2|4", default_value_t = 0)]
     quads: u8,
@@ -206,7 +207,7 @@ pub struct Prepared {
 }
 
 fn jit_options(a: &RunArgs) -> Result<JitOptions, Error> {
-    super::args::jit_options(&a.opt_level, a.quads)
+    super::args::jit_options(a.opt_level, a.quads)
 }
 
 /// An input-like binding `PATH[:FORMAT][:WxH]` read now.
@@ -260,7 +261,7 @@ fn prepare_job(a: &RunArgs, v: Verbosity, tracing: bool) -> Result<Prepared, Err
     };
     let mut job = Job::new(w, h);
     job.settings = settings(
-        &a.engine,
+        a.engine,
         a.threads.map(|t| t as usize),
         a.check_hazards,
         &a.limits,
@@ -401,17 +402,8 @@ fn prepare_job(a: &RunArgs, v: Verbosity, tracing: bool) -> Result<Prepared, Err
         job = job.boolean(n as u8, b);
     }
     let mut cond = None;
-    if let (Some(test), Some(buf)) = (&a.cond_test, &a.cond_buffer) {
-        let Some(test) = CondTest::parse(test) else {
-            return usage(format!(
-                "--cond-test `{test}`: expected never less lequal equal gequal greater notequal always"
-            ));
-        };
-        let loc = match a.cond_loc.as_str() {
-            "dpp" => CondLoc::Dpp,
-            "pe" => CondLoc::Pe,
-            other => return usage(format!("--cond-loc `{other}`: expected dpp or pe")),
-        };
+    if let (Some(test), Some(buf)) = (a.cond_test, &a.cond_buffer) {
+        let (test, loc): (CondTest, CondLoc) = (test.into(), a.cond_loc.into());
         let (path, format) = path_format(buf, buf)?;
         // The values written back must survive the file's form.
         if a.cond_write && Form::of_path(&path) == Form::Png {

@@ -71,7 +71,7 @@ pub struct ClifArgs {
     program: PathBuf,
     /// Cranelift optimisation level the code is built for.
     #[arg(long, value_name = "auto|none|speed", default_value = "auto")]
-    opt_level: String,
+    opt_level: super::args::OptArg,
     /// Quads per loop iteration (0: chosen per clause).
     #[arg(long, value_name = "0|1|2|4", default_value_t = 0)]
     quads: u8,
@@ -314,7 +314,7 @@ fn clif(a: ClifArgs) -> Result<u8, Error> {
     };
     let text = ctm_jit::compile::clif(
         &program,
-        super::args::jit_options(&a.opt_level, a.quads)?,
+        super::args::jit_options(a.opt_level, a.quads)?,
         &describe,
     )?;
     print(&text)?;
