@@ -227,3 +227,39 @@ fn a_lane_wise_loop_hands_over_to_lock_step_where_the_budget_would_run_out() {
         }
     }
 }
+
+#[test]
+fn lanes_that_leave_where_a_register_is_first_written_see_it_canonical() {
+    // r2 = r2 + c1 with c1 a NaN with a payload: compiled code keeps such
+    // results raw inside a lane-wise loop and makes them canonical when the
+    // loop is settled, also in the lanes that break at the very clause that
+    // first wrote r2 (pixels with i < 2 break in the first iteration).
+    let k = Kernel::assemble(
+        "    alu r2.rgb = max.off(s0, s0) | r2.a = max.off(s0, s0) src0=0.0
+    LOOP i0 -> done
+body:
+    alu r2.rgb = mad(s0, s1.111, s2) | r2.a = mad(s0, s1.1, s2) src0=r2 src1=1.0 src2=c1
+    alu r3.rgb = mad(s0, s1.111, s2) | r3.a = mad(s0, s1.1, s2) src0=r0 src1=1.0 src2=c2 res=r<0
+    BREAKLOOP alu_result != 0 -> done
+    alu r2.rgb = mad(s0, s1.111, s2) | r2.a = mad(s0, s1.1, s2) src0=r2 src1=0.5 src2=c3
+    ENDLOOP i0 -> body
+done:
+    out rtA.rgb = max.off(s0, s0) | rtA.a = max.off(s0, s0) src0=r2 last",
+    )
+    .unwrap();
+    let nan = f32::from_bits(0x7FA0_0001);
+    let job = Job::new(8, 4)
+        .constant(1, [nan, 1.0, nan, 0.25])
+        .constant(2, [-2.0; 4])
+        .constant(3, [0.5, nan, 0.0, 0.0])
+        .int(0, 5, 0, 1)
+        .output(0, Format::Float32_4);
+    let got = common::both(&k, &job);
+    if jit_available() {
+        assert!(
+            got.report.engine.lanewise_runs > 0,
+            "{:?}",
+            got.report.engine
+        );
+    }
+}

@@ -38,7 +38,7 @@
 
 use crate::ir::{Clause, FcOp, Gate, Op, Program, Term, Unary, V};
 use crate::regions::LoopRegion;
-use crate::state::{LANE_STAYED, Lanes, LoopState, Mask, loop_exit};
+use crate::state::{GROUP_LANES, LANE_STAYED, Lanes, LoopState, Mask, loop_exit};
 
 /// A register channel a lane-wise region keeps in SSA values.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -278,6 +278,14 @@ fn needs_bits(clause: &Clause, exact: impl Fn(u8, u8) -> bool) -> Vec<bool> {
     needs
 }
 
+/// The lanes whose event is `t` or later (a compare per lane; vectorises).
+fn at_least(events: &[i32; GROUP_LANES], t: i32) -> Mask {
+    events
+        .iter()
+        .enumerate()
+        .fold(0, |m, (l, &e)| m | Mask::from(e >= t) << l)
+}
+
 /// Settles a lane-wise run of `region` (described by `lw`): from the
 /// lanes' exit events in `state.events`, sets the loop state, aL, the lane
 /// masks and the counters to what the lock-step run would have left when
@@ -290,15 +298,19 @@ pub fn settle(lw: &Lanewise, state: &mut LoopState, lanes: &mut Lanes, alive: Ma
     let r = lw.lens.len() as i64;
     let body = lw.body_len();
     let live = u64::from((lanes.running & !state.helper).count_ones());
-    let lanes_of = |m: Mask| (0..32usize).filter(move |&l| m >> l & 1 != 0);
-    let stayed = lanes_of(alive).any(|l| state.events[l] == LANE_STAYED);
+    let events = &state.events;
+    let stayed = at_least(events, LANE_STAYED) & alive != 0;
     // The last event: the whole count (the ENDLOOP of the last iteration
     // hands over), or the break that took the last lanes out.
     let (iterations, j, executed) = if stayed {
         let n = u64::from(state.count);
         (i64::from(state.count) - 1, lw.lens.len() - 1, n * body)
     } else {
-        let last = lanes_of(alive).map(|l| state.events[l]).max().unwrap_or(0);
+        let last = (0..GROUP_LANES)
+            .filter(|&l| alive >> l & 1 != 0)
+            .map(|l| events[l])
+            .max()
+            .unwrap_or(0);
         let (k, j) = (i64::from(last) / r, (i64::from(last) % r) as usize);
         let prefix: u64 = lw.lens[..=j].iter().map(|&n| u64::from(n)).sum();
         (k, j, k as u64 * body + prefix)
@@ -308,9 +320,7 @@ pub fn settle(lw: &Lanewise, state: &mut LoopState, lanes: &mut Lanes, alive: Ma
     } else {
         (iterations * r + j as i64) as i32
     };
-    let before = lanes_of(alive)
-        .filter(|&l| state.events[l] < last)
-        .fold(0, |m: Mask, l| m | 1 << l);
+    let before = alive & !at_least(events, last);
     // Raw registers: canonical in the lanes that wrote them in the loop
     // (event at or past the first clause writing them); a lane that left
     // before that keeps the bits it had.
@@ -318,9 +328,12 @@ pub fn settle(lw: &Lanewise, state: &mut LoopState, lanes: &mut Lanes, alive: Ma
         let Some(first) = reg.first_write else {
             continue;
         };
+        let wrote = alive & at_least(events, i32::from(first));
         let chan = &mut lanes.temps[usize::from(reg.index)][usize::from(reg.chan & 3)];
-        for l in lanes_of(alive).filter(|&l| state.events[l] >= i32::from(first)) {
-            chan[l] = crate::fp::canon(chan[l]);
+        // Every lane computed, the writers' results kept: no branches.
+        for (l, x) in chan.iter_mut().enumerate() {
+            let c = crate::fp::canon(*x);
+            *x = if wrote >> l & 1 != 0 { c } else { *x };
         }
     }
     state.broken |= before;
