@@ -347,12 +347,18 @@ impl Lowering<'_, '_> {
     /// its page's pointer plus its offset in the page (the address
     /// `Io::args[0]` holds).
     fn element(&mut self, pages: Value, k: usize, l: usize) -> Value {
-        let flags = MemFlagsData::trusted().with_readonly();
         let off = io_offsets::ARGS as i32 + (k as i32) * super::QUAD_BYTES + 4 * l as i32;
         let at = self
             .b
             .ins()
             .load(types::I32, MemFlagsData::trusted(), self.io_base, off);
+        self.paged(pages, at)
+    }
+
+    /// The host address of byte `at` (relative to the surface's first
+    /// page) through the page table `pages`.
+    fn paged(&mut self, pages: Value, at: Value) -> Value {
+        let flags = MemFlagsData::trusted().with_readonly();
         let page = self.b.ins().ushr_imm_s(at, 16);
         let page = self.b.ins().uextend(self.ptr, page);
         let page = self.b.ins().ishl_imm_s(page, 3);
@@ -386,14 +392,7 @@ impl Lowering<'_, '_> {
             .b
             .ins()
             .load(types::I32, mem, lane, io_offsets::ARGS as i32);
-        let page = self.b.ins().ushr_imm_s(at, 16);
-        let page = self.b.ins().uextend(self.ptr, page);
-        let page = self.b.ins().ishl_imm_s(page, 3);
-        let page = self.b.ins().iadd(pages, page);
-        let page = self.b.ins().load(self.ptr, flags, page, 0);
-        let within = self.b.ins().band_imm_s(at, 0xFFFF);
-        let within = self.b.ins().uextend(self.ptr, within);
-        let element = self.b.ins().iadd(page, within);
+        let element = self.paged(pages, at);
         for (c, &o) in chan_off.iter().enumerate() {
             let p = self.b.ins().iadd(element, o);
             let v = self.b.ins().load(types::I32, flags, p, 0);

@@ -179,26 +179,8 @@ pub(crate) fn lower_clause(
     l.uniforms(clause);
     #[cfg(feature = "fault-injection")]
     crate::fault::check(clause, crate::fault::Site::Clause);
-    let head = l.b.create_block();
-    l.b.append_block_param(head, types::I32);
-    let zero = l.b.ins().iconst(types::I32, 0);
-    l.b.ins().jump(head, &[zero.into()]);
-
     // head(q0): q0 < quads ? body : exit
-    l.b.switch_to_block(head);
-    let q0 = l.b.block_params(head)[0];
-    let body = l.b.create_block();
-    let exit = l.b.create_block();
-    let more = l.b.ins().icmp(IntCC::UnsignedLessThan, q0, quads);
-    l.b.ins().brif(more, body, &[], exit, &[]);
-
-    l.b.switch_to_block(body);
-    l.lane0 = l.b.ins().imul_imm_s(q0, 4);
-    let next = l.b.ins().iadd_imm_s(q0, w as i64);
-    let off = l.b.ins().imul_imm_s(q0, i64::from(QUAD_BYTES));
-    let off = l.b.ins().uextend(ptr, off);
-    l.base = l.b.ins().iadd(lanes, off);
-    l.io_base = l.b.ins().iadd(io, off);
+    let (head, exit, next, _) = l.batch_loop(quads, ptr);
     // Skip the batch when none of its lanes can write.
     let writes_inactive = writes_inactive(clause);
     let batch = (1i64 << (4 * w)) - 1;
@@ -346,6 +328,32 @@ impl<'a, 'f> Lowering<'a, 'f> {
 }
 
 impl Lowering<'_, '_> {
+    /// Starts the loop over the group's batches, `quads` present quads in
+    /// steps of `w` (`ptr`: the pointer type): `head(q0)` goes on to the
+    /// batch's code (the current block on return, with the batch's bases
+    /// and first lane set) while `q0 < quads`, else to the returned exit
+    /// block. Returns (head, exit, `q0 + w`, the byte offset of the batch's
+    /// first quad).
+    fn batch_loop(&mut self, quads: Value, ptr: Type) -> (Block, Block, Value, Value) {
+        let head = self.b.create_block();
+        self.b.append_block_param(head, types::I32);
+        let zero = self.b.ins().iconst(types::I32, 0);
+        self.b.ins().jump(head, &[zero.into()]);
+        self.b.switch_to_block(head);
+        let q0 = self.b.block_params(head)[0];
+        let (body, exit) = (self.b.create_block(), self.b.create_block());
+        let more = self.b.ins().icmp(IntCC::UnsignedLessThan, q0, quads);
+        self.b.ins().brif(more, body, &[], exit, &[]);
+        self.b.switch_to_block(body);
+        self.lane0 = self.b.ins().imul_imm_s(q0, 4);
+        let next = self.b.ins().iadd_imm_s(q0, self.w as i64);
+        let off = self.b.ins().imul_imm_s(q0, i64::from(QUAD_BYTES));
+        let off = self.b.ins().uextend(ptr, off);
+        self.base = self.b.ins().iadd(self.lanes, off);
+        self.io_base = self.b.ins().iadd(self.io, off);
+        (head, exit, next, off)
+    }
+
     /// Where the code of the next node, instruction `pc`'s, will start
     /// (see [`Self::mark_end`]).
     fn mark_start(&self, pc: u16) -> (Block, Option<cranelift_codegen::ir::Inst>) {

@@ -18,7 +18,7 @@
 //! Signature: [`crate::state::LoopFn`].
 
 use super::fast::{Lazy, RegFile, Writes};
-use super::{GROUP_QUADS, Lowering, QUAD_BYTES};
+use super::{GROUP_QUADS, Lowering};
 use crate::ir::{Fc, Index, Program, Term};
 use crate::lanewise::Lanewise;
 use crate::regions::LoopRegion;
@@ -113,6 +113,26 @@ impl RegFile for InVars<'_> {
 fn define(l: &mut Lowering<'_, '_>, vars: &[Variable; GROUP_QUADS], q: &[Value; GROUP_QUADS]) {
     for (&var, &x) in vars.iter().zip(q).take(l.w) {
         l.b.def_var(var, x);
+    }
+}
+
+/// Stores the current value of every register the loop writes into its
+/// lanes' memory, in the lanes of quad `k` set in `masks[k]`.
+fn store_written(l: &mut Lowering<'_, '_>, lw: &Lanewise, v: &Vars, masks: &[Value]) {
+    for (p, reg) in lw.regs.iter().enumerate() {
+        if reg.first_write.is_none() {
+            continue;
+        }
+        let index = Index {
+            base: reg.index,
+            rel: false,
+        };
+        let (at, o) = l.temp_addr(index, reg.chan);
+        for (k, &m) in masks.iter().enumerate() {
+            let (x, s) = (l.b.use_var(v.cur[p][k]), l.load_vec(at, o, k));
+            let x = l.select_f(m, x, s);
+            l.store_vec(x, at, o, k);
+        }
     }
 }
 
@@ -237,26 +257,9 @@ pub(crate) fn lower_lanewise(
     let stayed = l.splat_i(LANE_STAYED as u32);
     let entry_consts = l.consts.clone();
 
-    let head = l.b.create_block();
-    l.b.append_block_param(head, types::I32);
-    let zero = l.b.ins().iconst(types::I32, 0);
-    l.b.ins().jump(head, &[zero.into()]);
-
-    // head(q0): q0 < quads ? batch : exit
-    l.b.switch_to_block(head);
-    let q0 = l.b.block_params(head)[0];
-    let (batch, exit) = (l.b.create_block(), l.b.create_block());
-    let more = l.b.ins().icmp(IntCC::UnsignedLessThan, q0, quads);
-    l.b.ins().brif(more, batch, &[], exit, &[]);
-
-    // batch: skip it when none of its lanes is in the loop.
-    l.b.switch_to_block(batch);
-    l.lane0 = l.b.ins().imul_imm_s(q0, 4);
-    let next = l.b.ins().iadd_imm_s(q0, w as i64);
-    let off = l.b.ins().imul_imm_s(q0, i64::from(QUAD_BYTES));
-    let off = l.b.ins().uextend(ptr, off);
-    l.base = l.b.ins().iadd(lanes, off);
-    l.io_base = l.b.ins().iadd(io, off);
+    // head(q0): q0 < quads ? batch : exit; a batch is skipped when none
+    // of its lanes is in the loop.
+    let (head, exit, next, off) = l.batch_loop(quads, ptr);
     let st_base = l.b.ins().iadd(st, off);
     let running = l.load_bits(offsets::RUNNING);
     let active = l.load_bits(offsets::ACTIVE);
@@ -296,6 +299,7 @@ pub(crate) fn lower_lanewise(
             l.b.def_var(saved[k], m[k]);
         }
     }
+    let zero = l.b.ins().iconst(types::I32, 0);
     l.b.def_var(v.it, zero);
     l.b.def_var(v.al, al0);
     let iter = l.b.create_block();
@@ -329,21 +333,7 @@ pub(crate) fn lower_lanewise(
             l.b.ins().brif(any, capture, &[], cont, &[]);
             l.b.switch_to_block(capture);
             let consts = l.consts.clone();
-            for (p, reg) in lw.regs.iter().enumerate() {
-                if reg.first_write.is_none() {
-                    continue;
-                }
-                let index = Index {
-                    base: reg.index,
-                    rel: false,
-                };
-                let (at, o) = l.temp_addr(index, reg.chan);
-                for (k, &m) in want.iter().enumerate() {
-                    let (x, s) = (l.b.use_var(v.cur[p][k]), l.load_vec(at, o, k));
-                    let s = l.select_f(m, x, s);
-                    l.store_vec(s, at, o, k);
-                }
-            }
+            store_written(&mut l, lw, &v, &want);
             for &(_, cur, saved) in &masks {
                 for (k, &m) in want.iter().enumerate() {
                     let (x, s) = (l.b.use_var(cur[k]), l.b.use_var(saved[k]));
@@ -396,23 +386,9 @@ pub(crate) fn lower_lanewise(
     l.consts = entry_consts;
     let alive: Vec<Value> = (0..w).map(|k| l.b.use_var(v.alive[k])).collect();
     let events: Vec<Value> = (0..w).map(|k| l.b.use_var(v.event[k])).collect();
-    for (p, reg) in lw.regs.iter().enumerate() {
-        if reg.first_write.is_none() {
-            continue;
-        }
-        let index = Index {
-            base: reg.index,
-            rel: false,
-        };
-        let (at, o) = l.temp_addr(index, reg.chan);
-        for (k, &alive) in alive.iter().enumerate() {
-            // Raw registers are made canonical by `settle`, for the lanes
-            // that wrote them in the loop.
-            let (x, s) = (l.b.use_var(v.cur[p][k]), l.load_vec(at, o, k));
-            let x = l.select_f(alive, x, s);
-            l.store_vec(x, at, o, k);
-        }
-    }
+    // Raw registers are made canonical by `settle`, for the lanes that
+    // wrote them in the loop.
+    store_written(&mut l, lw, &v, &alive);
     for &(o, cur, saved) in &masks {
         let m: Vec<Value> = (0..w)
             .map(|k| {
