@@ -247,8 +247,14 @@ impl Lowering<'_, '_> {
     /// elements (`shift` 4, channels at 0, 4, 8, 12) one vector load per
     /// lane and a 4 × 4 transpose per quad; 4-byte elements one word per
     /// lane (the other channels are the format's constants, which the
-    /// channel masks keep); other sizes a loop over the lanes.
+    /// channel masks keep); other sizes a loop over the lanes. Whole-group
+    /// code (which also keeps the runtime's path) takes the loop alone: the
+    /// unrolled forms, eight quads wide, cost more to compile and in code
+    /// size than they save.
     fn gather(&mut self, desc: Value, pages: Value, shift: Value) -> [[Value; GROUP_QUADS]; 4] {
+        if self.lookups != Lookups::Direct {
+            return self.gather_looped(desc, pages);
+        }
         let (wide, narrow, other, merge) = (
             self.b.create_block(),
             self.b.create_block(),
@@ -319,18 +325,7 @@ impl Lowering<'_, '_> {
         jump(self, chans);
 
         self.b.switch_to_block(other);
-        self.gather_lanes(desc, pages);
-        let p = self.io_base;
-        for (c, chan) in chans.iter_mut().enumerate() {
-            let off = io_offsets::RESULT as i32 + c as i32 * CHAN_BYTES;
-            for (k, v) in chan.iter_mut().enumerate().take(self.w) {
-                let at = Offset::new(off + k as i32 * super::QUAD_BYTES);
-                *v = self
-                    .b
-                    .ins()
-                    .load(types::I32X4, MemFlagsData::trusted(), p, at);
-            }
-        }
+        let chans = self.gather_looped(desc, pages);
         jump(self, chans);
 
         self.b.switch_to_block(merge);
@@ -367,6 +362,19 @@ impl Lowering<'_, '_> {
         let within = self.b.ins().band_imm_s(at, 0xFFFF);
         let within = self.b.ins().uextend(self.ptr, within);
         self.b.ins().iadd(page, within)
+    }
+
+    /// The raw channel words through [`Self::gather_lanes`].
+    fn gather_looped(&mut self, desc: Value, pages: Value) -> [[Value; GROUP_QUADS]; 4] {
+        self.gather_lanes(desc, pages);
+        let p = self.io_base;
+        std::array::from_fn(|c| {
+            let off = io_offsets::RESULT as i32 + c as i32 * CHAN_BYTES;
+            self.each(|l, k| {
+                let at = Offset::new(off + k as i32 * super::QUAD_BYTES);
+                l.b.ins().load(types::I32X4, MemFlagsData::trusted(), p, at)
+            })
+        })
     }
 
     /// The loop over the batch's lanes: lane `l` reads its element at the
