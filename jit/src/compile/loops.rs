@@ -2,7 +2,8 @@
 //! all compiled, and a lane-wise body where its lanes are independent
 //! ([`crate::lanewise`]).
 
-use super::{JitOptions, clause_signature, define, guarded};
+use super::JitOptions;
+use super::build::{clause_signature, define, guarded};
 use crate::ir::Program;
 use crate::lanewise::{Lanewise, lanewise};
 use crate::lower::{lower_lanewise, lower_loop};

@@ -1,8 +1,9 @@
 //! CLIF listings of compiled clauses, annotated with the DPP instructions
 //! they were lowered from, and of lane-wise loop regions (`ctm clif`).
 
+use super::build::{build_function, make_isa, shape_of};
 use super::loops::lanewise_function;
-use super::{JitError, JitOptions, build_function, make_isa, shape_of};
+use super::{JitError, JitOptions};
 use crate::ir::Program;
 use crate::lanewise::lanewise;
 use crate::lower::Body;

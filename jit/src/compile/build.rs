@@ -1,0 +1,202 @@
+//! Building one function: the target ISA, a clause's CLIF (its shape: the
+//! bodies and how lookups reach memory), the guard that turns a lowering
+//! panic into a reason, and defining it in a module.
+
+use super::{JitError, JitOptions, OptLevel};
+use crate::host::check_features;
+use crate::ir::Program;
+use crate::lanewise::lanewise;
+use crate::lower::{Body, Lookups, PcMarks, direct_inputs, has_full_body, lower_clause};
+use crate::regions::LoopRegion;
+use crate::state::ClauseFn;
+use cranelift_codegen::Context;
+use cranelift_codegen::ir::{AbiParam, Function, Signature, UserFuncName, types};
+use cranelift_codegen::isa::OwnedTargetIsa;
+use cranelift_codegen::settings::{self, Configurable};
+use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
+use cranelift_jit::{JITBuilder, JITModule};
+use cranelift_module::{FuncId, Linkage, Module, default_libcall_names};
+use std::sync::OnceLock;
+
+/// The target ISA for `opts`, built once per optimisation level and shared
+/// by every compilation (host detection and backend set-up are not free).
+pub(super) fn make_isa(opts: JitOptions) -> Result<OwnedTargetIsa, JitError> {
+    check_features()?;
+    if !matches!(opts.quads_per_iter, 0 | 1 | 2 | 4) {
+        return Err(JitError::Options(format!(
+            "quads per iteration must be 1, 2 or 4 (0: per clause), not {}",
+            opts.quads_per_iter
+        )));
+    }
+    static ISAS: [OnceLock<Result<OwnedTargetIsa, JitError>>; 2] =
+        [OnceLock::new(), OnceLock::new()];
+    // `Auto` is resolved per program before this; alone it means speed.
+    ISAS[usize::from(opts.opt_level != OptLevel::None)]
+        .get_or_init(|| build_isa(opts.opt_level))
+        .clone()
+}
+
+pub(super) fn build_isa(opt_level: OptLevel) -> Result<OwnedTargetIsa, JitError> {
+    let mut flags = settings::builder();
+    let set = |f: &mut settings::Builder, k: &str, v: &str| {
+        f.set(k, v)
+            .map_err(|e| JitError::Setup(format!("{k}={v}: {e}")))
+    };
+    set(&mut flags, "opt_level", opt_level.setting())?;
+    set(&mut flags, "is_pic", "false")?;
+    set(
+        &mut flags,
+        "enable_verifier",
+        if cfg!(debug_assertions) {
+            "true"
+        } else {
+            "false"
+        },
+    )?;
+    let isa = cranelift_native::builder().map_err(|e| JitError::Setup(e.to_string()))?;
+    isa.finish(settings::Flags::new(flags))
+        .map_err(|e| JitError::Setup(e.to_string()))
+}
+
+pub(super) fn clause_signature(module: &JITModule) -> Signature {
+    let ptr = module.target_config().pointer_type();
+    let mut sig = module.make_signature();
+    for _ in 0..3 {
+        sig.params.push(AbiParam::new(ptr));
+    }
+    sig.returns.push(AbiParam::new(types::I32));
+    sig
+}
+
+/// Builds the CLIF of clause `ci` (before optimisation) and the
+/// instruction marks for annotated printing; a lowering that panics (a bug
+/// in ctm) is the reason the clause is not compiled.
+pub(super) fn build_function(
+    module: &JITModule,
+    program: &Program,
+    ci: usize,
+    opts: JitOptions,
+    shape: (Body, Lookups),
+    fctx: &mut FunctionBuilderContext,
+) -> Result<(Function, PcMarks), String> {
+    let sig = clause_signature(module);
+    let mut func = Function::with_name_signature(UserFuncName::user(0, ci as u32), sig);
+    let marks = guarded(fctx, |fctx| {
+        let mut b = FunctionBuilder::new(&mut func, fctx);
+        let ptr = module.target_config().pointer_type();
+        let cc = module.target_config().default_call_conv;
+        let marks = lower_clause(
+            &mut b,
+            &program.clauses[ci],
+            usize::from(opts.quads_per_iter),
+            shape,
+            ptr,
+            cc,
+        );
+        b.finalize(module.target_config());
+        marks
+    })?;
+    Ok((func, marks))
+}
+
+/// Runs `lower` (which builds a function's CLIF with `fctx`); a panic there
+/// — a bug in ctm's lowering — becomes an error naming the instruction the
+/// lowering was at, and `fctx` is replaced by a fresh one.
+pub(super) fn guarded<T>(
+    fctx: &mut FunctionBuilderContext,
+    lower: impl FnOnce(&mut FunctionBuilderContext) -> T,
+) -> Result<T, String> {
+    crate::lower::take_lowering_at();
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| lower(&mut *fctx)));
+    r.map_err(|payload| {
+        *fctx = FunctionBuilderContext::new();
+        let why = match (
+            payload.downcast_ref::<&str>(),
+            payload.downcast_ref::<String>(),
+        ) {
+            (Some(s), _) => (*s).to_string(),
+            (_, Some(s)) => s.clone(),
+            _ => "no message".to_string(),
+        };
+        let at = match crate::lower::take_lowering_at() {
+            Some(pc) => format!(" at instruction {pc}"),
+            None => String::new(),
+        };
+        format!("the lowering panicked{at}: {why} (a bug in ctm)")
+    })
+}
+
+/// The bodies clause `ci`'s eagerly compiled function has: both where a
+/// loop region's lock-step driver calls it (the driver cannot switch
+/// functions) — the general body alone where that driver is only the
+/// fallback of a lane-wise region —, the full-batch body alone where the
+/// clause has one, else the general body. Lookups read memory directly
+/// where they can ([`direct_inputs`]), except in loop regions, whose
+/// clauses test each input's descriptor as they go.
+pub(super) fn shape_of(program: &Program, regions: &[LoopRegion], ci: usize) -> (Body, Lookups) {
+    let clause = &program.clauses[ci];
+    let mut holding = regions.iter().filter(|r| r.clauses.contains(&(ci as u32)));
+    if let Some(first) = holding.next() {
+        // The lock-step driver is only the fallback of a lane-wise region.
+        if lanewise(program, first).is_some() && holding.next().is_none() {
+            (Body::General, Lookups::Either)
+        } else {
+            (Body::Both, Lookups::Either)
+        }
+    } else {
+        let lookups = match direct_inputs(clause) {
+            Some(_) => Lookups::Direct,
+            None => Lookups::Either,
+        };
+        if has_full_body(clause) {
+            (Body::Full, lookups)
+        } else {
+            (Body::General, lookups)
+        }
+    }
+}
+
+/// Declares and defines the function in `ctx` as `name`; a lowering gap in
+/// Cranelift (an error or a panic) becomes the reason.
+pub(super) fn define(
+    module: &mut JITModule,
+    ctx: &mut Context,
+    name: &str,
+) -> Result<FuncId, String> {
+    let id = module
+        .declare_function(name, Linkage::Local, &ctx.func.signature)
+        .map_err(|e| e.to_string())?;
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        module
+            .define_function(id, ctx)
+            .map_err(|e| format!("{e:?}"))
+    }))
+    .map_err(|_| "the code generator panicked".to_string())??;
+    Ok(id)
+}
+
+/// The finalised clause function `id` of `module`.
+pub(super) fn clause_fn(module: &JITModule, id: FuncId) -> ClauseFn {
+    let p = module.get_finalized_function(id);
+    // SAFETY: clause functions are built with `clause_signature`, which is
+    // `ClauseFn`'s ABI on this host.
+    unsafe { std::mem::transmute::<*const u8, ClauseFn>(p) }
+}
+
+/// Compiles clause `ci` with `shape`, in a module of its own.
+pub(super) fn compile_one(
+    program: &Program,
+    ci: usize,
+    opts: JitOptions,
+    shape: (Body, Lookups),
+) -> Result<(JITModule, ClauseFn), String> {
+    let isa = make_isa(opts).map_err(|e| e.to_string())?;
+    let mut module = JITModule::new(JITBuilder::with_isa(isa, default_libcall_names()));
+    let mut fctx = FunctionBuilderContext::new();
+    let mut ctx = module.make_context();
+    (ctx.func, _) = build_function(&module, program, ci, opts, shape, &mut fctx)?;
+    let id = define(&mut module, &mut ctx, &format!("clause{ci}"))?;
+    module.finalize_definitions().map_err(|e| e.to_string())?;
+    let f = clause_fn(&module, id);
+    Ok((module, f))
+}

@@ -1,0 +1,84 @@
+//! What an operation defines, reads and touches: the queries the verifier,
+//! the rewrites and the back ends ask of an [`Op`].
+
+use super::*;
+
+impl Op {
+    /// Values this operation defines.
+    pub fn defs(&self) -> Vec<V> {
+        match self {
+            Op::Const { dst, .. }
+            | Op::Imm { dst, .. }
+            | Op::Temp { dst, .. }
+            | Op::Unary { dst, .. }
+            | Op::Binary { dst, .. }
+            | Op::Mad { dst, .. }
+            | Op::Dot { dst, .. }
+            | Op::Select { dst, .. }
+            | Op::QuadLane { dst, .. } => vec![*dst],
+            Op::Fetch { dst, .. } => dst.to_vec(),
+            _ => vec![],
+        }
+    }
+
+    /// Values this operation reads.
+    pub fn uses(&self) -> Vec<V> {
+        self.clone().uses_mut().into_iter().map(|v| *v).collect()
+    }
+
+    /// Whether the operation acts on inactive lanes too (`WRITE_INACTIVE`).
+    pub fn writes_inactive(&self) -> bool {
+        match self {
+            Op::SetTemp { gate, .. }
+            | Op::SetOut { gate, .. }
+            | Op::SetDepth { gate, .. }
+            | Op::SetPred { gate, .. }
+            | Op::SetAluResult { gate, .. }
+            | Op::UmrtWrite { gate, .. } => gate.inactive,
+            Op::Fetch { inactive, .. } => *inactive,
+            Op::Kill { checks } => checks.iter().any(|c| c.1.inactive),
+            _ => false,
+        }
+    }
+
+    /// The values this operation reads, to rewrite them (same order as
+    /// [`Op::uses`]).
+    pub fn uses_mut(&mut self) -> Vec<&mut V> {
+        match self {
+            Op::Const { .. } | Op::Imm { .. } | Op::Temp { .. } => vec![],
+            Op::Unary { a, .. } | Op::QuadLane { a, .. } => vec![a],
+            Op::Binary { a, b, .. } => vec![a, b],
+            Op::Mad { a, b, c, .. } | Op::Select { c, a, b, .. } => vec![a, b, c],
+            Op::Dot { pairs, addend, .. } => pairs
+                .iter_mut()
+                .flat_map(|(a, b)| [a, b])
+                .chain(addend.as_mut())
+                .collect(),
+            Op::SetTemp { v, .. }
+            | Op::SetOut { v, .. }
+            | Op::SetDepth { v, .. }
+            | Op::SetPred { v, .. }
+            | Op::SetAluResult { v, .. } => vec![v],
+            Op::Fetch { coords, .. } => coords.iter_mut().collect(),
+            Op::Kill { checks } => checks.iter_mut().map(|c| &mut c.0).collect(),
+            Op::UmrtWrite { value, x, y, .. } => vec![value, x, y],
+            Op::SemWait | Op::SemAcquire { .. } => vec![],
+        }
+    }
+
+    /// True for operations whose result may carry an unspecified NaN payload
+    /// or an unflushed denormal (IEEE arithmetic); such values must pass
+    /// through `Omod` or `Canon` before they are observed (see
+    /// [`Program::verify`]).
+    pub(super) fn raw_arith(&self) -> bool {
+        match self {
+            Op::Unary { op, .. } => !matches!(
+                op,
+                Unary::Neg | Unary::Abs | Unary::Nab | Unary::Omod(_) | Unary::Canon | Unary::Clamp
+            ),
+            Op::Binary { op, .. } => !matches!(op, Binary::Min | Binary::Max),
+            Op::Mad { .. } | Op::Dot { .. } => true,
+            _ => false,
+        }
+    }
+}
