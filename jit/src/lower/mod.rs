@@ -227,14 +227,7 @@ pub(crate) fn lower_clause(
         l.b.ins().jump(head, &[next.into()]);
     }
 
-    l.b.switch_to_block(exit);
-    let ok = l.b.ins().iconst(types::I32, 0);
-    l.b.ins().return_(&[ok]);
-    let err = l.err;
-    l.b.switch_to_block(err);
-    let status = l.b.block_params(err)[0];
-    l.b.ins().return_(&[status]);
-    l.b.seal_all_blocks();
+    l.finish(exit);
     l.marks
 }
 
@@ -352,6 +345,18 @@ impl Lowering<'_, '_> {
         self.base = self.b.ins().iadd(self.lanes, off);
         self.io_base = self.b.ins().iadd(self.io, off);
         (head, exit, next, off)
+    }
+
+    /// Ends the function: `exit` returns 0, the error block the status it
+    /// was handed; seals every block.
+    fn finish(&mut self, exit: Block) {
+        self.b.switch_to_block(exit);
+        let ok = self.b.ins().iconst(types::I32, 0);
+        self.b.ins().return_(&[ok]);
+        self.b.switch_to_block(self.err);
+        let status = self.b.block_params(self.err)[0];
+        self.b.ins().return_(&[status]);
+        self.b.seal_all_blocks();
     }
 
     /// Where the code of the next node, instruction `pc`'s, will start

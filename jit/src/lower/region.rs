@@ -403,12 +403,5 @@ pub(crate) fn lower_lanewise(
     }
     l.b.ins().jump(head, &[next.into()]);
 
-    l.b.switch_to_block(exit);
-    let ok = l.b.ins().iconst(types::I32, 0);
-    l.b.ins().return_(&[ok]);
-    let err = l.err;
-    l.b.switch_to_block(err);
-    let status = l.b.block_params(err)[0];
-    l.b.ins().return_(&[status]);
-    l.b.seal_all_blocks();
+    l.finish(exit);
 }
