@@ -355,11 +355,11 @@ impl Engine for JitEngine {
                     .is_some_and(|end| end <= state.budget)
         });
         let (f, lanewise) = match lanewise {
-            Some((_, f)) => (f, Some(Arc::clone(code))),
-            None => (code.loop_fn(entry.index), None),
+            Some((_, f)) => (f, true),
+            None => (code.loop_fn(entry.index), false),
         };
         self.stats.loop_runs += 1;
-        self.stats.lanewise_runs += u64::from(lanewise.is_some());
+        self.stats.lanewise_runs += u64::from(lanewise);
         // Region clauses make no runtime calls (no fetches, no uncached
         // writes); the host block is set as for any compiled code.
         let (exit, error) = self.with_host(
@@ -377,20 +377,15 @@ impl Engine for JitEngine {
                 unsafe { f(lanes, uniforms, io, state) }
             },
         );
-        let exit = match (
-            lanewise.as_ref().and_then(|c| c.lanewise(entry.index)),
-            exit,
-        ) {
-            (Some((lw, _)), 0) => ctm_jit::lanewise::settle(lw, state, lanes, alive),
+        let Some((_, code, _)) = &self.current else {
+            unreachable!("prepared above")
+        };
+        let exit = match (lanewise, code.lanewise(entry.index), exit) {
+            (true, Some((lw, _)), 0) => ctm_jit::lanewise::settle(lw, state, lanes, alive),
             _ => exit,
         };
         let (kind, j) = (exit >> 16, (exit & 0xFFFF) as usize);
-        let clause = |j: usize| {
-            let Some((_, code, _)) = &self.current else {
-                unreachable!("prepared above")
-            };
-            code.loop_region(entry.index).clauses[j]
-        };
+        let clause = |j: usize| code.loop_region(entry.index).clauses[j];
         match kind {
             loop_exit::BEFORE => Ok(LoopExit::Before(clause(j))),
             loop_exit::AT_TERM => Ok(LoopExit::AtTerm(clause(j))),

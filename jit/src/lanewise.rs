@@ -75,11 +75,6 @@ impl Lanewise {
     }
 }
 
-/// Whether a write's gate is the active lanes alone.
-fn plain_gate(gate: &Gate) -> bool {
-    *gate == Gate::ACTIVE
-}
-
 /// The lane-wise form of `region`, if its lanes are independent (see the
 /// module docs).
 pub fn lanewise(program: &Program, region: &LoopRegion) -> Option<Lanewise> {
@@ -97,7 +92,7 @@ pub fn lanewise(program: &Program, region: &LoopRegion) -> Option<Lanewise> {
                     }
                     let write = matches!(n.op, Op::SetTemp { .. });
                     if let Op::SetTemp { gate, .. } = &n.op
-                        && !plain_gate(gate)
+                        && *gate != Gate::ACTIVE
                     {
                         return None;
                     }
@@ -121,13 +116,13 @@ pub fn lanewise(program: &Program, region: &LoopRegion) -> Option<Lanewise> {
                     }
                 }
                 Op::SetPred { chan, gate, .. } => {
-                    if !plain_gate(gate) {
+                    if *gate != Gate::ACTIVE {
                         return None;
                     }
                     pred[usize::from(*chan & 3)] = true;
                 }
                 Op::SetAluResult { gate, .. } => {
-                    if !plain_gate(gate) {
+                    if *gate != Gate::ACTIVE {
                         return None;
                     }
                     alu = true;
@@ -170,7 +165,7 @@ pub fn lanewise(program: &Program, region: &LoopRegion) -> Option<Lanewise> {
             }
             _ => return None,
         }
-        lens.push(u32::from(clause.len) + u32::from(matches!(clause.term, Term::Fc { .. })));
+        lens.push(clause.counted());
     }
     // Registers whose canonical bits some read needs are kept exact; a
     // write to an exact register needs the written value's canonical bits,
@@ -302,9 +297,15 @@ pub fn settle(lw: &Lanewise, state: &mut LoopState, lanes: &mut Lanes, alive: Ma
     let stayed = at_least(events, LANE_STAYED) & alive != 0;
     // The last event: the whole count (the ENDLOOP of the last iteration
     // hands over), or the break that took the last lanes out.
-    let (iterations, j, executed) = if stayed {
+    let (last, iterations, j, executed) = if stayed {
         let n = u64::from(state.count);
-        (i64::from(state.count) - 1, lw.lens.len() - 1, n * body)
+        let last_clause = lw.lens.len() - 1;
+        (
+            LANE_STAYED,
+            i64::from(state.count) - 1,
+            last_clause,
+            n * body,
+        )
     } else {
         let last = (0..GROUP_LANES)
             .filter(|&l| alive >> l & 1 != 0)
@@ -313,12 +314,7 @@ pub fn settle(lw: &Lanewise, state: &mut LoopState, lanes: &mut Lanes, alive: Ma
             .unwrap_or(0);
         let (k, j) = (i64::from(last) / r, (i64::from(last) % r) as usize);
         let prefix: u64 = lw.lens[..=j].iter().map(|&n| u64::from(n)).sum();
-        (k, j, k as u64 * body + prefix)
-    };
-    let last = if stayed {
-        LANE_STAYED
-    } else {
-        (iterations * r + j as i64) as i32
+        (last, k, j, k as u64 * body + prefix)
     };
     let before = alive & !at_least(events, last);
     // Raw registers: canonical in the lanes that wrote them in the loop

@@ -139,7 +139,7 @@ impl<E: Engine> Runner<'_, E> {
             }));
         }
         let clause = &program.clauses[ci as usize];
-        let n = u64::from(clause.len) + u64::from(matches!(clause.term, Term::Fc { .. }));
+        let n = u64::from(clause.counted());
         g.executed += n;
         stats.pixel_instructions += n * u64::from((g.lanes.running & !g.helper).count_ones());
         let budget = self.options.budget;

@@ -502,6 +502,14 @@ pub struct Clause {
     pub term: Term,
 }
 
+impl Clause {
+    /// Instructions one execution of the clause counts (for the runaway
+    /// budget and the statistics): its own and a flow-control terminator.
+    pub fn counted(&self) -> u32 {
+        u32::from(self.len) + u32::from(matches!(self.term, Term::Fc { .. }))
+    }
+}
+
 /// A whole program.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Program {

@@ -114,7 +114,7 @@ pub(crate) fn lower_loop(
     };
     for (j, &ci) in region.clauses.iter().enumerate() {
         let clause = &program.clauses[ci as usize];
-        let n = i64::from(clause.len) + i64::from(matches!(clause.term, Term::Fc { .. }));
+        let n = i64::from(clause.counted());
         // Budget, counters, the clause.
         d.b.switch_to_block(pre[j]);
         let executed = d.load(types::I64, st, loop_offsets::EXECUTED);
