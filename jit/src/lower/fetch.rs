@@ -37,7 +37,7 @@ use crate::ir::FetchKind;
 use crate::state::{io_offsets, offsets, tex_offsets};
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::immediates::Offset32 as Offset;
-use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Value, types};
+use cranelift_codegen::ir::{Block, InstBuilder, MemFlagsData, Value, types};
 
 /// What a fetch reads: the op's fields the lowering needs.
 #[derive(Clone, Copy)]
@@ -78,44 +78,23 @@ impl Lowering<'_, '_> {
         if self.lookups == Lookups::Direct {
             return self.fetch_direct(op, coords, enable, desc, pages);
         }
-        let (direct, host, merge) = (
-            self.b.create_block(),
-            self.b.create_block(),
-            self.b.create_block(),
-        );
-        let mut results = Vec::new();
-        for _ in 0..4 * self.w {
-            results.push(self.b.append_block_param(merge, types::F32X4));
-        }
+        let (direct, host) = (self.b.create_block(), self.b.create_block());
+        let (merge, out) = self.merge_block(types::F32X4);
         self.b.ins().brif(pages, direct, &[], host, &[]);
 
         // Values memoised in one path must not leak into the other.
         let consts = self.consts.clone();
         self.b.switch_to_block(host);
         let got = self.fetch_by_host(op, coords, enable);
-        let args: Vec<_> = got
-            .iter()
-            .flat_map(|c| c[..self.w].iter().map(|&v| v.into()))
-            .collect();
-        self.b.ins().jump(merge, &args);
+        self.jump_with(merge, &got);
 
         self.consts = consts.clone();
         self.b.switch_to_block(direct);
         let got = self.fetch_direct(op, coords, enable, desc, pages);
-        let args: Vec<_> = got
-            .iter()
-            .flat_map(|c| c[..self.w].iter().map(|&v| v.into()))
-            .collect();
-        self.b.ins().jump(merge, &args);
+        self.jump_with(merge, &got);
 
         self.consts = consts;
         self.b.switch_to_block(merge);
-        let mut out = [[results[0]; GROUP_QUADS]; 4];
-        for (c, o) in out.iter_mut().enumerate() {
-            for (k, v) in o.iter_mut().enumerate().take(self.w) {
-                *v = results[c * self.w + k];
-            }
-        }
         out
     }
 
@@ -255,28 +234,13 @@ impl Lowering<'_, '_> {
         if self.lookups != Lookups::Direct {
             return self.gather_looped(desc, pages);
         }
-        let (wide, narrow, other, merge) = (
-            self.b.create_block(),
-            self.b.create_block(),
-            self.b.create_block(),
-            self.b.create_block(),
-        );
-        let (test_narrow, mut results) = (self.b.create_block(), Vec::new());
-        for _ in 0..4 * self.w {
-            results.push(self.b.append_block_param(merge, types::I32X4));
-        }
+        let [wide, narrow, other, test_narrow] = std::array::from_fn(|_| self.b.create_block());
+        let (merge, out) = self.merge_block(types::I32X4);
         let is_wide = self.b.ins().icmp_imm_s(IntCC::Equal, shift, 4);
         self.b.ins().brif(is_wide, wide, &[], test_narrow, &[]);
         self.b.switch_to_block(test_narrow);
         let is_narrow = self.b.ins().icmp_imm_s(IntCC::Equal, shift, 2);
         self.b.ins().brif(is_narrow, narrow, &[], other, &[]);
-        let jump = |l: &mut Self, chans: [[Value; GROUP_QUADS]; 4]| {
-            let args: Vec<_> = chans
-                .iter()
-                .flat_map(|c| c[..l.w].iter().map(|&v| v.into()))
-                .collect();
-            l.b.ins().jump(merge, &args);
-        };
 
         self.b.switch_to_block(wide);
         let mut chans = [[shift; GROUP_QUADS]; 4];
@@ -302,7 +266,7 @@ impl Lowering<'_, '_> {
                 chan[k] = v;
             }
         }
-        jump(self, chans);
+        self.jump_with(merge, &chans);
 
         self.b.switch_to_block(narrow);
         for k in 0..self.w {
@@ -322,20 +286,39 @@ impl Lowering<'_, '_> {
                 c[k] = v;
             }
         }
-        jump(self, chans);
+        self.jump_with(merge, &chans);
 
         self.b.switch_to_block(other);
         let chans = self.gather_looped(desc, pages);
-        jump(self, chans);
+        self.jump_with(merge, &chans);
 
         self.b.switch_to_block(merge);
-        let mut out = [[shift; GROUP_QUADS]; 4];
-        for (c, o) in out.iter_mut().enumerate() {
-            for (k, v) in o.iter_mut().enumerate().take(self.w) {
-                *v = results[c * self.w + k];
-            }
-        }
         out
+    }
+
+    /// A block taking four channels of `w` vectors of type `ty`, and its
+    /// parameters as those channels.
+    fn merge_block(&mut self, ty: types::Type) -> (Block, [[Value; GROUP_QUADS]; 4]) {
+        let merge = self.b.create_block();
+        let out = std::array::from_fn(|_| {
+            let first = self.b.append_block_param(merge, ty);
+            let mut chan = [first; GROUP_QUADS];
+            for v in chan.iter_mut().take(self.w).skip(1) {
+                *v = self.b.append_block_param(merge, ty);
+            }
+            chan
+        });
+        (merge, out)
+    }
+
+    /// Jumps to `merge` ([`Self::merge_block`]) with the batch's vectors
+    /// of `chans`.
+    fn jump_with(&mut self, merge: Block, chans: &[[Value; GROUP_QUADS]; 4]) {
+        let args: Vec<_> = chans
+            .iter()
+            .flat_map(|c| c[..self.w].iter().map(|&v| v.into()))
+            .collect();
+        self.b.ins().jump(merge, &args);
     }
 
     /// The address of the element lane `l` of quad `k` of the batch reads:
