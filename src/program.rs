@@ -265,7 +265,7 @@ pub fn compile_error_at(bytes: &[u8], e: &crate::d3d9::CompileError) -> String {
 }
 
 /// Whether text starts (after blank lines and comments) with a pixel
-/// shader version (`ps_2_0`, `ps_2_x`, `ps_3_0`).
+/// shader version (`ps_1_1` … `ps_3_0`, or Direct3D 8's `ps.1.1`).
 pub fn is_shader_text(bytes: &[u8]) -> bool {
     let text = String::from_utf8_lossy(&bytes[..bytes.len().min(4096)]);
     text.lines()
@@ -278,7 +278,10 @@ pub fn is_shader_text(bytes: &[u8]) -> bool {
             l[..cut].trim()
         })
         .find(|l| !l.is_empty())
-        .is_some_and(|l| l.to_ascii_lowercase().starts_with("ps_"))
+        .is_some_and(|l| {
+            let l = l.to_ascii_lowercase();
+            l.starts_with("ps_") || l.starts_with("ps.")
+        })
 }
 
 /// Every static finding about a program: the validator's rules

@@ -76,7 +76,9 @@ fn the_corpus_compiles_runs_and_agrees_with_the_reference() {
         for (reg, res) in &k.exe.info.bindings {
             let num: u32 = reg[1..].parse().unwrap_or(0);
             match (reg.chars().next(), k.resource(reg)) {
-                (Some('v' | 't'), Some(Resource::Input(n))) => {
+                (Some(first @ ('v' | 't')), Some(Resource::Input(n))) => {
+                    // Texture coordinates differ from colour inputs.
+                    let num = if first == 't' { num + 10 } else { num };
                     let flat: Vec<f32> = (0..H)
                         .flat_map(|j| (0..W).flat_map(move |i| input(num, i, j)))
                         .collect();
@@ -132,6 +134,9 @@ fn the_corpus_compiles_runs_and_agrees_with_the_reference() {
                 }
                 for n in 0..10 {
                     px.inputs[n] = input(n as u32, i, j).map(f32::to_bits);
+                }
+                for n in 0..8 {
+                    px.texcoords[n] = input(n as u32 + 10, i, j).map(f32::to_bits);
                 }
                 px.textures = vec![(0, 0, Vec::new()); 16];
                 for (num, flat) in &textures {

@@ -106,7 +106,7 @@ fn every_kind_of_malformed_stream_is_a_positioned_error() {
         (0, NotPixelShader(0xFFFE_0300))
     );
     assert_eq!(kind_at(&[0x1234, 0xFFFF]), (0, NotPixelShader(0x1234)));
-    assert_eq!(kind_at(&[0xFFFF_0104, 0xFFFF]), (0, Version(0xFFFF_0104)));
+    assert_eq!(kind_at(&[0xFFFF_0100, 0xFFFF]), (0, Version(0xFFFF_0100)));
     assert_eq!(kind_at(&t[..34]), (34, Truncated));
     assert_eq!(kind_at(&t[..20]).1, Truncated);
     assert_eq!(
@@ -118,8 +118,8 @@ fn every_kind_of_malformed_stream_is_a_positioned_error() {
     assert_eq!(kind_at(&after), (35, AfterEnd(2)));
     // Instruction tokens.
     assert_eq!(
-        kind_at(&[0xFFFF_0300, 0x0100_0043, 0x800F_0000, 0xFFFF]),
-        (1, UnknownOpcode(67))
+        kind_at(&[0xFFFF_0300, 0x0100_004B, 0x800F_0000, 0xFFFF]),
+        (1, UnknownOpcode(75))
     );
     assert_eq!(
         kind_at(&[0xFFFF_0200, 0x0200_005B, 0x800F_0000, 0x80E4_0001, 0xFFFF]),
@@ -361,7 +361,8 @@ impl Gen {
             mask: 1 + self.below(15) as u8,
             sat: self.flip(),
             pp: self.flip(),
-            centroid: self.below(8) == 0,
+            centroid: self.below(8) == 0 && !v.is_1x(),
+            shift: 0,
         }
     }
     fn value(&mut self, v: Version) -> Src {
@@ -430,7 +431,7 @@ impl Gen {
                 let ops: Vec<Opcode> = Opcode::ALL
                     .iter()
                     .copied()
-                    .filter(|o| o.since() <= v)
+                    .filter(|o| o.in_version(v))
                     .collect();
                 let op = ops[self.below(ops.len() as u64) as usize];
                 let control = if op.compares() {
@@ -483,17 +484,136 @@ impl Gen {
                     predicate,
                     dst,
                     src,
+                    coissue: false,
+                })
+            }
+        }
+    }
+    /// A ps_1_x item; `after_arithmetic`: whether it may be co-issued.
+    fn item_1x(&mut self, v: Version, after_arithmetic: bool) -> Item {
+        use RegKind::*;
+        match self.below(10) {
+            0 => Item::Comment((0..self.below(4)).map(|_| self.next() as u32).collect()),
+            1 => Item::Def(Def::Float(
+                self.below(8) as u16,
+                [0; 4].map(|_: u32| self.next() as u32),
+            )),
+            _ => {
+                let ops: Vec<Opcode> = Opcode::ALL
+                    .iter()
+                    .copied()
+                    .filter(|o| o.in_version(v))
+                    .collect();
+                let op = ops[self.below(ops.len() as u64) as usize];
+                let ps14 = v == Version::Ps14;
+                let tex = op.is_tex_1x();
+                let arithmetic = op.has_dst() && !tex;
+                let mut dst = op.has_dst().then(|| {
+                    let kinds: &[RegKind] = match op {
+                        Opcode::Texkill if ps14 => &[Temp, Texture],
+                        Opcode::Tex | Opcode::Texcoord | Opcode::Texdepth | Opcode::Bem if ps14 => {
+                            &[Temp]
+                        }
+                        _ if tex => &[Texture],
+                        _ if ps14 => &[Temp],
+                        _ => &[Temp, Texture],
+                    };
+                    let mut d = self.dst(v, kinds);
+                    if op == Opcode::Texdepth {
+                        d.reg.num = 5;
+                    }
+                    if arithmetic {
+                        let shifts: &[i8] = if ps14 {
+                            &[0, 0, 0, 1, 2, 3, -1, -2, -3]
+                        } else {
+                            &[0, 0, 0, 1, 2, -1]
+                        };
+                        d.shift = shifts[self.below(shifts.len() as u64) as usize];
+                    }
+                    d
+                });
+                if let Some(d) = &mut dst
+                    && !arithmetic
+                {
+                    d.sat = false;
+                }
+                let mods: &[SrcMod] = if ps14 {
+                    &[
+                        SrcMod::None,
+                        SrcMod::Neg,
+                        SrcMod::Bias,
+                        SrcMod::BiasNeg,
+                        SrcMod::Bx2,
+                        SrcMod::Bx2Neg,
+                        SrcMod::Comp,
+                        SrcMod::X2,
+                        SrcMod::X2Neg,
+                    ]
+                } else {
+                    &[
+                        SrcMod::None,
+                        SrcMod::Neg,
+                        SrcMod::Bias,
+                        SrcMod::BiasNeg,
+                        SrcMod::Bx2,
+                        SrcMod::Bx2Neg,
+                        SrcMod::Comp,
+                    ]
+                };
+                let mut src = Vec::new();
+                for k in 0..op.sources(v) {
+                    let kinds: &[RegKind] = match op {
+                        Opcode::Tex | Opcode::Texcoord => &[Texture, Temp],
+                        Opcode::Texm3x3spec if k == 1 => &[Const],
+                        _ if tex => &[Texture],
+                        _ => &[Temp, Input, Const, Texture],
+                    };
+                    let mut s = Src::plain(self.reg(v, kinds));
+                    if self.flip() {
+                        s.swizzle = self.below(256) as u8;
+                    }
+                    s.modifier = match op {
+                        Opcode::Tex | Opcode::Texcoord => {
+                            [SrcMod::None, SrcMod::Dz, SrcMod::Dw][self.below(3) as usize]
+                        }
+                        Opcode::Texm3x3spec if k == 1 => SrcMod::None,
+                        _ if tex => [SrcMod::None, SrcMod::Bx2][self.below(2) as usize],
+                        _ => mods[self.below(mods.len() as u64) as usize],
+                    };
+                    src.push(s);
+                }
+                if op == Opcode::Cnd && !ps14 {
+                    src[0] = Src::plain(Reg::new(Temp, 0));
+                    src[0].swizzle = 0xFF;
+                }
+                Item::Inst(Inst {
+                    op,
+                    control: 0,
+                    predicate: None,
+                    dst,
+                    src,
+                    coissue: arithmetic && after_arithmetic && self.flip(),
                 })
             }
         }
     }
     fn shader(&mut self) -> Shader {
-        let version = [Version::Ps20, Version::Ps2x, Version::Ps30][self.below(3) as usize];
+        let version = Version::ALL[self.below(Version::ALL.len() as u64) as usize];
         let n = self.below(24);
-        Shader {
-            version,
-            items: (0..n).map(|_| self.item(version)).collect(),
+        let mut items: Vec<Item> = Vec::new();
+        for _ in 0..n {
+            let item = if version.is_1x() {
+                let after = matches!(
+                    items.iter().rev().find(|i| !matches!(i, Item::Comment(_))),
+                    Some(Item::Inst(p)) if !p.coissue && p.op.has_dst() && !p.op.is_tex_1x()
+                );
+                self.item_1x(version, after)
+            } else {
+                self.item(version)
+            };
+            items.push(item);
         }
+        Shader { version, items }
     }
 }
 
@@ -513,10 +633,10 @@ proptest! {
     }
 
     #[test]
-    fn any_words_read_or_fail_without_panicking(words in prop::collection::vec(any::<u32>(), 0..40), version in 0usize..4) {
+    fn any_words_read_or_fail_without_panicking(words in prop::collection::vec(any::<u32>(), 0..40), version in 0usize..8) {
         let mut w = words;
-        if version < 3 && !w.is_empty() {
-            w[0] = [0xFFFF_0200, 0xFFFF_0201, 0xFFFF_0300][version];
+        if version < 7 && !w.is_empty() {
+            w[0] = Version::ALL[version].token();
         }
         if let Ok(s) = d3d9::read(&w) {
             prop_assert_eq!(d3d9::write(&s), w);

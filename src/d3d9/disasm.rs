@@ -70,6 +70,10 @@ pub(super) fn swizzle(sw: u8) -> String {
 
 fn modifiers(d: &Dst) -> String {
     let mut s = String::new();
+    if let Some(k) = [1, 2, 3, -1, -2, -3].iter().position(|&x| x == d.shift) {
+        s.push('_');
+        s.push_str(super::text::SHIFTS[k]);
+    }
     if d.sat {
         s.push_str("_sat");
     }
@@ -88,11 +92,14 @@ fn dst(d: &Dst) -> String {
 
 pub(super) fn src(s: &Src) -> String {
     let mut out = String::new();
-    if matches!(s.modifier, SrcMod::Neg | SrcMod::AbsNeg) {
+    if s.modifier.negates() {
         out.push('-');
     }
     if s.modifier == SrcMod::Not {
         out.push('!');
+    }
+    if s.modifier == SrcMod::Comp {
+        out.push_str("1-");
     }
     match s.rel {
         Some(rel) => {
@@ -106,9 +113,15 @@ pub(super) fn src(s: &Src) -> String {
         }
         None => out.push_str(&s.reg.to_string()),
     }
-    if matches!(s.modifier, SrcMod::Abs | SrcMod::AbsNeg) {
-        out.push_str("_abs");
-    }
+    out.push_str(match s.modifier {
+        SrcMod::Abs | SrcMod::AbsNeg => "_abs",
+        SrcMod::Bias | SrcMod::BiasNeg => "_bias",
+        SrcMod::Bx2 | SrcMod::Bx2Neg => "_bx2",
+        SrcMod::X2 | SrcMod::X2Neg => "_x2",
+        SrcMod::Dz => "_dz",
+        SrcMod::Dw => "_dw",
+        SrcMod::None | SrcMod::Neg | SrcMod::Comp | SrcMod::Not => "",
+    });
     out.push_str(&swizzle(s.swizzle));
     out
 }
@@ -162,12 +175,18 @@ pub(super) fn mnemonic(i: &Inst) -> String {
         },
         Opcode::Tex if i.control == TEXLD_PROJECT => "texldp".into(),
         Opcode::Tex if i.control == TEXLD_BIAS => "texldb".into(),
+        // ps_1_1–1_3's forms take no source, ps_1_4's one.
+        Opcode::Tex if i.src.is_empty() => "tex".into(),
+        Opcode::Texcoord if i.src.len() == 1 => "texcrd".into(),
         op => op.name().into(),
     }
 }
 
 fn inst(i: &Inst) -> String {
     let mut s = String::new();
+    if i.coissue {
+        s.push('+');
+    }
     if let Some(p) = &i.predicate {
         let _ = write!(s, "({}) ", src(p));
     }

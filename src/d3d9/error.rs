@@ -14,13 +14,13 @@ pub enum ReadErrorKind {
     Bytes(usize),
     /// The first token is not a pixel shader's version token.
     NotPixelShader(u32),
-    /// A pixel shader version other than 2.0, 2.x and 3.0.
+    /// A pixel shader version other than 1.1–1.4, 2.0, 2.x and 3.0.
     Version(u32),
     /// The stream ends inside an item, or before `end`.
     Truncated,
     /// Tokens after `end`.
     AfterEnd(usize),
-    /// An operation pixel shaders 2.0–3.0 do not have.
+    /// An operation pixel shaders do not have.
     UnknownOpcode(u16),
     /// An operation the shader's version does not have.
     NotInVersion(&'static str, Version),
@@ -74,13 +74,13 @@ impl fmt::Display for ReadErrorKind {
             ),
             Version(t) => write!(
                 f,
-                "pixel shader version {}.{} is not supported (ps_2_0, ps_2_x, ps_3_0)",
+                "pixel shader version {}.{} is not supported (ps_1_1–ps_1_4, ps_2_0, ps_2_x, ps_3_0)",
                 (t >> 8) & 0xFF,
                 t & 0xFF
             ),
             Truncated => write!(f, "the tokens end inside an item (or before `end`)"),
             AfterEnd(n) => write!(f, "{n} token(s) after `end`"),
-            UnknownOpcode(c) => write!(f, "opcode {c} is not a pixel shader 2.0–3.0 operation"),
+            UnknownOpcode(c) => write!(f, "opcode {c} is not a pixel shader operation"),
             NotInVersion(op, v) => write!(f, "`{op}` is not available in {}", v.name()),
             Reserved { token, bits } => {
                 write!(f, "token {token:#010x} sets reserved bits {bits:#010x}")

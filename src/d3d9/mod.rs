@@ -1,5 +1,5 @@
-//! Direct3D 9 pixel shaders (ps_2_0, ps_2_x, ps_3_0): the bytecode, its
-//! text form, and their compilation to DPP programs.
+//! Direct3D 9 pixel shaders (ps_1_1–ps_1_4, ps_2_0, ps_2_x, ps_3_0): the
+//! bytecode, its text form, and their compilation to DPP programs.
 //!
 //! * [`read`]: bytecode (a sequence of 32-bit tokens) → [`Shader`], or a
 //!   [`ReadError`] naming the token offset. Every word sequence gives one
@@ -14,8 +14,8 @@
 //! The token layouts are those of Microsoft's Direct3D 9 driver reference
 //! ("Shader codes": version token, instruction token, destination and
 //! source parameter tokens, comment token, DCL and DEF formats) and the
-//! pixel shader references for ps_2_0, ps_2_x and ps_3_0 (registers and
-//! instructions). `docs/d3d9.md` says how ctm reads them and what it chose
+//! pixel shader references for ps_1_1–ps_1_4, ps_2_0, ps_2_x and ps_3_0
+//! (registers, modifiers and instructions). `docs/d3d9.md` says how ctm reads them and what it chose
 //! where they are silent.
 //!
 //! ```
@@ -33,6 +33,7 @@ mod disasm;
 mod error;
 mod op;
 mod operand;
+mod param;
 mod read;
 mod text;
 mod write;
@@ -44,10 +45,18 @@ pub use read::{ReadError, ReadErrorKind, read, read_bytes};
 pub use text::{AsmError, assemble, assemble_with_lines};
 pub use write::{item_offsets, write};
 
-/// A pixel shader version: 2.0, 2.x (written 2.1 in the version token) or
-/// 3.0.
+/// A pixel shader version: 1.1–1.4, 2.0, 2.x (written 2.1 in the version
+/// token) or 3.0. Versions compare in that order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Version {
+    /// `ps_1_1`.
+    Ps11,
+    /// `ps_1_2`.
+    Ps12,
+    /// `ps_1_3`.
+    Ps13,
+    /// `ps_1_4`.
+    Ps14,
     /// `ps_2_0`.
     Ps20,
     /// `ps_2_x` (version token minor 1).
@@ -61,6 +70,10 @@ impl Version {
     pub fn token(self) -> u32 {
         0xFFFF_0000
             | match self {
+                Version::Ps11 => 0x0101,
+                Version::Ps12 => 0x0102,
+                Version::Ps13 => 0x0103,
+                Version::Ps14 => 0x0104,
                 Version::Ps20 => 0x0200,
                 Version::Ps2x => 0x0201,
                 Version::Ps30 => 0x0300,
@@ -70,10 +83,31 @@ impl Version {
     /// The assembler's name.
     pub fn name(self) -> &'static str {
         match self {
+            Version::Ps11 => "ps_1_1",
+            Version::Ps12 => "ps_1_2",
+            Version::Ps13 => "ps_1_3",
+            Version::Ps14 => "ps_1_4",
             Version::Ps20 => "ps_2_0",
             Version::Ps2x => "ps_2_x",
             Version::Ps30 => "ps_3_0",
         }
+    }
+
+    /// Every version, oldest first.
+    pub const ALL: [Version; 7] = [
+        Version::Ps11,
+        Version::Ps12,
+        Version::Ps13,
+        Version::Ps14,
+        Version::Ps20,
+        Version::Ps2x,
+        Version::Ps30,
+    ];
+
+    /// Whether it is one of the ps_1_x models (modifiers, co-issue, texture
+    /// registers and the result in r0; `docs/d3d9.md` §6).
+    pub fn is_1x(self) -> bool {
+        self < Version::Ps20
     }
 
     /// How many registers of `kind` this version has (0: none).
@@ -81,6 +115,13 @@ impl Version {
         use RegKind::*;
         use Version::*;
         match (kind, self) {
+            (Temp, Ps14) => 6,
+            (Temp, Ps11 | Ps12 | Ps13) => 2,
+            (Const, Ps11 | Ps12 | Ps13 | Ps14) => 8,
+            (Input, Ps11 | Ps12 | Ps13 | Ps14) => 2,
+            (Texture, Ps14) => 6,
+            (Texture, Ps11 | Ps12 | Ps13) => 4,
+            (_, Ps11 | Ps12 | Ps13 | Ps14) => 0,
             (Temp, Ps20) => 12,
             (Temp, _) => 32,
             (Const, Ps30) => 224,
@@ -232,6 +273,9 @@ pub struct Dst {
     pub pp: bool,
     /// `_centroid` (declarations of inputs).
     pub centroid: bool,
+    /// ps_1_x result shift: the result is scaled by 2^shift before `_sat`
+    /// (`_x2` 1, `_x4` 2, `_x8` 3, `_d2` −1, `_d4` −2, `_d8` −3; 0 none).
+    pub shift: i8,
 }
 
 impl Dst {
@@ -243,11 +287,13 @@ impl Dst {
             sat: false,
             pp: false,
             centroid: false,
+            shift: 0,
         }
     }
 }
 
-/// The source modifiers of pixel shaders 2.0 and later.
+/// Source modifiers: `-`, `_abs` and `!` of pixel shaders 2.0 and later,
+/// and the ps_1_x ones (`docs/d3d9.md` §6.2 says how each is computed).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub enum SrcMod {
     /// None.
@@ -255,6 +301,25 @@ pub enum SrcMod {
     None,
     /// `-x`.
     Neg,
+    /// `x_bias`: x − 0.5 (ps_1_x).
+    Bias,
+    /// `-x_bias` (ps_1_x).
+    BiasNeg,
+    /// `x_bx2`: 2x − 1 (ps_1_x).
+    Bx2,
+    /// `-x_bx2` (ps_1_x).
+    Bx2Neg,
+    /// `1-x` (ps_1_x).
+    Comp,
+    /// `x_x2`: 2x (ps_1_4).
+    X2,
+    /// `-x_x2` (ps_1_4).
+    X2Neg,
+    /// `x_dz` (also written `_db`): x and y divided by z (ps_1_4's
+    /// `texld`, `texcrd`).
+    Dz,
+    /// `x_dw` (also `_da`): x and y divided by w.
+    Dw,
     /// `x_abs`.
     Abs,
     /// `-x_abs`.
@@ -264,15 +329,63 @@ pub enum SrcMod {
 }
 
 impl SrcMod {
+    /// Every modifier, in code order.
+    pub const ALL: [SrcMod; 14] = [
+        SrcMod::None,
+        SrcMod::Neg,
+        SrcMod::Bias,
+        SrcMod::BiasNeg,
+        SrcMod::Bx2,
+        SrcMod::Bx2Neg,
+        SrcMod::Comp,
+        SrcMod::X2,
+        SrcMod::X2Neg,
+        SrcMod::Dz,
+        SrcMod::Dw,
+        SrcMod::Abs,
+        SrcMod::AbsNeg,
+        SrcMod::Not,
+    ];
+
     /// The token's modifier code (bits 24–27).
     pub fn code(self) -> u32 {
         match self {
             SrcMod::None => 0,
             SrcMod::Neg => 1,
+            SrcMod::Bias => 2,
+            SrcMod::BiasNeg => 3,
+            SrcMod::Bx2 => 4,
+            SrcMod::Bx2Neg => 5,
+            SrcMod::Comp => 6,
+            SrcMod::X2 => 7,
+            SrcMod::X2Neg => 8,
+            SrcMod::Dz => 9,
+            SrcMod::Dw => 10,
             SrcMod::Abs => 11,
             SrcMod::AbsNeg => 12,
             SrcMod::Not => 13,
         }
+    }
+
+    /// The modifier of code `code`.
+    pub fn from_code(code: u32) -> Option<SrcMod> {
+        SrcMod::ALL.into_iter().find(|m| m.code() == code)
+    }
+
+    /// Whether only ps_1_x has it.
+    pub fn is_1x(self) -> bool {
+        !matches!(
+            self,
+            SrcMod::None | SrcMod::Neg | SrcMod::Abs | SrcMod::AbsNeg | SrcMod::Not
+        )
+    }
+
+    /// Whether it negates (the `-` in front).
+    pub fn negates(self) -> bool {
+        matches!(
+            self,
+            SrcMod::Neg | SrcMod::BiasNeg | SrcMod::Bx2Neg | SrcMod::X2Neg | SrcMod::AbsNeg
+        )
     }
 }
 
@@ -388,6 +501,9 @@ pub struct Inst {
     pub dst: Option<Dst>,
     /// Sources.
     pub src: Vec<Src>,
+    /// ps_1_x co-issue (`+` in front): runs together with the instruction
+    /// before it, both reading their sources before either writes.
+    pub coissue: bool,
 }
 
 /// One element of a shader's token stream, in order.

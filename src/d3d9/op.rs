@@ -1,10 +1,10 @@
-//! The pixel shader instructions of shader models 2 and 3: opcode numbers
-//! (`D3DSIO_*`), names, operands and the versions that have them.
+//! The pixel shader instructions of shader models 1, 2 and 3: opcode
+//! numbers (`D3DSIO_*`), names, operands and the versions that have them.
 
 use super::Version;
 
 macro_rules! opcodes {
-    ($($v:ident $code:literal $name:literal $dst:literal $src:literal $min:ident;)*) => {
+    ($($v:ident $code:literal $name:literal $dst:literal $src:literal $min:ident $max:ident;)*) => {
         /// An instruction's operation (the low 16 bits of its token).
         /// Declarations, definitions, comments and `end` are items of their
         /// own ([`super::Item`]).
@@ -32,9 +32,9 @@ macro_rules! opcodes {
                 match self { $(Opcode::$v => $dst == 1,)* }
             }
 
-            /// The first version that has it.
-            pub fn since(self) -> Version {
-                match self { $(Opcode::$v => Version::$min,)* }
+            /// The first and the last version that have it.
+            pub fn versions(self) -> (Version, Version) {
+                match self { $(Opcode::$v => (Version::$min, Version::$max),)* }
             }
 
             fn base_sources(self) -> usize {
@@ -45,74 +45,140 @@ macro_rules! opcodes {
 }
 
 opcodes! {
-    Nop 0 "nop" 0 0 Ps20;
-    Mov 1 "mov" 1 1 Ps20;
-    Add 2 "add" 1 2 Ps20;
-    Sub 3 "sub" 1 2 Ps20;
-    Mad 4 "mad" 1 3 Ps20;
-    Mul 5 "mul" 1 2 Ps20;
-    Rcp 6 "rcp" 1 1 Ps20;
-    Rsq 7 "rsq" 1 1 Ps20;
-    Dp3 8 "dp3" 1 2 Ps20;
-    Dp4 9 "dp4" 1 2 Ps20;
-    Min 10 "min" 1 2 Ps20;
-    Max 11 "max" 1 2 Ps20;
-    Slt 12 "slt" 1 2 Ps20;
-    Sge 13 "sge" 1 2 Ps20;
-    Exp 14 "exp" 1 1 Ps20;
-    Log 15 "log" 1 1 Ps20;
-    Lrp 18 "lrp" 1 3 Ps20;
-    Frc 19 "frc" 1 1 Ps20;
-    M4x4 20 "m4x4" 1 2 Ps20;
-    M4x3 21 "m4x3" 1 2 Ps20;
-    M3x4 22 "m3x4" 1 2 Ps20;
-    M3x3 23 "m3x3" 1 2 Ps20;
-    M3x2 24 "m3x2" 1 2 Ps20;
-    Call 25 "call" 0 1 Ps2x;
-    Callnz 26 "callnz" 0 2 Ps2x;
-    Loop 27 "loop" 0 2 Ps30;
-    Ret 28 "ret" 0 0 Ps2x;
-    Endloop 29 "endloop" 0 0 Ps30;
-    Label 30 "label" 0 1 Ps2x;
-    Pow 32 "pow" 1 2 Ps20;
-    Crs 33 "crs" 1 2 Ps20;
-    Abs 35 "abs" 1 1 Ps20;
-    Nrm 36 "nrm" 1 1 Ps20;
-    Sincos 37 "sincos" 1 1 Ps20;
-    Rep 38 "rep" 0 1 Ps2x;
-    Endrep 39 "endrep" 0 0 Ps2x;
-    If 40 "if" 0 1 Ps2x;
-    Ifc 41 "if" 0 2 Ps2x;
-    Else 42 "else" 0 0 Ps2x;
-    Endif 43 "endif" 0 0 Ps2x;
-    Break 44 "break" 0 0 Ps2x;
-    Breakc 45 "break" 0 2 Ps2x;
-    Texkill 65 "texkill" 1 0 Ps20;
-    Tex 66 "texld" 1 2 Ps20;
-    Cnd 80 "cnd" 1 3 Ps20;
-    Cmp 88 "cmp" 1 3 Ps20;
-    Dp2add 90 "dp2add" 1 3 Ps20;
-    Dsx 91 "dsx" 1 1 Ps2x;
-    Dsy 92 "dsy" 1 1 Ps2x;
-    Texldd 93 "texldd" 1 4 Ps2x;
-    Setp 94 "setp" 1 2 Ps2x;
-    Texldl 95 "texldl" 1 2 Ps30;
-    Breakp 96 "breakp" 0 1 Ps2x;
+    Nop 0 "nop" 0 0 Ps11 Ps30;
+    Mov 1 "mov" 1 1 Ps11 Ps30;
+    Add 2 "add" 1 2 Ps11 Ps30;
+    Sub 3 "sub" 1 2 Ps11 Ps30;
+    Mad 4 "mad" 1 3 Ps11 Ps30;
+    Mul 5 "mul" 1 2 Ps11 Ps30;
+    Rcp 6 "rcp" 1 1 Ps20 Ps30;
+    Rsq 7 "rsq" 1 1 Ps20 Ps30;
+    Dp3 8 "dp3" 1 2 Ps11 Ps30;
+    Dp4 9 "dp4" 1 2 Ps12 Ps30;
+    Min 10 "min" 1 2 Ps20 Ps30;
+    Max 11 "max" 1 2 Ps20 Ps30;
+    Slt 12 "slt" 1 2 Ps20 Ps30;
+    Sge 13 "sge" 1 2 Ps20 Ps30;
+    Exp 14 "exp" 1 1 Ps20 Ps30;
+    Log 15 "log" 1 1 Ps20 Ps30;
+    Lrp 18 "lrp" 1 3 Ps11 Ps30;
+    Frc 19 "frc" 1 1 Ps20 Ps30;
+    M4x4 20 "m4x4" 1 2 Ps20 Ps30;
+    M4x3 21 "m4x3" 1 2 Ps20 Ps30;
+    M3x4 22 "m3x4" 1 2 Ps20 Ps30;
+    M3x3 23 "m3x3" 1 2 Ps20 Ps30;
+    M3x2 24 "m3x2" 1 2 Ps20 Ps30;
+    Call 25 "call" 0 1 Ps2x Ps30;
+    Callnz 26 "callnz" 0 2 Ps2x Ps30;
+    Loop 27 "loop" 0 2 Ps30 Ps30;
+    Ret 28 "ret" 0 0 Ps2x Ps30;
+    Endloop 29 "endloop" 0 0 Ps30 Ps30;
+    Label 30 "label" 0 1 Ps2x Ps30;
+    Pow 32 "pow" 1 2 Ps20 Ps30;
+    Crs 33 "crs" 1 2 Ps20 Ps30;
+    Abs 35 "abs" 1 1 Ps20 Ps30;
+    Nrm 36 "nrm" 1 1 Ps20 Ps30;
+    Sincos 37 "sincos" 1 1 Ps20 Ps30;
+    Rep 38 "rep" 0 1 Ps2x Ps30;
+    Endrep 39 "endrep" 0 0 Ps2x Ps30;
+    If 40 "if" 0 1 Ps2x Ps30;
+    Ifc 41 "if" 0 2 Ps2x Ps30;
+    Else 42 "else" 0 0 Ps2x Ps30;
+    Endif 43 "endif" 0 0 Ps2x Ps30;
+    Break 44 "break" 0 0 Ps2x Ps30;
+    Breakc 45 "break" 0 2 Ps2x Ps30;
+    Texcoord 64 "texcoord" 1 0 Ps11 Ps14;
+    Texkill 65 "texkill" 1 0 Ps11 Ps30;
+    Tex 66 "texld" 1 2 Ps11 Ps30;
+    Texbem 67 "texbem" 1 1 Ps11 Ps13;
+    Texbeml 68 "texbeml" 1 1 Ps11 Ps13;
+    Texreg2ar 69 "texreg2ar" 1 1 Ps11 Ps13;
+    Texreg2gb 70 "texreg2gb" 1 1 Ps11 Ps13;
+    Texm3x2pad 71 "texm3x2pad" 1 1 Ps11 Ps13;
+    Texm3x2tex 72 "texm3x2tex" 1 1 Ps11 Ps13;
+    Texm3x3pad 73 "texm3x3pad" 1 1 Ps11 Ps13;
+    Texm3x3tex 74 "texm3x3tex" 1 1 Ps11 Ps13;
+    Texm3x3spec 76 "texm3x3spec" 1 2 Ps11 Ps13;
+    Texm3x3vspec 77 "texm3x3vspec" 1 1 Ps11 Ps13;
+    Cnd 80 "cnd" 1 3 Ps11 Ps30;
+    Texreg2rgb 82 "texreg2rgb" 1 1 Ps12 Ps13;
+    Texdp3tex 83 "texdp3tex" 1 1 Ps12 Ps13;
+    Texm3x2depth 84 "texm3x2depth" 1 1 Ps13 Ps13;
+    Texdp3 85 "texdp3" 1 1 Ps12 Ps13;
+    Texm3x3 86 "texm3x3" 1 1 Ps12 Ps13;
+    Texdepth 87 "texdepth" 1 0 Ps14 Ps14;
+    Cmp 88 "cmp" 1 3 Ps12 Ps30;
+    Bem 89 "bem" 1 2 Ps14 Ps14;
+    Dp2add 90 "dp2add" 1 3 Ps20 Ps30;
+    Dsx 91 "dsx" 1 1 Ps2x Ps30;
+    Dsy 92 "dsy" 1 1 Ps2x Ps30;
+    Texldd 93 "texldd" 1 4 Ps2x Ps30;
+    Setp 94 "setp" 1 2 Ps2x Ps30;
+    Texldl 95 "texldl" 1 2 Ps30 Ps30;
+    Breakp 96 "breakp" 0 1 Ps2x Ps30;
+    Phase 0xFFFD "phase" 0 0 Ps14 Ps14;
 }
 
 impl Opcode {
-    /// The operation numbered `code`, if pixel shaders 2.0–3.0 have it.
+    /// The operation numbered `code`, if pixel shaders have it.
     pub fn from_code(code: u16) -> Option<Opcode> {
         Opcode::ALL.iter().copied().find(|o| o.code() == code)
     }
 
+    /// Whether `version` has it.
+    pub fn in_version(self, version: Version) -> bool {
+        let (min, max) = self.versions();
+        (min..=max).contains(&version)
+    }
+
     /// How many source operands it takes in `version` (`sincos` takes two
-    /// constant registers besides its source before ps_3_0).
+    /// constant registers besides its source before ps_3_0; ps_1_1–1_3's
+    /// `tex` and `texcoord` take none, ps_1_4's `texld` and `texcrd` one).
     pub fn sources(self, version: Version) -> usize {
         match self {
             Opcode::Sincos if version < Version::Ps30 => 3,
+            Opcode::Tex | Opcode::Texcoord if version < Version::Ps14 => 0,
+            Opcode::Tex | Opcode::Texcoord if version == Version::Ps14 => 1,
             _ => self.base_sources(),
         }
+    }
+
+    /// The assembler's name in `version`: ps_1_1–1_3's `tex`, ps_1_4's
+    /// `texcrd`; otherwise [`Opcode::name`].
+    pub fn name_in(self, version: Version) -> &'static str {
+        match self {
+            Opcode::Tex if version < Version::Ps14 => "tex",
+            Opcode::Texcoord if version == Version::Ps14 => "texcrd",
+            _ => self.name(),
+        }
+    }
+
+    /// Whether it is one of ps_1_x's texture instructions (texture
+    /// coordinates in, a lookup or coordinates out): `tex`, `texcoord`,
+    /// `texkill`, `texbem` … `texdepth`, `texld`/`texcrd`.
+    pub fn is_tex_1x(self) -> bool {
+        use Opcode::*;
+        matches!(
+            self,
+            Tex | Texcoord
+                | Texkill
+                | Texbem
+                | Texbeml
+                | Texreg2ar
+                | Texreg2gb
+                | Texreg2rgb
+                | Texm3x2pad
+                | Texm3x2tex
+                | Texm3x2depth
+                | Texm3x3pad
+                | Texm3x3tex
+                | Texm3x3spec
+                | Texm3x3vspec
+                | Texm3x3
+                | Texdp3
+                | Texdp3tex
+                | Texdepth
+        )
     }
 
     /// Whether its control bits hold a comparison (`if_gt`, `break_lt`,
@@ -134,9 +200,9 @@ impl Opcode {
     }
 
     /// Whether it may be predicated (`(p0) …`): not flow control, not
-    /// `texkill`.
+    /// `texkill`, nothing only ps_1_x has.
     pub fn predicable(self) -> bool {
-        self.has_dst() && self != Opcode::Texkill
+        self.has_dst() && self != Opcode::Texkill && self.versions().1 >= Version::Ps20
     }
 }
 

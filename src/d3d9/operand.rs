@@ -105,6 +105,7 @@ impl Parser<'_> {
             sat: false,
             pp: false,
             centroid: false,
+            shift: 0,
         })
     }
 
@@ -125,12 +126,19 @@ impl Parser<'_> {
 
     pub(super) fn src(&self, at: usize, t: &str) -> Result<Src, AsmError> {
         let mut body = t;
-        let mut modifier = SrcMod::None;
+        // Prefixes: `-`, `!` (the predicate), `1-` (ps_1_x's complement).
+        let (mut neg, mut not, mut comp) = (false, false, false);
         if let Some(b) = body.strip_prefix('-') {
-            modifier = SrcMod::Neg;
+            neg = true;
             body = b.trim_start();
         } else if let Some(b) = body.strip_prefix('!') {
-            modifier = SrcMod::Not;
+            not = true;
+            body = b.trim_start();
+        } else if let Some(b) = body
+            .strip_prefix('1')
+            .and_then(|b| b.trim_start().strip_prefix('-'))
+        {
+            comp = true;
             body = b.trim_start();
         }
         // Relative addressing: `c[aL+3]`, `c[3+aL]`, `c3[aL]`, `v[aL]`.
@@ -177,21 +185,61 @@ impl Parser<'_> {
             base_text = body[..dot].to_string();
             tail = &body[dot..];
         }
+        // A modifier suffix after the register (`t0_bx2`, `c[aL]_abs`) or
+        // after its swizzle (`r0.a_bias`).
+        let mut suffix = None;
         let mut name = base_text.as_str();
-        if let Some(n) = name.strip_suffix("_abs") {
+        if let Some((n, m)) = split_suffix(name) {
             name = n;
-            modifier = abs(modifier);
+            suffix = Some(m);
         }
         let mut tail = tail.trim();
-        if let Some(t) = tail.strip_prefix("_abs") {
-            tail = t;
-            modifier = abs(modifier);
+        if let Some((m, rest)) = SUFFIXES
+            .iter()
+            .find_map(|m| tail.strip_prefix(m).map(|r| (*m, r)))
+        {
+            if suffix.is_some() {
+                return Err(self.err_at(at, "two modifier suffixes"));
+            }
+            suffix = Some(m);
+            tail = rest;
+        }
+        let mut swizzle_text = tail.strip_prefix('.');
+        if let Some(sw) = swizzle_text
+            && let Some((sw, m)) = split_suffix(sw)
+        {
+            if suffix.is_some() {
+                return Err(self.err_at(at, "two modifier suffixes"));
+            }
+            suffix = Some(m);
+            swizzle_text = Some(sw);
+        }
+        let modifier = match (suffix, neg, comp) {
+            (Some(_), _, true) => {
+                return Err(self.err_at(at, "`1-` does not combine with another modifier"));
+            }
+            (None, false, false) if not => SrcMod::Not,
+            (None, false, false) => SrcMod::None,
+            (None, true, _) => SrcMod::Neg,
+            (None, false, true) => SrcMod::Comp,
+            (Some("_abs"), n, _) => [SrcMod::Abs, SrcMod::AbsNeg][usize::from(n)],
+            (Some("_bias"), n, _) => [SrcMod::Bias, SrcMod::BiasNeg][usize::from(n)],
+            (Some("_bx2"), n, _) => [SrcMod::Bx2, SrcMod::Bx2Neg][usize::from(n)],
+            (Some("_x2"), n, _) => [SrcMod::X2, SrcMod::X2Neg][usize::from(n)],
+            (Some(m), true, _) => {
+                return Err(self.err_at(at, format!("`-` does not combine with `{m}`")));
+            }
+            (Some("_dz" | "_db"), false, _) => SrcMod::Dz,
+            (Some(_), false, _) => SrcMod::Dw,
+        };
+        if not && suffix.is_some() {
+            return Err(self.err_at(at, "`!` takes no other modifier"));
         }
         if modifier == SrcMod::Not && !name.eq_ignore_ascii_case("p0") {
             return Err(self.err_at(at, "`!` applies only to the predicate register p0"));
         }
         let reg = self.reg(at, name.trim())?;
-        let swizzle = match tail.strip_prefix('.') {
+        let swizzle = match swizzle_text {
             Some(s) => self.swizzle(at, s)?,
             None if tail.is_empty() => IDENTITY,
             None => return Err(self.err_at(at, format!("unexpected `{tail}`"))),
@@ -205,11 +253,17 @@ impl Parser<'_> {
     }
 }
 
-pub(super) fn abs(m: SrcMod) -> SrcMod {
-    match m {
-        SrcMod::Neg => SrcMod::AbsNeg,
-        _ => SrcMod::Abs,
-    }
+/// The source modifier suffixes of the text form (`_db` is `_dz`, `_da`
+/// is `_dw`).
+const SUFFIXES: [&str; 8] = ["_abs", "_bias", "_bx2", "_x2", "_dz", "_db", "_dw", "_da"];
+
+/// `name` without a modifier suffix it ends with, and the suffix.
+fn split_suffix(name: &str) -> Option<(&str, &'static str)> {
+    let lower = name.to_ascii_lowercase();
+    SUFFIXES
+        .iter()
+        .find(|m| lower.ends_with(*m))
+        .map(|m| (&name[..name.len() - m.len()], *m))
 }
 
 pub(super) fn channel(c: char) -> Option<usize> {

@@ -5,16 +5,16 @@
 //! Token layouts (Microsoft, "Shader codes" of the Direct3D 9 driver
 //! reference): instruction token — opcode [15:0], controls [23:16], length
 //! in tokens [27:24], predicated [28], reserved [29], co-issue [30]
-//! (ps_1_x only), 0 [31]; parameter tokens — register number [10:0], type
-//! [30:28] and [12:11], relative addressing [13], reserved [15:14], 1 [31];
-//! destination: write mask [19:16], result modifier [23:20], shift [27:24]
-//! (ps_1_x only); source: swizzle [23:16], modifier [27:24]. A predicated
-//! instruction's predicate token follows its destination; a relative
-//! source's address token follows that source.
+//! (ps_1_x only), 0 [31] — in ps_1_x the length field is reserved (0) and
+//! the operation says how many tokens follow. Parameter tokens are read by
+//! [`super::param`]. A predicated instruction's predicate token follows
+//! its destination; a relative source's address token follows that
+//! source.
 
 pub use super::error::{ReadError, ReadErrorKind};
 use super::op::{Compare, Opcode, TEXLD_BIAS, TEXLD_PROJECT};
-use super::{Dcl, DclKind, Def, Dst, Inst, Item, Reg, RegKind, Rel, Shader, Src, SrcMod, Version};
+use super::param::{Operands, Want};
+use super::{Dcl, DclKind, Def, Dst, Inst, Item, Reg, RegKind, Shader, SrcMod, Version};
 
 /// The `end` token.
 pub(super) const END: u32 = 0x0000_FFFF;
@@ -51,6 +51,10 @@ pub fn read(tokens: &[u32]) -> Result<Shader, ReadError> {
         return err(0, ReadErrorKind::NotPixelShader(vt));
     }
     let version = match vt & 0xFFFF {
+        0x0101 => Version::Ps11,
+        0x0102 => Version::Ps12,
+        0x0103 => Version::Ps13,
+        0x0104 => Version::Ps14,
         0x0200 => Version::Ps20,
         0x0201 => Version::Ps2x,
         0x0300 => Version::Ps30,
@@ -89,7 +93,8 @@ pub fn read(tokens: &[u32]) -> Result<Shader, ReadError> {
         if tok >> 31 != 0 {
             return err(at, ReadErrorKind::NotAnInstruction(tok));
         }
-        let reserved = tok & (3 << 29);
+        // Bit 30 is ps_1_x's co-issue, reserved later.
+        let reserved = tok & if version.is_1x() { 1 << 29 } else { 3 << 29 };
         if reserved != 0 {
             return err(
                 at,
@@ -99,7 +104,19 @@ pub fn read(tokens: &[u32]) -> Result<Shader, ReadError> {
                 },
             );
         }
-        let len = ((tok >> 24) & 0xF) as usize;
+        let mut len = ((tok >> 24) & 0xF) as usize;
+        if version.is_1x() {
+            if len != 0 {
+                return err(
+                    at,
+                    ReadErrorKind::Reserved {
+                        token: tok,
+                        bits: tok & 0x0F00_0000,
+                    },
+                );
+            }
+            len = operands_1x(tok & 0xFFFF, version);
+        }
         let Some(body) = tokens.get(at + 1..at + 1 + len) else {
             return err(at, ReadErrorKind::Truncated);
         };
@@ -119,234 +136,63 @@ pub fn read(tokens: &[u32]) -> Result<Shader, ReadError> {
                 },
             );
         }
+        if let Item::Inst(i) = &item
+            && i.coissue
+        {
+            let after = items.iter().rev().find(|i| !matches!(i, Item::Comment(_)));
+            let paired = matches!(after, Some(Item::Inst(p)) if !p.coissue && arithmetic_1x(p.op));
+            if !arithmetic_1x(i.op) || !paired {
+                return err(
+                    at,
+                    ReadErrorKind::Invalid(
+                        "a co-issued instruction (+) is arithmetic and follows an arithmetic instruction that is not itself co-issued".into(),
+                    ),
+                );
+            }
+        }
         items.push(item);
         at += 1 + len;
     }
 }
 
-/// The operand tokens of one instruction.
-struct Operands<'a> {
-    version: Version,
-    tokens: &'a [u32],
-    /// Offset of `tokens[0]` in the stream.
-    base: usize,
-    next: usize,
+/// How many tokens follow a ps_1_x instruction token of operation `code`
+/// (0 for one the version lacks: the item's reader says what is wrong).
+fn operands_1x(code: u32, version: Version) -> usize {
+    if code == DEF {
+        return 5;
+    }
+    match Opcode::from_code(code as u16) {
+        Some(op) if op.in_version(version) => usize::from(op.has_dst()) + op.sources(version),
+        _ => 0,
+    }
 }
 
-/// What a source operand position accepts.
-#[derive(Clone, Copy)]
-enum Want {
-    /// Arithmetic: r, v, c, t, vPos/vFace.
-    Value,
-    Sampler,
-    Bool,
-    Int,
-    Label,
-    Loop,
-    Predicate,
-    /// `callnz`'s condition: a bool constant or the predicate.
-    BoolOrPred,
-}
-
-impl Want {
-    fn allows(self, k: RegKind) -> bool {
-        use RegKind::*;
-        match self {
-            Want::Value => matches!(k, Temp | Input | Const | Texture | Misc),
-            Want::Sampler => k == Sampler,
-            Want::Bool => k == ConstBool,
-            Want::Int => k == ConstInt,
-            Want::Label => k == Label,
-            Want::Loop => k == Loop,
-            Want::Predicate => k == Predicate,
-            Want::BoolOrPred => matches!(k, ConstBool | Predicate),
-        }
-    }
-
-    fn describe(self) -> &'static str {
-        match self {
-            Want::Value => "r#, v#, c#, t#, vPos or vFace",
-            Want::Sampler => "a sampler s#",
-            Want::Bool => "a bool constant b#",
-            Want::Int => "an integer constant i#",
-            Want::Label => "a label l#",
-            Want::Loop => "aL",
-            Want::Predicate => "p0",
-            Want::BoolOrPred => "b# or p0",
-        }
-    }
+/// Whether a ps_1_x operation is arithmetic (may be co-issued, takes a
+/// result shift).
+fn arithmetic_1x(op: Opcode) -> bool {
+    op.has_dst() && !op.is_tex_1x()
 }
 
 impl Operands<'_> {
-    fn err<T>(&self, kind: ReadErrorKind) -> Result<T, ReadError> {
-        Err(ReadError {
-            offset: self.base + self.next.saturating_sub(1),
-            kind,
-        })
-    }
-
-    /// The next operand token (bit 31 set).
-    fn token(&mut self) -> Result<u32, ReadError> {
-        let t = self.raw()?;
-        if t >> 31 == 0 {
-            return self.err(ReadErrorKind::NotAParameter(t));
-        }
-        Ok(t)
-    }
-
-    /// The next token as it is (a def's value); running past the declared
-    /// length is a length error at the instruction.
-    fn raw(&mut self) -> Result<u32, ReadError> {
-        let Some(&t) = self.tokens.get(self.next) else {
-            return Err(ReadError {
-                offset: self.base - 1,
-                kind: ReadErrorKind::Length {
-                    declared: self.tokens.len(),
-                    used: self.next + 1,
-                },
-            });
-        };
-        self.next += 1;
-        Ok(t)
-    }
-
-    fn reserved(&self, token: u32, bits: u32) -> Result<(), ReadError> {
-        if token & bits != 0 {
-            return self.err(ReadErrorKind::Reserved {
-                token,
-                bits: token & bits,
-            });
-        }
-        Ok(())
-    }
-
-    /// The register of a parameter token, checked against the version.
-    fn reg(&self, t: u32) -> Result<Reg, ReadError> {
-        let code = ((t >> 28) & 7) | ((t >> 8) & 0x18);
-        let Some(kind) = RegKind::from_code(code) else {
-            return self.err(ReadErrorKind::RegisterType(code));
-        };
-        let reg = Reg::new(kind, (t & 0x7FF) as u16);
-        if reg.num >= self.version.count(kind) {
-            return self.err(ReadErrorKind::NoSuchRegister(reg, self.version));
-        }
-        Ok(reg)
-    }
-
-    fn dst(
-        &mut self,
-        what: &str,
-        allowed: &[RegKind],
-        expected: &'static str,
-    ) -> Result<Dst, ReadError> {
-        let t = self.token()?;
-        self.reserved(t, 0x0F00_0000 | 0x0000_C000)?;
-        if t & (1 << 13) != 0 {
-            return self.err(ReadErrorKind::Invalid(format!(
-                "{what}: relative addressing of a destination is not available in pixel shaders"
-            )));
-        }
-        let reg = self.reg(t)?;
-        if !allowed.contains(&reg.kind) {
-            return self.err(ReadErrorKind::Operand {
-                what: what.into(),
-                found: reg,
-                expected,
-            });
-        }
-        if (t >> 16) & 0xF == 0 {
-            return self.err(ReadErrorKind::Invalid(format!(
-                "{what}: the write mask is empty"
-            )));
-        }
-        let m = (t >> 20) & 0xF;
-        if m & 8 != 0 {
-            return self.err(ReadErrorKind::Invalid(format!(
-                "{what}: result modifier {m:#x} is not one of _sat, _pp, _centroid"
-            )));
-        }
-        Ok(Dst {
-            reg,
-            mask: ((t >> 16) & 0xF) as u8,
-            sat: m & 1 != 0,
-            pp: m & 2 != 0,
-            centroid: m & 4 != 0,
-        })
-    }
-
-    fn src(&mut self, what: &str, want: Want) -> Result<Src, ReadError> {
-        let t = self.token()?;
-        self.reserved(t, 0x0000_C000)?;
-        let reg = self.reg(t)?;
-        if !want.allows(reg.kind) {
-            return self.err(ReadErrorKind::Operand {
-                what: what.into(),
-                found: reg,
-                expected: want.describe(),
-            });
-        }
-        let modifier = match (t >> 24) & 0xF {
-            0 => SrcMod::None,
-            1 => SrcMod::Neg,
-            11 => SrcMod::Abs,
-            12 => SrcMod::AbsNeg,
-            13 if reg.kind == RegKind::Predicate => SrcMod::Not,
-            13 => {
-                return self.err(ReadErrorKind::Invalid(format!(
-                    "{what}: `!` applies only to the predicate register"
-                )));
-            }
-            m => {
-                return self.err(ReadErrorKind::Invalid(format!(
-                    "{what}: source modifier {m} exists only in ps_1_x (2.0 and later have -, _abs, !)"
-                )));
-            }
-        };
-        if modifier != SrcMod::None && modifier != SrcMod::Not && !matches!(want, Want::Value) {
-            return self.err(ReadErrorKind::Invalid(format!(
-                "{what}: {reg} takes no source modifier"
-            )));
-        }
-        let rel = if t & (1 << 13) != 0 {
-            if !matches!(reg.kind, RegKind::Const | RegKind::Input) || self.version < Version::Ps30
-            {
-                return self.err(ReadErrorKind::Invalid(format!(
-                    "{what}: relative addressing of {reg} is not available in {}",
-                    self.version.name()
-                )));
-            }
-            let a = self.token()?;
-            self.reserved(a, 0x0F00_E000)?;
-            let ar = self.reg(a)?;
-            if ar.kind != RegKind::Loop {
-                return self.err(ReadErrorKind::Operand {
-                    what: format!("{what}'s relative address"),
-                    found: ar,
-                    expected: "aL",
-                });
-            }
-            Some(Rel {
-                reg: ar,
-                swizzle: ((a >> 16) & 0xFF) as u8,
-            })
-        } else {
-            None
-        };
-        Ok(Src {
-            reg,
-            rel,
-            swizzle: ((t >> 16) & 0xFF) as u8,
-            modifier,
-        })
-    }
-
     /// The item whose instruction token `tok` is at `at`.
     fn item(&mut self, tok: u32, at: usize) -> Result<Item, ReadError> {
         use RegKind::*;
         let code = tok & 0xFFFF;
         let control = ((tok >> 16) & 0xFF) as u8;
         let predicated = tok & (1 << 28) != 0;
+        let coissue = tok & (1 << 30) != 0;
         let at_err = |kind| Err(ReadError { offset: at, kind });
+        if self.version.is_1x() && matches!(code, DCL | DEFB | DEFI) {
+            let name = match code {
+                DCL => "dcl",
+                DEFB => "defb",
+                _ => "defi",
+            };
+            return at_err(ReadErrorKind::NotInVersion(name, self.version));
+        }
+        if coissue && matches!(code, DCL | DEF | DEFB | DEFI) {
+            return at_err(ReadErrorKind::Invalid("def cannot be co-issued".into()));
+        }
         if matches!(code, DCL | DEF | DEFB | DEFI) {
             if control != 0 || predicated {
                 return at_err(ReadErrorKind::Reserved {
@@ -390,12 +236,16 @@ impl Operands<'_> {
         let Some(op) = Opcode::from_code(code as u16) else {
             return at_err(ReadErrorKind::UnknownOpcode(code as u16));
         };
-        if op.since() > self.version {
-            return at_err(ReadErrorKind::NotInVersion(op.name(), self.version));
+        if !op.in_version(self.version) {
+            return at_err(ReadErrorKind::NotInVersion(
+                op.name_in(self.version),
+                self.version,
+            ));
         }
+        let one_x = self.version.is_1x();
         let control_ok = match op {
             _ if op.compares() => Compare::from_code(control).is_some(),
-            Opcode::Tex => matches!(control, 0 | TEXLD_PROJECT | TEXLD_BIAS),
+            Opcode::Tex if !one_x => matches!(control, 0 | TEXLD_PROJECT | TEXLD_BIAS),
             _ => control == 0,
         };
         if !control_ok {
@@ -404,16 +254,24 @@ impl Operands<'_> {
                 op.name()
             )));
         }
-        if predicated && (!op.predicable() || self.version == Version::Ps20) {
+        if predicated && (!op.predicable() || self.version <= Version::Ps20) {
             return at_err(ReadErrorKind::Invalid(format!(
                 "`{}` cannot be predicated in {}",
                 op.name(),
                 self.version.name()
             )));
         }
-        let name = op.name();
+        let name = op.name_in(self.version);
+        let ps14 = self.version == Version::Ps14;
         let dst = if op.has_dst() {
             let (allowed, expected): (&[RegKind], &str) = match op {
+                Opcode::Texkill if ps14 => (&[Temp, Texture], "r# or t#"),
+                Opcode::Tex | Opcode::Texcoord | Opcode::Texdepth | Opcode::Bem if ps14 => {
+                    (&[Temp], "r#")
+                }
+                _ if one_x && op.is_tex_1x() => (&[Texture], "t#"),
+                _ if ps14 => (&[Temp], "r#"),
+                _ if one_x => (&[Temp, Texture], "r# or t#"),
                 Opcode::Setp => (&[Predicate], "p0"),
                 Opcode::Texkill if self.version == Version::Ps30 => (&[Temp, Input], "r# or v#"),
                 Opcode::Texkill => (&[Temp, Texture], "r# or t#"),
@@ -430,6 +288,11 @@ impl Operands<'_> {
             None
         };
         let wants: Vec<Want> = match op {
+            Opcode::Tex | Opcode::Texcoord if one_x => {
+                vec![Want::Coordinate; op.sources(self.version)]
+            }
+            Opcode::Texm3x3spec => vec![Want::Texture, Want::Const],
+            _ if one_x && op.is_tex_1x() => vec![Want::Texture; op.sources(self.version)],
             Opcode::Tex | Opcode::Texldl => vec![Want::Value, Want::Sampler],
             Opcode::Texldd => vec![Want::Value, Want::Sampler, Want::Value, Want::Value],
             Opcode::Call | Opcode::Label => vec![Want::Label],
@@ -453,18 +316,72 @@ impl Operands<'_> {
                 }
             }
         }
-        Ok(Item::Inst(Inst {
+        let inst = Inst {
             op,
             control,
             predicate,
             dst,
             src,
-        }))
+            coissue,
+        };
+        if one_x {
+            self.check_1x(&inst)?;
+        }
+        Ok(Item::Inst(inst))
+    }
+
+    /// The rules of ps_1_x's operands beyond their kinds.
+    fn check_1x(&self, i: &Inst) -> Result<(), ReadError> {
+        let name = i.op.name_in(self.version);
+        let invalid = |m: String| self.err(ReadErrorKind::Invalid(format!("{name}: {m}")));
+        let coordinates = matches!(i.op, Opcode::Tex | Opcode::Texcoord);
+        if let Some(d) = &i.dst
+            && d.shift != 0
+            && !arithmetic_1x(i.op)
+        {
+            return invalid("a texture instruction takes no result shift".into());
+        }
+        for s in &i.src {
+            let allowed = match s.modifier {
+                SrcMod::None => true,
+                SrcMod::Dz | SrcMod::Dw => coordinates,
+                SrcMod::Bx2 => !coordinates,
+                _ => !i.op.is_tex_1x(),
+            };
+            if !allowed {
+                return invalid(if coordinates {
+                    "its source takes only _dz or _dw".into()
+                } else if i.op.is_tex_1x() {
+                    "a texture instruction's source takes only _bx2".into()
+                } else {
+                    "_dz and _dw apply only to the source of texld and texcrd".into()
+                });
+            }
+        }
+        match i.op {
+            Opcode::Cnd if self.version < Version::Ps14 => {
+                let s = &i.src[0];
+                if s.reg != Reg::new(RegKind::Temp, 0)
+                    || s.swizzle != 0xFF
+                    || s.modifier != SrcMod::None
+                {
+                    return invalid(format!(
+                        "the condition of cnd in {} is r0.a",
+                        self.version.name()
+                    ));
+                }
+            }
+            Opcode::Texdepth if i.dst.is_some_and(|d| d.reg.num != 5) => {
+                return invalid("texdepth writes r5".into());
+            }
+            _ => {}
+        }
+        Ok(())
     }
 
     /// A definition's register takes every channel and no modifier.
     fn full(&self, d: &Dst, what: &str) -> Result<(), ReadError> {
-        if d.mask != 0xF || d.sat || d.pp || d.centroid {
+        if d.mask != 0xF || d.sat || d.pp || d.centroid || d.shift != 0 {
             return self.err(ReadErrorKind::Invalid(format!(
                 "{what}: the register must be written whole, without modifiers"
             )));

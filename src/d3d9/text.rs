@@ -29,8 +29,8 @@ impl fmt::Display for AsmError {
 
 impl std::error::Error for AsmError {}
 
-/// Assembles shader text. The first statement is the version (`ps_2_0`,
-/// `ps_2_x`, `ps_3_0`); comments start with `//` or `;`; an optional
+/// Assembles shader text. The first statement is the version (`ps_1_1` …
+/// `ps_1_4`, `ps_2_0`, `ps_2_x`, `ps_3_0`); comments start with `//` or `;`; an optional
 /// trailing `end` is accepted.
 pub fn assemble(source: &str) -> Result<Shader, AsmError> {
     assemble_with_lines(source).map(|(s, _)| s)
@@ -71,6 +71,10 @@ pub fn assemble_with_lines(source: &str) -> Result<(Shader, Vec<(usize, usize)>)
             None => {
                 let name = p.word();
                 version = Some(match name.to_ascii_lowercase().as_str() {
+                    "ps_1_1" | "ps.1.1" => Version::Ps11,
+                    "ps_1_2" | "ps.1.2" => Version::Ps12,
+                    "ps_1_3" | "ps.1.3" => Version::Ps13,
+                    "ps_1_4" | "ps.1.4" => Version::Ps14,
                     "ps_2_0" => Version::Ps20,
                     "ps_2_x" | "ps_2_a" | "ps_2_b" => Version::Ps2x,
                     "ps_3_0" => Version::Ps30,
@@ -79,7 +83,7 @@ pub fn assemble_with_lines(source: &str) -> Result<(Shader, Vec<(usize, usize)>)
                             line,
                             col: col0 + 1,
                             message: format!(
-                                "expected the version (ps_2_0, ps_2_x or ps_3_0), found `{name}`"
+                                "expected the version (ps_1_1 … ps_1_4, ps_2_0, ps_2_x or ps_3_0), found `{name}`"
                             ),
                         });
                     }
@@ -100,7 +104,9 @@ pub fn assemble_with_lines(source: &str) -> Result<(Shader, Vec<(usize, usize)>)
         return Err(AsmError {
             line: 1,
             col: 1,
-            message: "empty source: expected the version (ps_2_0, ps_2_x or ps_3_0)".into(),
+            message:
+                "empty source: expected the version (ps_1_1 … ps_1_4, ps_2_0, ps_2_x or ps_3_0)"
+                    .into(),
         });
     };
     let shader = Shader { version, items };
@@ -142,6 +148,10 @@ fn strip_comment(line: &str) -> &str {
         .unwrap_or(line.len());
     &line[..cut]
 }
+
+/// ps_1_x's result shifts and their exponents.
+pub(super) const SHIFTS: [&str; 6] = ["x2", "x4", "x8", "d2", "d4", "d8"];
+const SHIFT_VALUES: [i8; 6] = [1, 2, 3, -1, -2, -3];
 
 pub(super) struct Parser<'a> {
     pub(super) text: &'a str,
@@ -235,6 +245,8 @@ impl<'a> Parser<'a> {
     }
 
     fn item(&mut self, v: Version) -> Result<Item, AsmError> {
+        // `+`: ps_1_x co-issue.
+        let coissue = self.eat('+');
         // `(p0.x)` / `(!p0)` predication.
         let mut predicate = None;
         if self.eat('(') {
@@ -270,6 +282,9 @@ impl<'a> Parser<'a> {
         if predicate.is_some() && matches!(base, "dcl" | "def" | "defi" | "defb") {
             return Err(self.err_at(m_at, format!("`{base}` cannot be predicated")));
         }
+        if coissue && matches!(base, "dcl" | "def" | "defi" | "defb") {
+            return Err(self.err_at(m_at, format!("`{base}` cannot be co-issued")));
+        }
         match base {
             "dcl" => return self.dcl(v, m_at, &suffixes, &ops),
             "def" | "defi" | "defb" => {
@@ -281,7 +296,7 @@ impl<'a> Parser<'a> {
             _ => {}
         }
         let (op, control, rest) = self.opcode(m_at, base, &suffixes)?;
-        let (sat, pp, centroid) = self.result_mods(m_at, &rest)?;
+        let (sat, pp, centroid, shift) = self.result_mods(m_at, &rest)?;
         let want = usize::from(op.has_dst()) + op.sources(v);
         if ops.len() != want {
             return Err(self.err_at(
@@ -297,10 +312,10 @@ impl<'a> Parser<'a> {
         let dst = if op.has_dst() {
             let (at, t) = ops.next().unwrap_or_default();
             let mut d = self.dst(at, t)?;
-            (d.sat, d.pp, d.centroid) = (sat, pp, centroid);
+            (d.sat, d.pp, d.centroid, d.shift) = (sat, pp, centroid, shift);
             Some(d)
         } else {
-            if sat || pp || centroid {
+            if sat || pp || centroid || shift != 0 {
                 return Err(self.err_at(m_at, format!("`{base}` has no destination to modify")));
             }
             None
@@ -315,6 +330,7 @@ impl<'a> Parser<'a> {
             predicate,
             dst,
             src,
+            coissue,
         }))
     }
 
@@ -344,6 +360,8 @@ impl<'a> Parser<'a> {
             "texld" => (Opcode::Tex, 0, 0),
             "texldp" => (Opcode::Tex, TEXLD_PROJECT, 0),
             "texldb" => (Opcode::Tex, TEXLD_BIAS, 0),
+            "tex" => (Opcode::Tex, 0, 0),
+            "texcrd" => (Opcode::Texcoord, 0, 0),
             _ => match Opcode::ALL
                 .iter()
                 .find(|o| o.name() == base && !o.compares() && **o != Opcode::Tex)
@@ -355,17 +373,22 @@ impl<'a> Parser<'a> {
         Ok((op, control, suffixes[used..].to_vec()))
     }
 
-    fn result_mods(&self, at: usize, rest: &[&str]) -> Result<(bool, bool, bool), AsmError> {
-        let (mut sat, mut pp, mut centroid) = (false, false, false);
+    /// `_sat`, `_pp`, `_centroid` and ps_1_x's result shifts (`_x2` …).
+    fn result_mods(&self, at: usize, rest: &[&str]) -> Result<(bool, bool, bool, i8), AsmError> {
+        let (mut sat, mut pp, mut centroid, mut shift) = (false, false, false, 0);
         for s in rest {
+            let scale = SHIFTS.iter().position(|n| n == s);
             match *s {
                 "sat" => sat = true,
                 "pp" => pp = true,
                 "centroid" => centroid = true,
+                _ if scale.is_some() && shift == 0 => {
+                    shift = scale.map_or(0, |k| SHIFT_VALUES[k]);
+                }
                 other => return Err(self.err_at(at, format!("unknown modifier `_{other}`"))),
             }
         }
-        Ok((sat, pp, centroid))
+        Ok((sat, pp, centroid, shift))
     }
 
     fn dcl(
@@ -413,7 +436,10 @@ impl<'a> Parser<'a> {
                 }
             }
         }
-        let (sat, pp, centroid) = self.result_mods(at, rest)?;
+        let (sat, pp, centroid, shift) = self.result_mods(at, rest)?;
+        if shift != 0 {
+            return Err(self.err_at(at, "dcl takes no result shift"));
+        }
         let [(dat, d)] = ops else {
             return Err(self.err_at(at, format!("dcl takes one register, found {}", ops.len())));
         };

@@ -1,5 +1,6 @@
 //! Writing bytecode: [`Shader`] → tokens, the inverse of [`super::read`]
-//! (same layouts; the length field of every instruction is filled in).
+//! (same layouts; the length field of every instruction is filled in from
+//! ps_2_0 on and left 0 in ps_1_x, whose operations say their length).
 
 use super::read::{COMMENT, DCL, DEF, DEFB, DEFI, END};
 use super::{Dcl, DclKind, Def, Dst, Inst, Item, Reg, Shader, Src};
@@ -12,7 +13,7 @@ fn reg_bits(r: Reg) -> u32 {
 
 fn dst(d: &Dst) -> u32 {
     let m = u32::from(d.sat) | (u32::from(d.pp) << 1) | (u32::from(d.centroid) << 2);
-    reg_bits(d.reg) | (u32::from(d.mask & 0xF) << 16) | (m << 20)
+    reg_bits(d.reg) | (u32::from(d.mask & 0xF) << 16) | (m << 20) | ((d.shift as u32 & 0xF) << 24)
 }
 
 fn src(s: &Src, out: &mut Vec<u32>) {
@@ -93,6 +94,7 @@ fn write_at(shader: &Shader) -> (Vec<u32>, Vec<usize>) {
                 predicate,
                 dst: d,
                 src: s,
+                coissue,
             }) => {
                 if let Some(d) = d {
                     out.push(dst(d));
@@ -106,9 +108,14 @@ fn write_at(shader: &Shader) -> (Vec<u32>, Vec<usize>) {
                 u32::from(op.code())
                     | (u32::from(*control) << 16)
                     | (u32::from(predicate.is_some()) << 28)
+                    | (u32::from(*coissue) << 30)
             }
         };
-        let len = (out.len() - at - 1) as u32;
+        let len = if shader.version.is_1x() {
+            0
+        } else {
+            (out.len() - at - 1) as u32
+        };
         out[at] = head | ((len & 0xF) << 24);
     }
     out.push(END);

@@ -4,8 +4,9 @@
 //! the DPP's float rules (`ctm::fp`: denormals are zero, NaN standardised
 //! where arithmetic produces it, MAD rounded twice). It knows arithmetic,
 //! predication, flow control, subroutines, point-sampled lookups with
-//! wrapping, texkill, vPos and vFace; derivatives are not its business
-//! (`Err` says so).
+//! wrapping, texkill, vPos and vFace, and ps_1_x's modifiers, clamps,
+//! co-issue and texture instructions (`docs/d3d9.md` §6); derivatives are
+//! not its business (`Err` says so).
 
 use ctm::d3d9::{
     Compare, Def, Dst, Inst, Item, Opcode, RegKind, Shader, Src, SrcMod, swizzle_channel,
@@ -13,13 +14,18 @@ use ctm::d3d9::{
 use ctm::fp;
 
 const ONE: u32 = 0x3F80_0000;
+const NEG_ONE: u32 = 0xBF80_0000;
+const HALF: u32 = 0x3F00_0000;
+const TWO: u32 = 0x4000_0000;
 const NEG_ZERO: u32 = 0x8000_0000;
 
 /// What one pixel sees and writes.
 #[derive(Clone, Debug, Default)]
 pub struct Pixel {
-    /// v0–v9 (or t0–t7 in ps_2_x: the same slots).
+    /// v0–v9.
     pub inputs: [[u32; 4]; 10],
+    /// t0–t7 (texture coordinates).
+    pub texcoords: [[u32; 4]; 8],
     /// Float constants c0–c255 (defs applied on top).
     pub consts: Vec<[u32; 4]>,
     /// Integer constants (count, init, step).
@@ -38,9 +44,18 @@ pub struct Pixel {
     pub killed: bool,
 }
 
+/// r# and t#.
+type Registers = ([[u32; 4]; 32], [[u32; 4]; 8]);
+
 struct State<'a> {
     px: &'a mut Pixel,
     r: [[u32; 4]; 32],
+    /// t# (written by ps_1_x's texture and arithmetic instructions).
+    t: [[u32; 4]; 8],
+    one_x: bool,
+    /// While a co-issued instruction runs: r# and t# before the
+    /// instruction it pairs with wrote.
+    before: Option<Registers>,
     p: [bool; 4],
     al: i32,
     steps: u64,
@@ -52,30 +67,90 @@ fn canon(x: u32) -> u32 {
 
 impl State<'_> {
     fn read(&self, s: &Src) -> Result<[u32; 4], String> {
+        let (r, t) = match &self.before {
+            Some((r, t)) => (r, t),
+            None => (&self.r, &self.t),
+        };
         let base = match s.reg.kind {
-            RegKind::Temp => self.r[usize::from(s.reg.num)],
-            RegKind::Input | RegKind::Texture => {
+            RegKind::Temp => r[usize::from(s.reg.num)],
+            RegKind::Texture => t[usize::from(s.reg.num)],
+            RegKind::Input => {
                 let n = usize::from(s.reg.num) + if s.rel.is_some() { self.al as usize } else { 0 };
-                *self.px.inputs.get(n).ok_or("input index out of range")?
+                let v = *self.px.inputs.get(n).ok_or("input index out of range")?;
+                // ps_1_x colour inputs are in [0, 1].
+                if self.one_x {
+                    v.map(|x| fp::clamp(canon(x)))
+                } else {
+                    v
+                }
             }
             RegKind::Const => {
                 let n = (i32::from(s.reg.num) + if s.rel.is_some() { self.al } else { 0 })
                     .rem_euclid(256);
-                self.px.consts[n as usize]
+                let c = self.px.consts[n as usize];
+                // ps_1_x constants are in [−1, 1].
+                if self.one_x {
+                    c.map(|x| fp::min(fp::max(x, NEG_ONE), ONE))
+                } else {
+                    c
+                }
             }
             k => return Err(format!("{k:?} is not readable by the evaluator")),
         };
-        let mut v = [0; 4];
-        for (c, x) in v.iter_mut().enumerate() {
-            let b = base[swizzle_channel(s.swizzle, c)];
-            *x = match s.modifier {
-                SrcMod::None | SrcMod::Not => b,
+        let mad = |x: u32, b: u32, c: u32| canon(fp::mad(x, b, c));
+        let full: [u32; 4] = each(|c| {
+            let b = base[c];
+            match s.modifier {
+                SrcMod::None | SrcMod::Not | SrcMod::Dz | SrcMod::Dw => b,
                 SrcMod::Neg => fp::neg(b),
                 SrcMod::Abs => fp::abs(b),
                 SrcMod::AbsNeg => fp::nab(b),
-            };
-        }
-        Ok(v)
+                SrcMod::Bias => mad(b, ONE, fp::neg(HALF)),
+                SrcMod::BiasNeg => mad(b, fp::neg(ONE), HALF),
+                SrcMod::Bx2 => mad(b, TWO, fp::neg(ONE)),
+                SrcMod::Bx2Neg => mad(b, fp::neg(TWO), ONE),
+                SrcMod::Comp => mad(b, fp::neg(ONE), ONE),
+                SrcMod::X2 => mad(b, TWO, NEG_ZERO),
+                SrcMod::X2Neg => mad(b, fp::neg(TWO), NEG_ZERO),
+            }
+        });
+        Ok(each(|c| full[swizzle_channel(s.swizzle, c)]))
+    }
+
+    /// ps_1_4's coordinates: the source, or with `_dz`/`_dw`
+    /// (x/z, y/z, 1, 1), 1 for x and y where the divisor is ±0.
+    fn coordinates(&self, s: &Src) -> Result<[u32; 4], String> {
+        let v = self.read(s)?;
+        let k = match s.modifier {
+            SrcMod::Dz => 2,
+            SrcMod::Dw => 3,
+            _ => return Ok(v),
+        };
+        let r = canon(fp::rcp(v[k]));
+        let q = |x: u32| fp::cmp(fp::nab(v[k]), ONE, canon(fp::mad(x, r, NEG_ZERO)));
+        Ok([q(v[0]), q(v[1]), ONE, ONE])
+    }
+
+    /// Texture `n` at (u, v): point sampled, wrapped.
+    fn sample(&self, n: u16, u: u32, v: u32) -> Result<[u32; 4], String> {
+        let (w, h, texels) = self
+            .px
+            .textures
+            .get(usize::from(n))
+            .ok_or("no texture bound")?;
+        let at = |x: u32, size: u32| -> Option<u32> {
+            let s = canon(fp::mad(
+                canon(fp::frc(x)),
+                (size as f32).to_bits(),
+                NEG_ZERO,
+            ));
+            let f = fp::daz(s).floor();
+            (f >= 0.0 && f < size as f32).then_some(f as u32)
+        };
+        Ok(match (at(u, *w), at(v, *h)) {
+            (Some(x), Some(y)) => texels[(y * w + x) as usize],
+            _ => [0; 4],
+        })
     }
 
     fn pred(&self, i: &Inst, c: usize) -> bool {
@@ -91,9 +166,19 @@ impl State<'_> {
             if d.mask & (1 << c) == 0 || !self.pred(i, c) {
                 continue;
             }
-            let x = if d.sat { fp::clamp(canon(raw)) } else { raw };
+            let scaled = if d.shift != 0 {
+                fp::omod(raw, d.shift)
+            } else {
+                raw
+            };
+            let x = if d.sat {
+                fp::clamp(canon(scaled))
+            } else {
+                scaled
+            };
             match d.reg.kind {
                 RegKind::Temp => self.r[usize::from(d.reg.num)][c] = x,
+                RegKind::Texture => self.t[usize::from(d.reg.num)][c] = x,
                 RegKind::ColorOut => self.px.out[usize::from(d.reg.num)][c] = x,
                 RegKind::DepthOut if c == 0 => self.px.depth = Some(x),
                 RegKind::DepthOut => {}
@@ -168,14 +253,22 @@ pub fn eval(shader: &Shader, px: &mut Pixel) -> Result<(), String> {
         }
     }
     let insts: Vec<&Inst> = shader.insts().collect();
+    let t = px.texcoords;
     let mut st = State {
         px,
         r: [[0; 4]; 32],
+        t,
+        one_x: shader.version.is_1x(),
+        before: None,
         p: [false; 4],
         al: 0,
         steps: 0,
     };
     run(&mut st, &insts, 0, insts.len())?;
+    if st.one_x {
+        // The result is r0, in oC0.
+        st.px.out[0] = st.r[0];
+    }
     if st.px.killed {
         st.px.out = [[0; 4]; 4];
         st.px.depth = None;
@@ -279,14 +372,27 @@ fn run(st: &mut State, insts: &[&Inst], from: usize, to: usize) -> Result<Flow, 
             Opcode::Texkill => {
                 let d = i.dst.ok_or("texkill without register")?;
                 let v = st.read(&Src::plain(d.reg))?;
-                if (0..4).any(|c| d.mask & (1 << c) != 0 && fp::test_zero(1, v[c])) {
+                // ps_1_x tests x, y and z.
+                let mask = if st.one_x { d.mask & 7 } else { d.mask };
+                if (0..4).any(|c| mask & (1 << c) != 0 && fp::test_zero(1, v[c])) {
                     st.px.killed = true;
                     return Ok(Flow::Kill);
                 }
                 k += 1;
             }
+            Opcode::Phase => k += 1,
             _ => {
+                // A co-issued instruction reads what the registers held
+                // before the instruction it pairs with.
+                let pairs = insts.get(k + 1).is_some_and(|n| n.coissue);
+                let before = pairs.then_some((st.r, st.t));
                 step(st, i)?;
+                if pairs {
+                    st.before = before;
+                    step(st, insts[k + 1])?;
+                    st.before = None;
+                    k += 1;
+                }
                 k += 1;
             }
         }
@@ -297,9 +403,11 @@ fn run(st: &mut State, insts: &[&Inst], from: usize, to: usize) -> Result<Flow, 
 fn step(st: &mut State, i: &Inst) -> Result<(), String> {
     use Opcode::*;
     let src = |st: &State, k: usize| st.read(&i.src[k]);
+    if i.op == Nop {
+        return Ok(());
+    }
     let d = i.dst.ok_or("no destination")?;
     let v: [u32; 4] = match i.op {
-        Nop => return Ok(()),
         Mov => src(st, 0)?,
         Abs => src(st, 0)?.map(fp::abs),
         Add => {
@@ -401,6 +509,34 @@ fn step(st: &mut State, i: &Inst) -> Result<(), String> {
             }
             v
         }
+        // ps_1_1–1_3's `tex tN`: stage N at tN; ps_1_4's `texld rN, src`.
+        Tex if st.one_x => {
+            let uv = match i.src.first() {
+                None => st.read(&Src::plain(d.reg))?,
+                Some(s) => st.coordinates(s)?,
+            };
+            st.sample(d.reg.num, uv[0], uv[1])?
+        }
+        // `texcoord tN`: (u, v, w) in [0, 1], and 1; `texcrd rN, src`.
+        Texcoord => match i.src.first() {
+            None => {
+                let t = st.read(&Src::plain(d.reg))?;
+                [
+                    fp::clamp(canon(t[0])),
+                    fp::clamp(canon(t[1])),
+                    fp::clamp(canon(t[2])),
+                    ONE,
+                ]
+            }
+            Some(s) => {
+                let v = st.coordinates(s)?;
+                let d = Dst {
+                    mask: d.mask & 7,
+                    ..d
+                };
+                return st.write(i, &d, v);
+            }
+        },
         Tex | Texldl | Texldd => {
             let uv = src(st, 0)?;
             let (mut u, mut v) = (uv[0], uv[1]);
@@ -409,24 +545,7 @@ fn step(st: &mut State, i: &Inst) -> Result<(), String> {
                 u = canon(fp::mad(u, r, NEG_ZERO));
                 v = canon(fp::mad(v, r, NEG_ZERO));
             }
-            let (w, h, texels) = st
-                .px
-                .textures
-                .get(usize::from(i.src[1].reg.num))
-                .ok_or("no texture bound")?;
-            let at = |x: u32, size: u32| -> Option<u32> {
-                let s = canon(fp::mad(
-                    canon(fp::frc(x)),
-                    (size as f32).to_bits(),
-                    NEG_ZERO,
-                ));
-                let f = fp::daz(s).floor();
-                (f >= 0.0 && f < size as f32).then_some(f as u32)
-            };
-            let texel = match (at(u, *w), at(v, *h)) {
-                (Some(x), Some(y)) => texels[(y * w + x) as usize],
-                _ => [0; 4],
-            };
+            let texel = st.sample(i.src[1].reg.num, u, v)?;
             each(|c| texel[swizzle_channel(i.src[1].swizzle, c)])
         }
         Setp => {

@@ -8,8 +8,9 @@ use std::fmt::Write;
 pub const ZERO: u8 = 4;
 /// The swizzle constant 1.0.
 pub const ONE: u8 = 6;
+/// The swizzle constant 0.5 (`h`).
+pub const HALF: u8 = 5;
 
-/// The swizzle constant 0.5 is code 5 (`h`).
 const SWZ: [char; 7] = ['r', 'g', 'b', 'a', '0', 'h', '1'];
 
 /// A value read by an instruction: an operand (`r5`, `c3`, `c[aL+3]`,
@@ -76,6 +77,8 @@ pub struct Unit {
     pub off: bool,
     /// Clamp to [0, 1].
     pub sat: bool,
+    /// Output scale 2^omod (−3..=3; ps_1_x's result shifts).
+    pub omod: i8,
 }
 
 impl Unit {
@@ -86,6 +89,7 @@ impl Unit {
             inputs,
             off: false,
             sat: false,
+            omod: 0,
         }
     }
 
@@ -96,6 +100,7 @@ impl Unit {
             inputs,
             off: !sat,
             sat,
+            omod: 0,
         }
     }
 }
@@ -219,6 +224,14 @@ impl Alu {
                 args.push(input_text(v, slot, alpha));
             }
             let mut m = String::new();
+            if u.omod != 0 {
+                let k = [1, 2, 3, -1, -2, -3]
+                    .iter()
+                    .position(|&x| x == u.omod)
+                    .ok_or_else(|| format!("output scale 2^{} does not exist", u.omod))?;
+                m.push('.');
+                m.push_str(["x2", "x4", "x8", "d2", "d4", "d8"][k]);
+            }
             if u.off {
                 m.push_str(".off");
             }

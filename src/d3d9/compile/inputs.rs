@@ -27,8 +27,10 @@ impl Compiler<'_> {
                             regs.insert(s.reg);
                         }
                     }
+                    // texkill reads its register; ps_1_x's texture
+                    // instructions read the coordinates of theirs.
                     if let Some(d) = &i.dst
-                        && i.op == Opcode::Texkill
+                        && (i.op == Opcode::Texkill || self.shader.version.is_1x())
                         && matches!(d.reg.kind, RegKind::Input | RegKind::Texture)
                     {
                         regs.insert(d.reg);

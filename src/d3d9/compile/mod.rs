@@ -17,17 +17,20 @@
 //! the first instruction that touches their results) and the NOP the
 //! derivative operations need.
 
+mod dest;
 mod emit;
+mod finish;
 mod flow;
 mod inputs;
 mod limits;
 mod lower;
 mod notes;
 mod passes;
+mod ps1x;
 mod tex;
 
-use super::{Def, Inst, Item, Opcode, Reg, RegKind, Shader};
-use crate::abi::{ConstValues, Executable};
+use super::{Inst, Item, Opcode, Reg, RegKind, Shader};
+use crate::abi::Executable;
 use emit::{Alu, Dpp, Val};
 use std::collections::BTreeMap;
 use std::fmt;
@@ -171,8 +174,19 @@ pub(super) struct Compiler<'s> {
     consts: Vec<(u16, [u32; 4])>,
     next_const: u16,
     vface: Option<u16>,
-    /// Scratch temporaries for expansions, allocated on first use.
-    scratch: [Option<u16>; 2],
+    /// Scratch temporaries for expansions, allocated on first use: 0 and
+    /// 1 for expansions, then ps_1_x's modified sources and co-issue
+    /// ([`ps1x::MOD_SCRATCH`], [`ps1x::COISSUE_SCRATCH`]).
+    scratch: [Option<u16>; 6],
+    /// ps_1_x: the constants the host sets, clamped into temporaries.
+    clamped: BTreeMap<u16, u16>,
+    /// ps_1_x: modified sources of the instruction being lowered.
+    mod_next: usize,
+    /// ps_1_x co-issue: a register the instruction before wrote, saved
+    /// in a temporary for the co-issued one to read (`saved` until that
+    /// one is lowered, `redirect` while it is).
+    saved: Option<(Reg, u16)>,
+    redirect: Option<(Reg, u16)>,
     blocks: Vec<Block>,
     labels: u32,
     stats: Stats,
@@ -206,7 +220,11 @@ impl<'s> Compiler<'s> {
             consts: Vec::new(),
             next_const: 255,
             vface: None,
-            scratch: [None; 2],
+            scratch: [None; 6],
+            clamped: BTreeMap::new(),
+            mod_next: 0,
+            saved: None,
+            redirect: None,
             blocks: Vec::new(),
             labels: 0,
             stats: Stats::default(),
@@ -217,6 +235,7 @@ impl<'s> Compiler<'s> {
             origin: Vec::new(),
         };
         c.declare_inputs()?;
+        c.declare_1x()?;
         c.prologue_end = c.code.len();
         Ok(c)
     }
@@ -245,7 +264,7 @@ impl<'s> Compiler<'s> {
         format!("L{}", self.labels)
     }
 
-    /// Scratch temporary `k` (0 or 1).
+    /// Scratch temporary `k` (see [`Compiler::scratch`]'s field).
     pub(super) fn scratch(&mut self, k: usize) -> Result<u16, CompileError> {
         if let Some(t) = self.scratch[k] {
             return Ok(t);
@@ -295,8 +314,16 @@ impl<'s> Compiler<'s> {
     /// The operand text of a source register.
     pub(super) fn operand(&mut self, s: &super::Src) -> Result<String, CompileError> {
         let r = s.reg;
+        if let Some((saved, t)) = self.redirect
+            && saved == r
+        {
+            return Ok(format!("r{t}"));
+        }
         Ok(match (r.kind, s.rel) {
-            (RegKind::Const, None) => format!("c{}", r.num),
+            (RegKind::Const, None) => match self.clamped.get(&r.num) {
+                Some(t) => format!("r{t}"),
+                None => format!("c{}", r.num),
+            },
             (RegKind::Const, Some(_)) => format!("c[aL+{}]", r.num),
             (RegKind::Input, Some(_)) => match self.v_block {
                 Some(base) => format!("r[aL+{}]", base + r.num),
@@ -321,6 +348,9 @@ impl<'s> Compiler<'s> {
 
     /// A shader source as a DPP value.
     pub(super) fn val(&mut self, s: &super::Src) -> Result<Val, CompileError> {
+        if s.modifier.is_1x() && !matches!(s.modifier, super::SrcMod::Dz | super::SrcMod::Dw) {
+            return self.modified(s);
+        }
         let opnd = self.operand(s)?;
         let mut swz = [0u8; 4];
         for (c, x) in swz.iter_mut().enumerate() {
@@ -379,6 +409,9 @@ impl<'s> Compiler<'s> {
                 }
                 _ => {
                     self.stats.shader_insts += 1;
+                    if self.shader.version.is_1x() {
+                        self.before_1x(k, inst)?;
+                    }
                     self.inst(inst)?;
                 }
             }
@@ -420,6 +453,7 @@ impl<'s> Compiler<'s> {
     /// The end of the main program: `wait last` on its final instruction
     /// when that is an OUTPUT, else an OUTPUT that writes nothing.
     fn epilogue(&mut self) -> Result<(), CompileError> {
+        self.result_1x()?;
         match self.code.last_mut() {
             Some(Dpp::Alu(a)) if a.out => {
                 a.wait = true;
@@ -455,123 +489,6 @@ impl<'s> Compiler<'s> {
             }
         }
         self.error("break outside rep/loop")
-    }
-
-    fn finish(mut self) -> Result<Compiled, CompileError> {
-        self.item = None;
-        // Entries from before the first item (loads) and after the last
-        // (the epilogue) come from no item.
-        let mut origin = std::mem::take(&mut self.origin);
-        origin.resize(self.code.len(), Vec::new());
-        // Subroutines go between the loads and the main program, so that
-        // the program ends with its final OUTPUT.
-        if self.code.len() > self.main_end {
-            let subs = self.code.split_off(self.main_end);
-            let sub_origin = origin.split_off(self.main_end);
-            let main = self.label();
-            let mut tail = self.code.split_off(self.prologue_end);
-            let mut tail_origin = origin.split_off(self.prologue_end);
-            self.code.push(Dpp::Fc(format!("JUMP -> {main}")));
-            origin.push(Vec::new());
-            self.code.extend(subs);
-            origin.extend(sub_origin);
-            self.code.push(Dpp::Label(main));
-            origin.push(Vec::new());
-            self.code.append(&mut tail);
-            origin.append(&mut tail_origin);
-        }
-        self.stats.paired = passes::run(&mut self.code, &mut origin);
-        let origins: Vec<Vec<usize>> = self
-            .code
-            .iter()
-            .zip(origin)
-            .filter(|(d, _)| !matches!(d, Dpp::Label(_)))
-            .map(|(_, o)| o)
-            .collect();
-        // The whole program, counted again: code moved and grew above.
-        (self.counted, self.scanned) = (0, 0);
-        self.check_size()?;
-        let listing = emit::program_text(&self.code).map_err(|m| CompileError {
-            item: None,
-            text: String::new(),
-            message: format!("internal: {m}"),
-        })?;
-        let words = crate::isa::asm::assemble(&listing).map_err(|e| CompileError {
-            item: None,
-            text: String::new(),
-            message: format!(
-                "internal: the generated program does not assemble: {e}\n{}",
-                listing.lines().take(40).collect::<Vec<_>>().join("\n")
-            ),
-        })?;
-        let mut exe = Executable::from_code(words);
-        // Carried values: def, defi, defb, the compiler's constants.
-        let mut values = ConstValues::default();
-        for (k, item) in self.shader.items.iter().enumerate() {
-            self.item = Some(k);
-            match *item {
-                Item::Def(Def::Float(n, v)) => values.floats.push((u32::from(n), v)),
-                Item::Def(Def::Int(n, v)) => {
-                    let ok = (0..=255).contains(&v[0])
-                        && (0..=255).contains(&v[1])
-                        && (-128..=127).contains(&v[2]);
-                    if !ok {
-                        return self.error(
-                            "the DPP's loop constants hold a count and an initial aL of 0–255 and a step of −128–127",
-                        );
-                    }
-                    values
-                        .ints
-                        .push((u32::from(n), [v[0] as u8, v[1] as u8, v[2] as i8 as u8]));
-                }
-                Item::Def(Def::Bool(n, b)) => values.bools.push((u32::from(n), b)),
-                _ => {}
-            }
-        }
-        self.item = None;
-        for &(n, v) in &self.consts {
-            values.floats.push((u32::from(n), v));
-        }
-        if let Some(c) = self.vface {
-            values
-                .defaults
-                .push((u32::from(c), [1f32.to_bits(), 0, 0, 0]));
-        }
-        let bindings = self.bindings();
-        exe.info.values = values;
-        exe.info.bindings = bindings.clone();
-        let mut stats = self.stats;
-        let insts: Vec<crate::isa::Inst> = crate::isa::decode_program(&exe.code)
-            .into_iter()
-            .flatten()
-            .collect();
-        // Every constant a relative read reaches in a loop the shader
-        // defines (`defi`), not only its base.
-        let ints = &exe.info.values.ints;
-        exe.info.f32_consts = crate::abi::reachable_consts(&insts, &exe.info.f32_consts, |k| {
-            ints.iter()
-                .rev()
-                .find(|(n, _)| *n == k)
-                .map(|&(_, [c, i, s])| (c, i, s as i8))
-        });
-        stats.dpp_insts = insts.len();
-        for i in &insts {
-            if let crate::isa::Body::Alu(_) = &i.body {
-                stats.alu_insts += 1;
-                if (i.cmn.rgb_wmask != 0 || i.cmn.rgb_omask != 0)
-                    && (i.cmn.alpha_wmask || i.cmn.alpha_omask)
-                {
-                    stats.coissued += 1;
-                }
-            }
-        }
-        Ok(Compiled {
-            exe,
-            listing,
-            bindings,
-            stats,
-            origins,
-        })
     }
 
     fn inst(&mut self, inst: &Inst) -> Result<(), CompileError> {

@@ -6,7 +6,7 @@ use super::emit::{Dpp, ONE, Unit, Val};
 use super::lower::{R, dst, mad, mask_rgba, neg_zero, pred_groups, scratch, to_scratch};
 use super::{Compiler, Dialect};
 use crate::d3d9::op::TEXLD_PROJECT;
-use crate::d3d9::{Inst, Opcode, swizzle_channel};
+use crate::d3d9::{Dst, Inst, Opcode, Src, swizzle_channel};
 
 /// texld, texldp, texldb, texldl, texldd: point sampling at wrapped
 /// coordinates (fraction × the input's size, in texels).
@@ -14,11 +14,34 @@ pub(super) fn lookup(c: &mut Compiler, i: &Inst) -> R {
     let d = dst(c, i)?;
     let coord = c.val(&i.src[0])?;
     let sampler = i.src[1];
-    let (surface, size) = c.sampler(sampler.reg.num)?;
+    let project = i.op == Opcode::Tex && i.control == TEXLD_PROJECT;
+    sample(
+        c,
+        &d,
+        coord,
+        sampler.reg.num,
+        sampler.swizzle,
+        project,
+        i.predicate.as_ref(),
+    )
+}
+
+/// Sampler `sampler` at `coord` (x, y; divided by w first when
+/// `project`), its channels picked by `swizzle`, into `d` under `pred`.
+pub(super) fn sample(
+    c: &mut Compiler,
+    d: &Dst,
+    coord: Val,
+    sampler: u16,
+    swizzle: u8,
+    project: bool,
+    pred: Option<&Src>,
+) -> R {
+    let (surface, size) = c.sampler(sampler)?;
     let s = c.scratch(0)?;
     let sv = scratch(c, 0);
     let mut uv = coord.clone();
-    if i.op == Opcode::Tex && i.control == TEXLD_PROJECT {
+    if project {
         // (u / w, v / w).
         to_scratch(
             c,
@@ -57,10 +80,10 @@ pub(super) fn lookup(c: &mut Compiler, i: &Inst) -> R {
         }
     }
     let chan: String = (0..4)
-        .map(|k| ['r', 'g', 'b', 'a'][swizzle_channel(sampler.swizzle, k)])
+        .map(|k| ['r', 'g', 'b', 'a'][swizzle_channel(swizzle, k)])
         .collect();
     let t = c.temp(d.reg)?;
-    for (m, p, ap) in pred_groups(i.predicate.as_ref(), d.mask) {
+    for (m, p, ap) in pred_groups(pred, d.mask) {
         c.code.push(Dpp::Tex {
             op: "ld",
             dst: format!("r{t}.{}", mask_rgba(m)),
