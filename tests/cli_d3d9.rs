@@ -435,3 +435,51 @@ fn constants_read_through_al_in_a_host_set_loop_are_named_by_their_range() {
     assert!(err.contains("float constant c2,"), "{err}");
     assert!(!err.contains("float constant c3,"), "{err}");
 }
+
+#[test]
+fn a_ps_1_x_shader_binds_texture_coordinates_stages_and_bump_values_by_name() {
+    let d = Dir::new("d3d9-ps1x");
+    let src = d.file(
+        "bump.psh",
+        b"ps_1_1\ntex t0\ntexbem t1, t0\nmul r0, t1, v0\n",
+    );
+    let (code, out, err) = ctm(&["compile", &src, "--map"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("bumpenv1") && out.contains("t1 ") && out.contains("s1 "),
+        "{out}"
+    );
+    // t0 holds stage 0's one texel, (du, dv) = (0.25, 0); the matrix
+    // halves it, so stage 1 is read at t1 + (0.125, 0).
+    let t = d.file("t.f32", bytes(&[0.0, 0.0, 0.0, 1.0]));
+    let t1 = d.file("t1.f32", bytes(&[0.25, 0.75, 0.0, 1.0]));
+    let v0 = d.file("v.f32", bytes(&[1.0, 2.0, 0.5, -1.0]));
+    let bump = d.file("bump.f32", bytes(&[0.25, 0.0, 0.0, 0.0]));
+    let tex: Vec<f32> = (0..16).flat_map(|k| [k as f32, 0.0, 0.0, 1.0]).collect();
+    let tex = d.file("tex.f32", bytes(&tex));
+    let o = d.0.join("o.f32");
+    let (code, _, err) = ctm(&[
+        "run",
+        &src,
+        "--domain",
+        "1x1",
+        "--input",
+        &format!("t0={t}:float32_4:1x1"),
+        "--input",
+        &format!("t1={t1}:float32_4:1x1"),
+        "--input",
+        &format!("v0={v0}:float32_4:1x1"),
+        "--sampler",
+        &format!("s0={bump}:float32_4:1x1"),
+        "--sampler",
+        &format!("s1={tex}:float32_4:4x4"),
+        "--const",
+        "bumpenv1=0.5,0,0,0.5",
+        "--output",
+        &format!("oC0={}:float32_4", o.display()),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    // u' = 0.25 + 0.5·0.25 = 0.375 → texel 1; v' = 0.75 → row 3: texel 13;
+    // times v0 clamped to [0, 1] = (1, 1, 0.5, 0).
+    assert_eq!(f32s(&std::fs::read(&o).unwrap()), [13.0, 0.0, 0.0, 0.0]);
+}

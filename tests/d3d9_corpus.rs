@@ -44,7 +44,7 @@ fn the_corpus_compiles_runs_and_agrees_with_the_reference() {
         .filter(|p| p.extension().is_some_and(|e| e == "psh"))
         .collect();
     files.sort();
-    assert!(files.len() >= 40, "{} shaders", files.len());
+    assert!(files.len() >= 70, "{} shaders", files.len());
     let (mut shader_insts, mut dpp, mut co, mut alu, mut paired, mut compared) = (0, 0, 0, 0, 0, 0);
     for path in &files {
         let name = path.file_name().unwrap().to_string_lossy().to_string();
@@ -73,7 +73,22 @@ fn the_corpus_compiles_runs_and_agrees_with_the_reference() {
             job = job.int(n, 3, 3, -1).boolean(n, n % 2 == 0);
         }
         let mut textures = Vec::new();
+        let mut bump = Vec::new();
         for (reg, res) in &k.exe.info.bindings {
+            // ps_1_x bump-environment values: a matrix that turns and
+            // scales, a luminance of 0.5·b + 0.25.
+            if let (Some(rest), Some(Resource::Float(c))) =
+                (reg.strip_prefix("bumpenv"), k.resource(reg))
+            {
+                let v = if rest.starts_with('l') {
+                    [0.5, 0.25, 0.0, 0.0]
+                } else {
+                    [0.5, -0.25, 0.125, 1.5]
+                };
+                job = job.constant(c, v);
+                bump.push((rest.to_string(), v.map(f32::to_bits)));
+                continue;
+            }
             let num: u32 = reg[1..].parse().unwrap_or(0);
             match (reg.chars().next(), k.resource(reg)) {
                 (Some(first @ ('v' | 't')), Some(Resource::Input(n))) => {
@@ -138,6 +153,12 @@ fn the_corpus_compiles_runs_and_agrees_with_the_reference() {
                 for n in 0..8 {
                     px.texcoords[n] = input(n as u32 + 10, i, j).map(f32::to_bits);
                 }
+                for (rest, v) in &bump {
+                    match rest.strip_prefix('l') {
+                        Some(n) => px.bumpenvl[n.parse::<usize>().unwrap()] = [v[0], v[1]],
+                        None => px.bumpenv[rest.parse::<usize>().unwrap()] = *v,
+                    }
+                }
                 px.textures = vec![(0, 0, Vec::new()); 16];
                 for (num, flat) in &textures {
                     px.textures[*num as usize] = (
@@ -175,7 +196,7 @@ fn the_corpus_compiles_runs_and_agrees_with_the_reference() {
         }
     }
     assert!(
-        compared > 30 * (W * H) as usize,
+        compared > 60 * (W * H) as usize,
         "{compared} pixels compared"
     );
     println!(

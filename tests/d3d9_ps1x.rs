@@ -7,9 +7,10 @@ mod common;
 
 use common::d3d9_ref::{Pixel, eval};
 use common::shader::{kernel, output, run, with_output};
+use ctm::co::{CondLoc, CondTest};
 use ctm::d3d9;
 use ctm::diff::Rng;
-use ctm::kernel::{HostSurface, Job, Kernel, Resource};
+use ctm::kernel::{CondSetup, HostSurface, Job, Kernel, Resource};
 use ctm::mc::Format;
 use proptest::prelude::*;
 
@@ -188,6 +189,75 @@ impl Shader1x<'_> {
         let line = self.arith(&format!("{reg}{mask}"));
         out.push(line);
     }
+    /// ps_1_1–1_3 texture instructions writing t`t` (and maybe the next
+    /// ones: matrix rows); how many registers they took.
+    fn texture_line(&mut self, t: usize, out: &mut Vec<String>) -> usize {
+        let v = self.version;
+        let src = |g: &mut Gen| {
+            format!(
+                "t{}{}",
+                g.below(t.max(1)),
+                if g.flip() { "_bx2" } else { "" }
+            )
+        };
+        match self.g.below(8) {
+            0 => out.push(format!("tex t{t}")),
+            1 => out.push(format!("texcoord t{t}")),
+            2 if self.g.flip() => out.push(format!("texkill t{t}")),
+            3 if t > 0 => {
+                let ops: &[&str] = if v == 1 {
+                    &["texbem", "texbeml", "texreg2ar", "texreg2gb"]
+                } else {
+                    &[
+                        "texbem",
+                        "texbeml",
+                        "texreg2ar",
+                        "texreg2gb",
+                        "texreg2rgb",
+                        "texdp3",
+                        "texdp3tex",
+                    ]
+                };
+                let op = self.g.pick(ops);
+                let s = if op.starts_with("texbem") {
+                    format!("t{}", self.g.below(t))
+                } else {
+                    src(self.g)
+                };
+                out.push(format!("{op} t{t}, {s}"));
+            }
+            4 if t > 0 && t + 1 < self.textures => {
+                let s = src(self.g);
+                out.push(format!("texm3x2pad t{t}, {s}"));
+                let last = if v == 3 && self.g.flip() {
+                    "texm3x2depth"
+                } else {
+                    "texm3x2tex"
+                };
+                out.push(format!("{last} t{}, {s}", t + 1));
+                return 2;
+            }
+            5 if t > 0 && t + 2 < self.textures => {
+                let s = src(self.g);
+                out.push(format!("texm3x3pad t{t}, {s}"));
+                out.push(format!("texm3x3pad t{}, {s}", t + 1));
+                let ops: &[&str] = if v == 1 {
+                    &["texm3x3tex", "texm3x3spec", "texm3x3vspec"]
+                } else {
+                    &["texm3x3tex", "texm3x3spec", "texm3x3vspec", "texm3x3"]
+                };
+                let last = self.g.pick(ops);
+                if last == "texm3x3spec" {
+                    out.push(format!("{last} t{}, {s}, c{}", t + 2, self.g.below(8)));
+                } else {
+                    out.push(format!("{last} t{}, {s}", t + 2));
+                }
+                return 3;
+            }
+            _ => {}
+        }
+        1
+    }
     fn text(&mut self) -> String {
         let mut out = vec![format!("ps_1_{}", self.version)];
         for c in 0..4 {
@@ -210,6 +280,14 @@ impl Shader1x<'_> {
             for _ in 0..self.g.below(3) {
                 self.arith_line(&mut out);
             }
+            if self.g.below(3) == 0 {
+                let (a, b) = (self.src(), self.src());
+                out.push(format!(
+                    "bem{} r{}.rg, {a}, {b}",
+                    self.shift(),
+                    self.g.below(self.temps)
+                ));
+            }
             out.push("phase".into());
             self.phase2 = true;
             for n in 4..4 + self.g.below(2) {
@@ -219,14 +297,13 @@ impl Shader1x<'_> {
             if self.g.below(4) == 0 {
                 out.push(format!("texkill r{}", self.g.below(self.temps)));
             }
+            if self.g.below(4) == 0 {
+                out.push("texdepth r5".into());
+            }
         } else {
-            for t in 0..self.textures {
-                match self.g.below(4) {
-                    0 => out.push(format!("tex t{t}")),
-                    1 => out.push(format!("texcoord t{t}")),
-                    2 if self.g.below(3) == 0 => out.push(format!("texkill t{t}")),
-                    _ => {}
-                }
+            let mut t = 0;
+            while t < self.textures {
+                t += self.texture_line(t, &mut out);
             }
         }
         for _ in 0..1 + self.g.below(8) {
@@ -255,7 +332,29 @@ fn bind_all(k: &Kernel, g: &mut Gen) -> (Job, Vec<Pixel>) {
             ..Pixel::default()
         })
         .collect();
-    for (reg, _) in k.exe.info.bindings.clone() {
+    for (reg, to) in k.exe.info.bindings.clone() {
+        // Bump-environment values: constants the compiler chose.
+        if let Some(rest) = reg.strip_prefix("bumpenv") {
+            let c: u8 = to[1..].parse().unwrap();
+            let v = [0; 4].map(|_: u32| g.value());
+            job = job.constant(c, v.map(f32::from_bits));
+            for p in &mut pixels {
+                match rest.strip_prefix('l') {
+                    Some(n) => p.bumpenvl[n.parse::<usize>().unwrap()] = [v[0], v[1]],
+                    None => p.bumpenv[rest.parse::<usize>().unwrap()] = v,
+                }
+            }
+            continue;
+        }
+        if reg == "oDepth" {
+            job = job.cond(CondSetup {
+                test: CondTest::Always,
+                loc: CondLoc::Dpp,
+                write: true,
+                buffer: HostSurface::filled(Format::Float32_1, W, 1, 0.0),
+            });
+            continue;
+        }
         let Some(Resource::Input(n)) = k.resource(&reg) else {
             continue;
         };
@@ -317,8 +416,18 @@ fn check(seed: u64) -> Result<(), TestCaseError> {
     let (job, pixels) = bind_all(&k, &mut g);
     let out = run(&k, &job);
     let got = output(&k, &out, "oC0");
+    let depth = out.cond.as_ref().map(|c| c.to_f32());
     for (x, mut px) in pixels.into_iter().enumerate() {
         eval(&shader, &mut px).map_err(|e| TestCaseError::fail(format!("{e}\n{src}")))?;
+        if let Some(d) = &depth {
+            prop_assert_eq!(
+                d[x].to_bits(),
+                px.depth.unwrap_or(0),
+                "depth at {}\n{}",
+                x,
+                src
+            );
+        }
         prop_assert_eq!(
             got[x].map(f32::to_bits),
             px.out[0],
@@ -346,4 +455,154 @@ proptest! {
     fn random_ps_1_x_shaders_agree_with_the_reference(seed in any::<u64>()) {
         check(seed)?;
     }
+}
+
+/// Runs `src` over one row of pixels, `inputs` bound by register name and
+/// `consts` set by the host; oC0 of each pixel.
+fn one_row(
+    src: &str,
+    inputs: &[(&str, Vec<[f32; 4]>)],
+    consts: &[(u8, [f32; 4])],
+) -> Vec<[f32; 4]> {
+    let k = kernel(src);
+    let w = inputs.first().map_or(1, |(_, r)| r.len()) as u32;
+    let mut job = Job::new(w, 1);
+    for (reg, row) in inputs {
+        job = common::shader::bind(&k, job, reg, std::slice::from_ref(row));
+    }
+    for &(c, v) in consts {
+        job = job.constant(c, v);
+    }
+    let job = with_output(&k, job, "oC0");
+    let out = run(&k, &job);
+    output(&k, &out, "oC0")
+}
+
+#[test]
+fn constants_clamp_to_plus_minus_one_in_every_ps_1_x_version_and_not_in_2_0() {
+    let (a, b) = ([-1.25, 0.5, 1.25, 3.0], [1.5, -0.75, -0.5, 0.25]);
+    for v in ["ps_1_1", "ps_1_2", "ps_1_3", "ps_1_4"] {
+        // Bound by the host.
+        let got = one_row(&format!("{v}\nadd r0, c0, c1\n"), &[], &[(0, a), (1, b)]);
+        assert_eq!(got, [[0.0, -0.25, 0.5, 1.25]], "{v}");
+        // Defined in the shader.
+        let got = one_row(
+            &format!(
+                "{v}\ndef c0, -1.25, 0.5, 1.25, 3\ndef c1, 1.5, -0.75, -0.5, 0.25\nadd r0, c0, c1\n"
+            ),
+            &[],
+            &[],
+        );
+        assert_eq!(got, [[0.0, -0.25, 0.5, 1.25]], "{v}");
+        // A NaN constant reads as −1 (docs/d3d9.md §6.2).
+        let got = one_row(
+            &format!("{v}\nmov r0, c2\n"),
+            &[],
+            &[(2, [f32::NAN, -0.0, 7.0, -7.0])],
+        );
+        assert_eq!(
+            got[0].map(f32::to_bits),
+            [-1.0f32, -0.0, 1.0, -1.0].map(f32::to_bits),
+            "{v}"
+        );
+    }
+    let got = one_row(
+        "ps_2_0\nadd r0, c0, c1\nmov oC0, r0\n",
+        &[],
+        &[(0, a), (1, b)],
+    );
+    assert_eq!(got, [[0.25, -0.25, 0.75, 3.25]]);
+}
+
+#[test]
+fn cnd_reads_r0_alpha_before_1_4_and_each_channel_in_1_4() {
+    let v0 = vec![[0.2, 0.6, 0.5, 0.7], [0.9, 0.9, 0.9, 0.5]];
+    let consts = [(1u8, [1.0, 1.0, 1.0, 1.0]), (2, [-1.0, -1.0, -1.0, -1.0])];
+    for v in ["ps_1_1", "ps_1_2", "ps_1_3"] {
+        let got = one_row(
+            &format!("{v}\nmov r0, v0\ncnd r0, r0.a, c1, c2\n"),
+            &[("v0", v0.clone())],
+            &consts,
+        );
+        assert_eq!(got, [[1.0; 4], [-1.0; 4]], "{v}");
+    }
+    let got = one_row(
+        "ps_1_4\nphase\nmov r0, v0\ncnd r0, r0, c1, c2\n",
+        &[("v0", v0)],
+        &consts,
+    );
+    // 0.5 is not above 0.5.
+    assert_eq!(got, [[-1.0, 1.0, -1.0, 1.0], [1.0, 1.0, 1.0, -1.0]]);
+}
+
+#[test]
+fn colour_inputs_and_texcoord_clamp_to_zero_one_and_texcrd_does_not() {
+    let row = vec![[1.5, -0.5, 0.25, 2.0], [f32::NAN, -0.0, 1.0, 0.5]];
+    let got = one_row("ps_1_1\nmov r0, v0\n", &[("v0", row.clone())], &[]);
+    assert_eq!(got[0], [1.0, 0.0, 0.25, 1.0]);
+    assert_eq!(
+        got[1].map(f32::to_bits),
+        [0.0f32, 0.0, 1.0, 0.5].map(f32::to_bits)
+    );
+    // texcoord: x, y, z clamped, w = 1.
+    let got = one_row(
+        "ps_1_1\ntexcoord t0\nmov r0, t0\n",
+        &[("t0", row.clone())],
+        &[],
+    );
+    assert_eq!(got[0], [1.0, 0.0, 0.25, 1.0]);
+    // texcrd copies; the alpha of r0 is never written (0).
+    let got = one_row("ps_1_4\ntexcrd r0.rgb, t0\n", &[("t0", row)], &[]);
+    assert_eq!(got[0], [1.5, -0.5, 0.25, 0.0]);
+}
+
+#[test]
+fn texkill_kills_where_x_y_or_z_is_negative() {
+    let coords = vec![
+        [0.5, 0.5, 0.5, -1.0],
+        [-0.25, 0.5, 0.5, 1.0],
+        [0.5, 0.5, -0.0, 1.0],
+        [0.5, 0.5, -2.0, 1.0],
+    ];
+    for (v, kill) in [
+        ("ps_1_1", "texkill t0\nmov r0, c0\n"),
+        ("ps_1_4", "texkill t0\nmov r0, c0\n"),
+        (
+            "ps_1_4",
+            "texcrd r1.rgb, t0\nphase\ntexkill r1\nmov r0, c0\n",
+        ),
+    ] {
+        let got = one_row(
+            &format!("{v}\n{kill}"),
+            &[("t0", coords.clone())],
+            &[(0, [0.25, 0.5, 0.75, 1.0])],
+        );
+        // Killed pixels leave the output as it was (zeros): w does not
+        // count and −0 is not negative.
+        let lit = [0.25, 0.5, 0.75, 1.0];
+        assert_eq!(got, [lit, [0.0; 4], lit, [0.0; 4]], "{v}: {kill}");
+    }
+}
+
+#[test]
+fn a_co_issued_pair_reads_its_sources_before_either_writes() {
+    let got = one_row(
+        "ps_1_1\ndef c0, 0.5, 0.25, 0.125, 1\nmov r0, c0\nmov r0.rgb, c0.a\n+add r0.a, r0.b, r0.b\n",
+        &[],
+        &[],
+    );
+    // The alpha instruction read r0.b = 0.125, not the 1 the other wrote.
+    assert_eq!(got, [[1.0, 1.0, 1.0, 0.25]]);
+}
+
+#[test]
+fn source_modifiers_and_shifts_compute_as_documented() {
+    let got = one_row(
+        "ps_1_4\ndef c0, 0.75, 0.25, 1, 0\nphase\nadd r0, c0_bias, c0_bx2\nmul_x4 r1, c0_x2, 1-c0\nmov_d2 r0.a, r1.r\n",
+        &[],
+        &[],
+    );
+    // bias + bx2 = (0.25 + 0.5, −0.25 − 0.5, 0.5 + 1, −0.5 − 1); x2 · (1 − x)
+    // · 4 = (1.5, 1.5, 0, 0) → r0.a = 1.5 / 2.
+    assert_eq!(got, [[0.75, -0.75, 1.5, 0.75]]);
 }

@@ -192,7 +192,7 @@ out _ = max.off(s0, s0) | _ = max.off(s0, s0) src0=r0 wait last"
 }
 
 /// Shaders that reach every part of the reader and the text.
-const SHADER_SEEDS: [&str; 3] = [
+const SHADER_SEEDS: [&str; 6] = [
     "ps_2_0
 dcl t0.xy
 dcl_2d s0
@@ -234,6 +234,30 @@ endloop
 texldl r1, r0, s2
 texkill v0
 cmp oC1, vFace, r1, -r1",
+    "ps_1_1
+def c0, 2, -0.5, 0.25, 1
+tex t0
+texm3x3pad t1, t0_bx2
+texm3x3pad t2, t0_bx2
+texm3x3spec t3, t0_bx2, c0
+mul_x2 r0.rgb, t3, v0_bias
++mad_sat r0.a, 1-v1.b, -c0_bx2, t0.a
+cnd r1, r0.a, t3, c1",
+    "ps_1_3
+tex t0
+texbeml t1, t0
+texreg2gb t2, t1
+texm3x2pad t3, t0
+texkill t2
+dp3_d2 r0, t1, t2_bx2",
+    "ps_1_4
+texld r0, t0_dz
+texcrd r1.rgb, t1_dw.xyw
+bem r2.rg, r1, r0
+phase
+texld r3, r2
+texdepth r5
+cmp_x8 r0, -r3_x2, r1_bias, c0",
 ];
 
 fn shader(data: &[u8]) -> Result<(), String> {

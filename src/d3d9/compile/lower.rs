@@ -19,7 +19,7 @@ pub(super) fn neg_zero() -> Val {
 }
 
 /// The value with channel x, y, z, w taken from `perm` of its channels.
-fn permute(v: &Val, perm: [usize; 4]) -> Val {
+pub(super) fn permute(v: &Val, perm: [usize; 4]) -> Val {
     let mut out = v.clone();
     out.swz = perm.map(|k| v.swz[k]);
     out

@@ -11,6 +11,10 @@
 //! +1 unless the host sets it. The compiler's own constants take the float
 //! constants from c255 down.
 //!
+//! ps_1_x shaders ([`ps1x`], [`texaddr`]) add clamped constants and colour
+//! inputs, their source modifiers, co-issue, texture stages and r0 as the
+//! result (`docs/d3d9.md` §6).
+//!
 //! Lowering is per instruction ([`lower`]); flow control maps onto the
 //! DPP's constructs (`docs/isa.md` §6.9); a last pass places the texture
 //! semaphore (one acquire on the last of a run of lookups, a wait before
@@ -28,6 +32,7 @@ mod notes;
 mod passes;
 mod ps1x;
 mod tex;
+mod texaddr;
 
 use super::{Inst, Item, Opcode, Reg, RegKind, Shader};
 use crate::abi::Executable;
@@ -176,8 +181,13 @@ pub(super) struct Compiler<'s> {
     vface: Option<u16>,
     /// Scratch temporaries for expansions, allocated on first use: 0 and
     /// 1 for expansions, then ps_1_x's modified sources and co-issue
-    /// ([`ps1x::MOD_SCRATCH`], [`ps1x::COISSUE_SCRATCH`]).
-    scratch: [Option<u16>; 6],
+    /// ([`ps1x::MOD_SCRATCH`], [`ps1x::COISSUE_SCRATCH`]), 6 and 7 for
+    /// its texture addressing.
+    scratch: [Option<u16>; 8],
+    /// ps_1_x: each stage's bump-environment matrix and luminance
+    /// constants (stage → constant).
+    bumpenv: BTreeMap<u16, u16>,
+    bumpenvl: BTreeMap<u16, u16>,
     /// ps_1_x: the constants the host sets, clamped into temporaries.
     clamped: BTreeMap<u16, u16>,
     /// ps_1_x: modified sources of the instruction being lowered.
@@ -220,7 +230,9 @@ impl<'s> Compiler<'s> {
             consts: Vec::new(),
             next_const: 255,
             vface: None,
-            scratch: [None; 6],
+            scratch: [None; 8],
+            bumpenv: BTreeMap::new(),
+            bumpenvl: BTreeMap::new(),
             clamped: BTreeMap::new(),
             mod_next: 0,
             saved: None,

@@ -6,7 +6,8 @@ use crate::d3d9::{Reg, RegKind};
 
 impl Compiler<'_> {
     /// `v0=in0`, `s0=in1`, `s0.size=c254`, `oC0=out0`, `oDepth=cond`,
-    /// `vFace=c253`, `vPos=r0`, and the constant table's names.
+    /// `vFace=c253`, `vPos=r0`, ps_1_x's `bumpenv1=c252` and
+    /// `bumpenvl1=c251`, and the constant table's names.
     pub(super) fn bindings(&self) -> Vec<(String, String)> {
         let mut bindings = Vec::new();
         for (r, (surface, _)) in &self.inputs {
@@ -28,6 +29,12 @@ impl Compiler<'_> {
                 _ => format!("out{}", r.num),
             };
             bindings.push((r.to_string(), to));
+        }
+        for (n, c) in &self.bumpenv {
+            bindings.push((format!("bumpenv{n}"), format!("c{c}")));
+        }
+        for (n, c) in &self.bumpenvl {
+            bindings.push((format!("bumpenvl{n}"), format!("c{c}")));
         }
         if let Some(c) = self.vface {
             bindings.push(("vFace".into(), format!("c{c}")));

@@ -173,7 +173,8 @@ impl Compiler<'_> {
 }
 
 /// ps_1_x's texture instructions: `tex`, `texcoord`, `texkill`; ps_1_4's
-/// `texld`, `texcrd`, `texkill`.
+/// `texld`, `texcrd`, `texkill`; the addressing ones and `bem` in
+/// [`super::texaddr`].
 pub(super) fn tex(c: &mut Compiler, i: &Inst) -> R {
     let d = dst(c, i)?;
     match i.op {
@@ -225,10 +226,7 @@ pub(super) fn tex(c: &mut Compiler, i: &Inst) -> R {
             }
             Ok(())
         }
-        op => c.error(format!(
-            "`{}` is not compiled yet: ps_1_x's texture addressing instructions and bem are still to come (ctm)",
-            op.name_in(c.shader.version)
-        )),
+        _ => super::texaddr::lower(c, i),
     }
 }
 
