@@ -606,3 +606,44 @@ fn source_modifiers_and_shifts_compute_as_documented() {
     // · 4 = (1.5, 1.5, 0, 0) → r0.a = 1.5 / 2.
     assert_eq!(got, [[0.75, -0.75, 1.5, 0.75]]);
 }
+
+#[test]
+fn in_the_ctm_dialect_colours_and_coordinates_are_interpolants() {
+    // With no parameters given, every interpolant is the pixel's centre
+    // (i + ½, j + ½, 0, 1); v0, v1 are slots 1, 2 and t0–t4 slots 3–7.
+    let k = common::shader::kernel_in(
+        "ps_1_4\ntexcrd r0.rgb, t4\nphase\nmov r0.a, v1.r\n",
+        d3d9::Dialect::Ctm,
+    );
+    assert!(
+        k.exe.info.bindings.iter().any(|(r, _)| r == "t4.plane"),
+        "{:?}",
+        k.exe.info.bindings
+    );
+    let out = run(&k, &with_output(&k, Job::new(2, 1), "oC0"));
+    // v1 is clamped to [0, 1].
+    assert_eq!(
+        output(&k, &out, "oC0"),
+        [[0.5, 0.5, 0.0, 0.5], [1.5, 0.5, 0.0, 1.0]]
+    );
+    // Lookups take texel coordinates: stage 0 at t0 = (i + ½, j + ½) is
+    // texel (i, j).
+    let k = common::shader::kernel_in("ps_1_1\ntex t0\nmov r0, t0\n", d3d9::Dialect::Ctm);
+    let Some(Resource::Input(n)) = k.resource("s0") else {
+        panic!("{:?}", k.exe.info.bindings)
+    };
+    let texels = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0];
+    let job = Job::new(2, 1).input(
+        n,
+        HostSurface::from_f32(Format::Float32_4, 2, 1, &texels).unwrap(),
+    );
+    let out = run(&k, &with_output(&k, job, "oC0"));
+    assert_eq!(
+        output(&k, &out, "oC0"),
+        [[1.0, 2.0, 3.0, 4.0], [5.0, 6.0, 7.0, 8.0]]
+    );
+    // What does not fit in the seven slots is an error naming it.
+    let s = d3d9::assemble("ps_1_4\ntexld r0, t5\n").unwrap();
+    let e = d3d9::compile_dialect(&s, d3d9::Dialect::Ctm).unwrap_err();
+    assert!(e.message.contains("t0–t4"), "{e}");
+}

@@ -21,15 +21,23 @@ pub const PARAM_FLOATS: usize = 96;
 pub const SLOTS: usize = 8;
 
 /// The constant that receives the plane of each slot, from a program's
-/// bindings: `v0.plane=c248` puts slot 1's A', B, C into c248–c250.
+/// bindings: `v0.plane=c248` puts slot 1's A', B, C into c248–c250; `vN`
+/// is slot N + 1, and a ps_1_x shader's texture coordinates `tN` are slot
+/// N + 3 (after its two colours).
 pub fn planes(bindings: &[(String, String)]) -> [Option<u8>; SLOTS] {
     let mut out = [None; SLOTS];
     for (name, res) in bindings {
-        let slot = name
-            .strip_prefix('v')
-            .and_then(|n| n.strip_suffix(".plane"))
-            .and_then(|n| n.parse::<usize>().ok())
-            .filter(|&n| n + 1 < SLOTS);
+        let slot = name.strip_suffix(".plane").and_then(|n| {
+            let (first, offset) = match n.strip_prefix('v') {
+                Some(num) => (num, 0),
+                None => (n.strip_prefix('t')?, 2),
+            };
+            first
+                .parse::<usize>()
+                .ok()
+                .map(|k| k + offset)
+                .filter(|&k| k + 1 < SLOTS)
+        });
         let cst = res
             .strip_prefix('c')
             .and_then(|n| n.parse::<u8>().ok())
@@ -151,9 +159,13 @@ mod tests {
             b("v6.plane", "c10"),
             b("v7.plane", "c1"),
             b("v0", "in0"),
+            b("t0.plane", "c20"),
+            b("t4.plane", "c30"),
+            b("t5.plane", "c40"),
         ]);
         assert_eq!(p[1], Some(248));
-        assert_eq!(p[7], Some(10));
-        assert_eq!(p.iter().flatten().count(), 2);
+        assert_eq!(p[7], Some(30), "t4 is slot 7 (v6's)");
+        assert_eq!(p[3], Some(20));
+        assert_eq!(p.iter().flatten().count(), 3);
     }
 }

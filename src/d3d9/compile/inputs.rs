@@ -52,8 +52,8 @@ impl Compiler<'_> {
         }
         self.v_block = block.values().next().copied();
         if self.dialect == Dialect::Ctm {
-            if self.shader.version != Version::Ps30 {
-                return self.error("the ctm dialect compiles ps_3_0 shaders");
+            if !matches!(self.shader.version, Version::Ps30) && !self.shader.version.is_1x() {
+                return self.error("the ctm dialect compiles ps_3_0 and ps_1_x shaders");
             }
             if relative_v {
                 return self.error("v[aL + n] is not available in the ctm dialect");
@@ -87,11 +87,24 @@ impl Compiler<'_> {
     }
 
     /// A ctm-dialect input: v_t = A' + i·B + j·C from three constants the
-    /// PE fills from the parameters (`docs/machine.md` §6.1).
+    /// PE fills from the parameters (`docs/machine.md` §6.1): ps_3_0's
+    /// v0–v6 from slots 1–7, ps_1_x's v0, v1 from slots 1, 2 and t0–t4
+    /// from slots 3–7.
     fn interpolant(&mut self, r: Reg) -> Result<(), CompileError> {
-        if r.kind != RegKind::Input || r.num > 6 {
+        let fits = match r.kind {
+            RegKind::Input if self.shader.version.is_1x() => r.num <= 1,
+            RegKind::Input => r.num <= 6,
+            RegKind::Texture => r.num <= 4,
+            _ => false,
+        };
+        if !fits {
             return self.error(format!(
-                "{r}: the ctm dialect's inputs are the interpolants v0–v6"
+                "{r}: the ctm dialect's inputs are the interpolants {}",
+                if self.shader.version.is_1x() {
+                    "v0, v1 and t0–t4 (parameter slots 1–7)"
+                } else {
+                    "v0–v6"
+                }
             ));
         }
         let (a, b, c) = (self.const_slot()?, self.const_slot()?, self.const_slot()?);
