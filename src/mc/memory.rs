@@ -263,6 +263,26 @@ impl Memory {
         Some(self.pages.get(k).copied()??.as_ptr().cast_const())
     }
 
+    /// The bytes `[addr, addr + len)` to write in place through a shared
+    /// reference, if they lie inside one arena (an arena is one mapping, so
+    /// they are contiguous).
+    ///
+    /// # Safety
+    /// No other thread may read or write any of these bytes while the
+    /// slice lives, and no other slice of them may exist.
+    #[allow(clippy::mut_from_ref)]
+    pub unsafe fn span_shared(&self, addr: u64, len: usize) -> Option<&mut [u8]> {
+        if len == 0 || self.check(addr, len as u64).is_err() {
+            return None;
+        }
+        let page = self.pages[(addr >> PAGE_BITS) as usize]?;
+        let off = (addr as usize) & (PAGE - 1);
+        // SAFETY: inside one arena, whose mapping holds every byte of the
+        // span from this page on; the caller guarantees that nothing else
+        // reads or writes them while the slice lives.
+        Some(unsafe { std::slice::from_raw_parts_mut(page.as_ptr().add(off), len) })
+    }
+
     /// Writes `data` at `addr` through a shared reference; returns false
     /// (writing nothing) if the span is not inside one arena.
     ///

@@ -406,6 +406,34 @@ impl Mc {
         }
     }
 
+    /// The encoded bytes of `count` elements of `s` from (x, y) along x,
+    /// to be written in place, if they are consecutive in one arena and the
+    /// cache is coherent (else [`Mc::write_encoded_shared`] writes them).
+    ///
+    /// # Safety
+    /// No other thread may read or write these elements while the slice
+    /// lives.
+    #[allow(clippy::mut_from_ref)]
+    pub unsafe fn span_shared(
+        &self,
+        s: &Surface,
+        x: u32,
+        y: u32,
+        count: usize,
+    ) -> Option<&mut [u8]> {
+        if self.mode != CacheMode::Coherent || count == 0 {
+            return None;
+        }
+        let n = s.fmt.format.bytes();
+        let first = s.address(x, y)?;
+        let last = s.address(x + count as u32 - 1, y)?;
+        if last != first + ((count - 1) * n) as u64 {
+            return None;
+        }
+        // SAFETY: guaranteed by the caller.
+        unsafe { self.mem.span_shared(first, count * n) }
+    }
+
     /// Counts an output write of an output with no format set.
     pub fn note_unconfigured_output(&self) {
         Diagnostics::bump(&self.diagnostics.unconfigured_outputs);

@@ -177,15 +177,19 @@ impl RowSink<'_> {
             if let Some((i0, j0)) = strip
                 && full == present
             {
-                // Every pixel of the strip: two rows of 2·quads elements.
+                // Every pixel of the strip: two rows of 2·quads elements,
+                // encoded where they go when the row lies in one arena.
                 for parity in 0..2 {
-                    let mut buf = [0u8; 16 * ctm_jit::state::GROUP_LANES / 2];
-                    for e in 0..2 * quads {
-                        let lane = 4 * (e / 2) + 2 * parity + e % 2;
-                        let value = [out[0][lane], out[1][lane], out[2][lane], out[3][lane]];
-                        format.write(&mut buf[e * n..(e + 1) * n], value, 0xF);
+                    let j = j0 + parity as u32;
+                    // SAFETY: as in `write_span`; the slice is dropped
+                    // before anything else touches these elements.
+                    if let Some(dst) = unsafe { self.mc.span_shared(s, i0, j, 2 * quads) } {
+                        encode_row(format, out, parity, dst);
+                        continue;
                     }
-                    self.write_span(s, i0, j0 + parity as u32, &buf[..2 * quads * n], 2 * quads);
+                    let mut buf = [0u8; 16 * ctm_jit::state::GROUP_LANES / 2];
+                    encode_row(format, out, parity, &mut buf[..2 * quads * n]);
+                    self.write_span(s, i0, j, &buf[..2 * quads * n], 2 * quads);
                 }
                 continue;
             }
@@ -289,6 +293,32 @@ impl Sink for RowSink<'_> {
                 debug_assert!(written, "outputs were checked to lie inside an arena");
             }
         }
+    }
+}
+
+/// One row (`parity` 0 top, 1 bottom) of a strip of quads, every lane's
+/// four channels `out[c][lane]`, encoded into `dst` element after element
+/// (as many as `dst` holds).
+fn encode_row(
+    format: Format,
+    out: &[[u32; ctm_jit::state::GROUP_LANES]; 4],
+    parity: usize,
+    dst: &mut [u8],
+) {
+    let lane = |e: usize| 4 * (e / 2) + 2 * parity + e % 2;
+    if format == Format::Float32_4 {
+        for (e, d) in dst.chunks_exact_mut(16).enumerate() {
+            let l = lane(e);
+            for (c, b) in d.chunks_exact_mut(4).enumerate() {
+                b.copy_from_slice(&out[c][l].to_le_bytes());
+            }
+        }
+        return;
+    }
+    let n = format.bytes();
+    for (e, d) in dst.chunks_exact_mut(n).enumerate() {
+        let l = lane(e);
+        format.write(d, [out[0][l], out[1][l], out[2][l], out[3][l]], 0xF);
     }
 }
 
