@@ -207,7 +207,16 @@ impl Device {
     /// (committed by the system as they are touched) and sets up the PE.
     /// Fails only when the system refuses the mappings.
     pub fn open(config: DeviceConfig) -> Result<Device, DeviceError> {
-        let arenas = ARENAS
+        Device::open_on(config, None)
+    }
+
+    /// [`Device::open`] on `memory` — a device's memory given back by
+    /// [`Device::take_memory`], so zero — when it has the arenas `config`
+    /// asks for; on fresh memory otherwise. Reusing memory spares the
+    /// system's work of committing pages on first touch and of unmapping
+    /// them (`docs/design.md`, "Re-runs pay only for work").
+    pub fn open_on(config: DeviceConfig, memory: Option<Memory>) -> Result<Device, DeviceError> {
+        let arenas: Vec<Arena> = ARENAS
             .iter()
             .zip(config.arena_sizes)
             .map(|(&(kind, base), size)| Arena {
@@ -216,8 +225,12 @@ impl Device {
                 size: size.min(MAX_ARENA) / BASE_ALIGN * BASE_ALIGN,
             })
             .collect();
+        let memory = match memory {
+            Some(m) if m.arenas() == arenas.as_slice() => m,
+            _ => Memory::new(arenas)?,
+        };
         Ok(Device {
-            mc: Mc::new(Memory::new(arenas)?, config.cache_mode),
+            mc: Mc::new(memory, config.cache_mode),
             pe: Pe::new(config.settings),
             next: [0; 4],
             buffers: Default::default(),
@@ -277,6 +290,20 @@ impl Device {
         let addr = a.base + self.next[k];
         self.next[k] += need as u32;
         Ok(addr)
+    }
+
+    /// The device's memory, zeroed where [`Device::alloc`] handed out
+    /// blocks, for [`Device::open_on`]; the device is left without memory.
+    /// Only for a device whose memory was written through its blocks alone
+    /// (as a kernel's jobs place and run theirs): bytes written elsewhere
+    /// would survive.
+    pub fn take_memory(&mut self) -> Memory {
+        for (k, used) in std::mem::take(&mut self.next).into_iter().enumerate() {
+            let bytes = self.mc.mem.arena_mut(k);
+            let used = (used as usize).min(bytes.len());
+            bytes[..used].fill(0);
+        }
+        std::mem::take(&mut self.mc.mem)
     }
 
     /// Bytes [`Device::alloc`] has handed out from an arena so far (the

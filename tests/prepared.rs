@@ -123,3 +123,48 @@ fn a_second_request_for_an_output_replaces_the_first() {
     assert_eq!(job.outputs, [(0, Format::Float32_2)]);
     assert!(job.output_init.is_empty());
 }
+
+#[test]
+fn a_kernels_next_run_starts_on_zero_memory_whatever_the_last_one_left() {
+    // rtA = r0 + 1: every element non-zero; rtB never written.
+    let k = Kernel::assemble(
+        "out rtA.rgb = mad(s0, s1, s1) | rtA.a = mad(s0, s1, s1) src0=r0 src1=1.0 wait last",
+    )
+    .unwrap();
+    // A large job fills memory; a small one then places its never-written
+    // output where the large one's results were (the memory is reused).
+    let big = Job::new(64, 64).output(0, Format::Float32_4);
+    let small = Job::new(8, 8)
+        .output(0, Format::Float32_4)
+        .output(1, Format::Float32_4);
+    for round in 0..3 {
+        let out = k.run(&big).unwrap();
+        assert_eq!(
+            out.output(0).unwrap().to_f32()[4 * 65],
+            2.0,
+            "round {round}"
+        );
+        let out = k.run(&small).unwrap();
+        assert!(
+            out.output(1)
+                .unwrap()
+                .to_f32()
+                .iter()
+                .all(|&x| x.to_bits() == 0),
+            "round {round}: an output nothing wrote reads zero"
+        );
+        assert_eq!(out.output(0).unwrap().to_f32()[4 * 9], 2.0, "round {round}");
+        // A prepared job leaves its memory behind when dropped.
+        let mut p = k.prepare(&big).unwrap();
+        p.run().unwrap();
+        drop(p);
+        let out = k.run(&small).unwrap();
+        assert!(
+            out.output(1)
+                .unwrap()
+                .to_f32()
+                .iter()
+                .all(|&x| x.to_bits() == 0)
+        );
+    }
+}

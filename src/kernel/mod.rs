@@ -38,6 +38,7 @@
 
 mod bind;
 mod check;
+mod pool;
 mod prepared;
 mod stage;
 mod surface;
@@ -380,12 +381,17 @@ pub enum KernelError {
 pub struct Kernel {
     /// The executable.
     pub exe: Executable,
+    /// Device memory a finished run leaves for the next.
+    memory: pool::MemoryPool,
 }
 
 impl Kernel {
     /// A kernel for an executable.
     pub fn new(exe: Executable) -> Kernel {
-        Kernel { exe }
+        Kernel {
+            exe,
+            memory: pool::MemoryPool::default(),
+        }
     }
 
     /// Compiles a Direct3D 9 pixel shader (`docs/d3d9.md`); its register
@@ -419,15 +425,13 @@ impl Kernel {
         let src = asm::assemble_source(text)?;
         let mut exe = Executable::from_code(src.words);
         exe.info.set_uncached(src.uncached);
-        Ok(Kernel { exe })
+        Ok(Kernel::new(exe))
     }
 
     /// Reads a kernel from a file: an ELF executable or assembly text
     /// ([`program::load`]).
     pub fn from_path(path: impl AsRef<Path>) -> Result<Kernel, KernelError> {
-        Ok(Kernel {
-            exe: program::load(path.as_ref(), false)?.exe,
-        })
+        Ok(Kernel::new(program::load(path.as_ref(), false)?.exe))
     }
 
     /// Runs the kernel over `job`'s domain, after [`Kernel::check`].

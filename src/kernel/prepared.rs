@@ -89,6 +89,13 @@ fn read(staged: &Staged, base: u32, len: usize) -> Result<Vec<u8>, KernelError> 
     Ok(v)
 }
 
+impl Drop for Prepared {
+    /// The device's memory goes back to the kernel for its next run.
+    fn drop(&mut self) {
+        self.staged.give_back();
+    }
+}
+
 impl Prepared {
     /// Runs the job: outputs start as the job said (zeros, or their
     /// initial contents), results stay in device memory.

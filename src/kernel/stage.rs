@@ -9,8 +9,8 @@ use crate::mc::{ArenaKind, Format, SurfaceFormat};
 use crate::pe::{Command, CommandBuffer};
 use crate::runtime::Domain;
 
-/// A job placed on a fresh device, its command buffer built but not yet
-/// submitted.
+/// A job placed on a fresh device (its memory zero, perhaps reused from
+/// the kernel's last run), its command buffer built but not yet submitted.
 #[derive(Debug)]
 pub struct Staged {
     /// The device: the program loaded and every surface and constant file
@@ -31,9 +31,19 @@ pub struct Staged {
     pub(super) width: u32,
     pub(super) height: u32,
     pub(super) threads: usize,
+    /// Where the device's memory goes when the job is done with it.
+    pub(super) pool: Option<super::pool::MemoryPool>,
 }
 
 impl Staged {
+    /// Hands the device's memory to the kernel for its next run (zeroed
+    /// where the job was placed: the job wrote nowhere else).
+    pub(super) fn give_back(&mut self) {
+        if let Some(pool) = self.pool.take() {
+            pool.give(self.dev.take_memory());
+        }
+    }
+
     /// Submits the commands and reads the results back.
     pub fn run(mut self) -> Result<JobResult, KernelError> {
         let id = self.dev.submit_commands(&self.commands)?;
@@ -53,6 +63,7 @@ impl Staged {
             Some((base, fmt)) => Some(fetch(&self.dev, base, fmt, w, h, t)?),
             None => None,
         };
+        self.give_back();
         Ok(JobResult {
             outputs,
             cond,
@@ -91,7 +102,7 @@ impl Kernel {
         // allocated where it is written).
         let need = check::memory_needed(self, job).next_multiple_of(1 << 20);
         config.arena_sizes[3] = config.arena_sizes[3].max(need.min(u64::from(MAX_ARENA)) as u32);
-        let mut dev = Device::open(config)?;
+        let mut dev = Device::open_on(config, self.memory.take())?;
         let arena = ArenaKind::SystemCached;
         let mut cb = CommandBuffer::new();
         let prog = dev.alloc(arena, self.exe.code.len() * 4)?;
@@ -250,6 +261,7 @@ impl Kernel {
             width: job.width,
             height: job.height,
             threads: job.settings.threads,
+            pool: Some(self.memory.clone()),
         })
     }
 }
