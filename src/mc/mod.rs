@@ -35,6 +35,7 @@ use crate::runtime::{FetchRequest, TexFault, TextureUnit};
 use ctm_jit::ir::FetchKind;
 use ctm_jit::state::{Mask, TexTable};
 use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -451,6 +452,31 @@ pub struct UncachedWrite {
     pub len: u8,
 }
 
+/// Hashes the element addresses of the uncached overlay: one multiply,
+/// its high half folded into the low bits (addresses are multiples of the
+/// element size, so their low bits alone would pick few buckets). Keys are
+/// the run's own addresses, not an adversary's: SipHash's protection is not
+/// needed, and it was a fifth of a scatter run.
+#[derive(Clone, Copy, Debug, Default)]
+struct AddrHasher(u64);
+
+impl std::hash::Hasher for AddrHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+
+    fn write_u64(&mut self, x: u64) {
+        let h = (self.0 ^ x).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        self.0 = h ^ (h >> 32);
+    }
+}
+
 /// The MC as one row of quads of a run sees it: inputs through the input
 /// cache, uncached memory through output 0 with this row's own writes
 /// overlaid. It is the DPP's [`TextureUnit`].
@@ -459,7 +485,7 @@ pub struct RunView<'a> {
     mc: &'a Mc,
     inputs: &'a [Option<Surface>; 16],
     out0: Option<Surface>,
-    overlay: HashMap<u64, [u8; 16]>,
+    overlay: HashMap<u64, [u8; 16], BuildHasherDefault<AddrHasher>>,
     direct: &'a TexTable,
     /// Uncached writes made, in order.
     pub writes: Vec<UncachedWrite>,
@@ -473,7 +499,7 @@ impl<'a> RunView<'a> {
             mc,
             inputs,
             out0,
-            overlay: HashMap::new(),
+            overlay: HashMap::default(),
             direct: &TexTable::NONE,
             writes: Vec::new(),
         }
