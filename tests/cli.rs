@@ -7,6 +7,7 @@
 mod common;
 
 use common::cli::*;
+use common::jit_available;
 use std::io::Read;
 use std::path::Path;
 use std::process::{Command, Stdio};

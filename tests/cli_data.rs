@@ -5,6 +5,7 @@
 mod common;
 
 use common::cli::*;
+use common::jit_available;
 use ctm::mc::{Format, SurfaceFormat};
 use ctm::pe::{Command as Cmd, CommandBuffer};
 use ctm::runtime::Domain;

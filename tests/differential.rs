@@ -14,6 +14,8 @@
 //! CTM_DIFF_PROGRAMS=1000000 CTM_DIFF_SEED=1 cargo test --release --test differential -- --nocapture
 //! ```
 
+mod common;
+
 use ctm::diff::{Case, compare};
 use ctm::engine::EngineKind;
 use ctm_jit::compile::{JitOptions, OptLevel};
@@ -49,8 +51,7 @@ fn run_half(half: u64) {
 
 /// Programs `seed0 + k` for `k ≡ part (mod parts)`.
 fn run_part(part: u64, parts: u64) {
-    if ctm_jit::host::check_features().is_err() {
-        eprintln!("host cannot run the JIT; skipped");
+    if !common::jit_available() {
         return;
     }
     let total = env("CTM_DIFF_PROGRAMS", 2_400);

@@ -227,7 +227,7 @@ fn one_program_switches_between_direct_reads_and_the_runtime_per_run() {
     let first = run(Format::Float32_4);
     let other = run(Format::Uint8_4);
     let again = run(Format::Float32_4);
-    if ctm_jit::host::check_features().is_ok() {
+    if common::jit_available() {
         assert_eq!(first.general_compiled, 0, "{first:?}");
         assert_eq!(other.general_compiled, 1, "the runtime's body: {other:?}");
         assert_eq!(again.general_compiled, 0, "{again:?}");

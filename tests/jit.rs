@@ -7,9 +7,8 @@ use ctm::mc::Format;
 use ctm_jit::compile::{JitError, JitOptions, OptLevel, compile};
 use std::process::Command;
 
-fn jit_available() -> bool {
-    ctm_jit::host::check_features().is_ok()
-}
+mod common;
+use common::jit_available;
 
 fn ctm(args: &[&str]) -> (i32, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_ctm"))
@@ -251,7 +250,7 @@ done:
 
 #[test]
 fn bench_suite_measures_the_bundled_kernels() {
-    if ctm_jit::host::check_features().is_err() {
+    if !jit_available() {
         return;
     }
     let (code, out, err) = ctm(&[

@@ -248,7 +248,7 @@ fn mandelbrot_through_the_cli_writes_raw_output_and_png() {
 #[test]
 fn zbuffer_min_with_the_conditional_unit() {
     zbuffer_draws(EngineKind::Interp);
-    if ctm_jit::host::check_features().is_ok() {
+    if common::jit_available() {
         zbuffer_draws(EngineKind::Jit);
     }
 }

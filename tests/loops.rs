@@ -46,9 +46,7 @@ fn run(k: &Kernel, job: &Job, engine: EngineKind) -> Result<JobResult, KernelErr
     k.run(&job)
 }
 
-fn jit_available() -> bool {
-    ctm_jit::host::check_features().is_ok()
-}
+use common::jit_available;
 
 #[test]
 fn loop_regions_match_the_interpreter() {

@@ -20,7 +20,7 @@ fn example(name: &str) -> Kernel {
 
 fn engines() -> Vec<EngineKind> {
     let mut e = vec![EngineKind::Interp];
-    if ctm_jit::host::check_features().is_ok() {
+    if common::jit_available() {
         e.push(EngineKind::Jit);
     }
     e

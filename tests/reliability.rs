@@ -18,9 +18,8 @@ use ctm::state::{Lanes, Mask, Uniforms};
 use ctm::{JitOptions, OptLevel};
 use std::time::Duration;
 
-fn jit_available() -> bool {
-    EngineKind::Jit.check().is_ok()
-}
+mod common;
+use common::jit_available;
 
 const ENDLESS: &str = "top:
     JUMP -> top

@@ -12,7 +12,6 @@
 mod common;
 
 use common::both;
-use ctm::engine::EngineKind;
 use ctm::interp::Interpreter;
 use ctm::jit::JitEngine;
 use ctm::kernel::{HostSurface, Job, Kernel};
@@ -142,7 +141,7 @@ alu r3.rgb = frc.x8(s0) | r3.a = cos.d2(s0) src0=r1",
 /// on the interpreter and the JIT engines, their lanes filled directly;
 /// fails on any pattern whose results differ.
 fn exhaustive(name: &str, alpha: &str, rgb: &str) {
-    if EngineKind::Jit.check().is_err() {
+    if !common::jit_available() {
         return;
     }
     // 32 instructions: r(32 + k) = op(r k), alpha and RGB.

@@ -75,10 +75,6 @@ impl Drop for Dir {
     }
 }
 
-pub fn jit_available() -> bool {
-    ctm::engine::EngineKind::Jit.check().is_ok()
-}
-
 /// [`ctm`], also returning the highest resident memory seen (KiB, from
 /// `/proc/PID/status` polled every millisecond while it runs; 0 where the
 /// system has no such file or it ended first).

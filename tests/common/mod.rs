@@ -9,6 +9,24 @@ pub mod shader;
 use ctm::engine::EngineKind;
 use ctm::kernel::{Job, JobResult, Kernel};
 
+/// Whether the JIT can run here. Where the CPU lacks what it needs, the
+/// tests that use it skip that part and say so on standard error — unless
+/// `CTM_REQUIRE_JIT` is set (CI sets it), which makes that a failure. Where
+/// the JIT can run, the tests run it, and a JIT that then falls back or
+/// disagrees fails them.
+pub fn jit_available() -> bool {
+    match EngineKind::Jit.check() {
+        Ok(()) => true,
+        Err(e) if std::env::var_os("CTM_REQUIRE_JIT").is_some() => {
+            panic!("the JIT cannot run on this machine ({e}), and CTM_REQUIRE_JIT asks for it")
+        }
+        Err(e) => {
+            eprintln!("note: skipping the JIT half of this test: {e}");
+            false
+        }
+    }
+}
+
 /// Runs `job` on the interpreter and on the JIT; the whole results must be
 /// identical (outputs, conditional buffer, counters) and the JIT must have
 /// run every clause natively. Returns the result.
@@ -16,7 +34,7 @@ pub fn both(kernel: &Kernel, job: &Job) -> JobResult {
     let mut interp = job.clone();
     interp.settings.engine = EngineKind::Interp;
     let want = kernel.run(&interp).unwrap();
-    if ctm_jit::host::check_features().is_err() {
+    if !jit_available() {
         return want;
     }
     let mut jit = job.clone();
