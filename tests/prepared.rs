@@ -168,3 +168,38 @@ fn a_kernels_next_run_starts_on_zero_memory_whatever_the_last_one_left() {
         );
     }
 }
+
+#[test]
+fn re_runs_restore_what_a_run_may_leave_unwritten_and_skip_what_it_overwrites() {
+    let init = HostSurface::from_f32(Format::Float32_4, 2, 1, &[9.0; 8]).unwrap();
+    // Writes every channel of rtA: nothing to restore between runs.
+    let all = Kernel::assemble(
+        "out rtA.rgb = max.off(s0, s0) | rtA.a = max.off(s0, s0) src0=c1 wait last",
+    )
+    .unwrap();
+    // Kills every pixel when c0 is negative: a run may write nothing, so
+    // each run starts from the initial contents again.
+    let kills = Kernel::assemble(
+        "alu r1.rgb = max.off(s0, s0) | r1.a = max.off(s0, s0) src0=c0
+    tex kill r1.rgba, in0.rgba, r1.rgba
+    out rtA.rgb = max.off(s0, s0) | rtA.a = max.off(s0, s0) src0=c1 wait last",
+    )
+    .unwrap();
+    for (k, second) in [(&all, [5.0; 4]), (&kills, [9.0; 4])] {
+        let job = Job::new(2, 1)
+            .constant(0, [1.0; 4])
+            .constant(1, [1.0, 2.0, 3.0, 4.0])
+            .output(0, Format::Float32_4)
+            .output_init(0, init.clone());
+        let mut p = k.prepare(&job).unwrap();
+        p.run().unwrap();
+        assert_eq!(p.output(0).unwrap().to_f32()[..4], [1.0, 2.0, 3.0, 4.0]);
+        p.set_constant(0, [-1.0; 4]);
+        p.set_constant(1, [5.0; 4]);
+        p.run().unwrap();
+        let out = p.output(0).unwrap().to_f32();
+        assert_eq!(out[..4], second);
+        let fresh = job.clone().constant(0, [-1.0; 4]).constant(1, [5.0; 4]);
+        assert_eq!(out, k.run(&fresh).unwrap().output(0).unwrap().to_f32());
+    }
+}

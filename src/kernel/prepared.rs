@@ -1,12 +1,15 @@
 //! A job placed once and run as often as wanted (`docs/design.md`,
 //! "Re-runs pay only for work"): the device, its memory and the command
-//! buffer stay; each run restores the outputs' starting contents, submits
-//! the same commands and leaves the results in device memory, where they
-//! are read only when asked for.
+//! buffer stay; each run restores the outputs' starting contents (where the
+//! program cannot be proved to overwrite them all), submits the same
+//! commands and leaves the results in device memory, where they are read
+//! only when asked for.
 
 use super::stage::Staged;
 use super::surface::{fetch, write_rows};
 use super::{HostSurface, Job, Kernel, KernelError};
+use crate::abi::Executable;
+use crate::isa::{Body, InstType, PredSel, TexOp};
 use crate::mc::{ArenaKind, SurfaceFormat};
 use crate::pe::RunReport;
 
@@ -34,7 +37,8 @@ use crate::pe::RunReport;
 pub struct Prepared {
     staged: Staged,
     /// Each output's and the conditional buffer's device span and what it
-    /// holds before a run (`None`: zeros).
+    /// holds before a run (`None`: zeros), for the spans a run may leave
+    /// partly unwritten ([`covers`]).
     starts: Vec<(u32, usize, Option<Vec<u8>>)>,
     /// Whether device memory holds the results of a run (the starting
     /// contents must be put back before the next).
@@ -54,6 +58,9 @@ impl Kernel {
             |fmt: SurfaceFormat| fmt.pitch as usize * fmt.format.bytes() * job.height as usize;
         let mut starts = Vec::new();
         for &(n, base, fmt) in &staged.outputs {
+            if covers(&self.exe, job, n) {
+                continue;
+            }
             let len = span(fmt);
             let init = job.output_init.iter().any(|(k, _)| *k == n);
             starts.push((
@@ -81,6 +88,51 @@ impl Kernel {
             carried,
         })
     }
+}
+
+/// Whether every run of `job` writes all four channels of every element of
+/// output `n` inside the domain, whatever its inputs and constants, so that
+/// what the output held before a run is never seen and a re-run need not
+/// put it back: the program has no flow control, no kill, no uncached
+/// writes and no early end (LAST) before its last instruction, and its
+/// unpredicated OUTPUT instructions together write every channel of render
+/// target `n`; the job has no conditional test (which could discard
+/// pixels). Elements outside the domain are written by no run.
+fn covers(exe: &Executable, job: &Job, n: u8) -> bool {
+    if job.cond.is_some() || exe.info.uncached() {
+        return false;
+    }
+    let insts = crate::isa::decode_program(&exe.code);
+    let mut written = 0u8;
+    for (k, inst) in insts.iter().enumerate() {
+        let Ok(i) = inst else {
+            return false;
+        };
+        if i.cmn.last && k + 1 != insts.len() {
+            return false;
+        }
+        match &i.body {
+            Body::Fc(_) => return false,
+            Body::Tex(t) if t.inst.op == TexOp::Kill => return false,
+            Body::Alu(a) if i.cmn.ty == InstType::Out => {
+                let rgb = i.cmn.rgb_omask != 0 && a.rgb.target == n;
+                let alpha = i.cmn.alpha_omask && a.alpha.target == n;
+                if (rgb && i.cmn.rgb_pred_sel != PredSel::None)
+                    || (alpha && i.cmn.alpha_pred_sel != PredSel::None)
+                {
+                    return false;
+                }
+                if rgb {
+                    written |= i.cmn.rgb_omask;
+                }
+                if alpha {
+                    written |= 8;
+                }
+            }
+            _ => {}
+        }
+    }
+    written == 0xF
 }
 
 fn read(staged: &Staged, base: u32, len: usize) -> Result<Vec<u8>, KernelError> {
