@@ -147,16 +147,8 @@ fn check(seed: u64) -> Result<(), TestCaseError> {
     Ok(())
 }
 
-/// 1000 cases; `CTM_D3D9_CASES=N` for longer runs.
-fn cases() -> u32 {
-    std::env::var("CTM_D3D9_CASES")
-        .ok()
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(1000)
-}
-
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(cases()))]
+    #![proptest_config(ProptestConfig::with_cases(common::d3d9_cases()))]
 
     #[test]
     fn random_ps_1_x_shaders_agree_with_the_reference(seed in any::<u64>()) {

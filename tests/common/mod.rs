@@ -27,6 +27,15 @@ pub fn jit_available() -> bool {
     }
 }
 
+/// How many random shaders a shader test checks per run: 1000, or
+/// `CTM_D3D9_CASES` for longer runs.
+pub fn d3d9_cases() -> u32 {
+    std::env::var("CTM_D3D9_CASES")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(1000)
+}
+
 /// Runs `job` on the interpreter and on the JIT; the whole results must be
 /// identical (outputs, conditional buffer, counters) and the JIT must have
 /// run every clause natively. Returns the result.

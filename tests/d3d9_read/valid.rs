@@ -208,29 +208,9 @@ impl Gen {
                 {
                     d.sat = false;
                 }
-                let mods: &[SrcMod] = if ps14 {
-                    &[
-                        SrcMod::None,
-                        SrcMod::Neg,
-                        SrcMod::Bias,
-                        SrcMod::BiasNeg,
-                        SrcMod::Bx2,
-                        SrcMod::Bx2Neg,
-                        SrcMod::Comp,
-                        SrcMod::X2,
-                        SrcMod::X2Neg,
-                    ]
-                } else {
-                    &[
-                        SrcMod::None,
-                        SrcMod::Neg,
-                        SrcMod::Bias,
-                        SrcMod::BiasNeg,
-                        SrcMod::Bx2,
-                        SrcMod::Bx2Neg,
-                        SrcMod::Comp,
-                    ]
-                };
+                // Arithmetic source modifiers: codes 0-6, and 7-8 (`_x2`) in
+                // ps_1_4.
+                let mods = &SrcMod::ALL[..if ps14 { 9 } else { 7 }];
                 let mut src = Vec::new();
                 for k in 0..op.sources(v) {
                     let kinds: &[RegKind] = match op {

@@ -297,20 +297,7 @@ pub(super) fn inst(c: &mut Compiler, i: &Inst) -> R {
             let Some(d) = i.dst else {
                 return c.error("texkill without its register");
             };
-            let t = c.temp(d.reg)?;
-            c.code.push(Dpp::Tex {
-                op: "kill",
-                dst: format!("r{t}.{}", mask_rgba(d.mask)),
-                input: 0,
-                chan: "rgba".into(),
-                coord: format!("r{t}.rgba"),
-                unscaled: false,
-                acquire: false,
-                wait: false,
-                pred: None,
-                apred: None,
-            });
-            Ok(())
+            kill(c, d.reg, d.mask)
         }
         Texbem | Texbeml | Texreg2ar | Texreg2gb | Texreg2rgb | Texm3x2pad | Texm3x2tex
         | Texm3x2depth | Texm3x3pad | Texm3x3tex | Texm3x3spec | Texm3x3vspec | Texm3x3
@@ -345,6 +332,28 @@ pub(super) fn inst(c: &mut Compiler, i: &Inst) -> R {
         | Call | Callnz => super::flow::inst(c, i),
         Label | Ret => unreachable!("handled by the body"),
     }
+}
+
+/// Kills the pixel where a channel of `reg` in `mask` is negative (no
+/// channel: nothing to test).
+pub(super) fn kill(c: &mut Compiler, reg: crate::d3d9::Reg, mask: u8) -> R {
+    let t = c.temp(reg)?;
+    if mask & 0xF == 0 {
+        return Ok(());
+    }
+    c.code.push(Dpp::Tex {
+        op: "kill",
+        dst: format!("r{t}.{}", mask_rgba(mask)),
+        input: 0,
+        chan: "rgba".into(),
+        coord: format!("r{t}.rgba"),
+        unscaled: false,
+        acquire: false,
+        wait: false,
+        pred: None,
+        apred: None,
+    });
+    Ok(())
 }
 
 /// The destination of an instruction that has one.

@@ -4,8 +4,8 @@
 //! (both read their sources before either writes), the texture
 //! instructions, and the result left in r0.
 
-use super::dest::{R, mask_rgba, to_scratch, write};
-use super::emit::{Dpp, HALF, ONE, Unit, Val, ZERO};
+use super::dest::{R, to_scratch, write};
+use super::emit::{HALF, ONE, Unit, Val, ZERO};
 use super::lower::{dst, mad, neg_zero};
 use super::{CompileError, Compiler};
 use crate::d3d9::{Def, Dst, IDENTITY, Inst, Item, Opcode, Reg, RegKind, Src, SrcMod};
@@ -207,25 +207,7 @@ pub(super) fn tex(c: &mut Compiler, i: &Inst) -> R {
             write(c, &d, None, Some(mv), None)
         }
         // Kills where x, y or z is negative.
-        Opcode::Texkill => {
-            let t = c.temp(d.reg)?;
-            let mask = d.mask & 7;
-            if mask != 0 {
-                c.code.push(Dpp::Tex {
-                    op: "kill",
-                    dst: format!("r{t}.{}", mask_rgba(mask)),
-                    input: 0,
-                    chan: "rgba".into(),
-                    coord: format!("r{t}.rgba"),
-                    unscaled: false,
-                    acquire: false,
-                    wait: false,
-                    pred: None,
-                    apred: None,
-                });
-            }
-            Ok(())
-        }
+        Opcode::Texkill => super::lower::kill(c, d.reg, d.mask & 7),
         _ => super::texaddr::lower(c, i),
     }
 }
