@@ -16,6 +16,7 @@ mod command;
 mod deliver;
 pub mod params;
 mod program;
+mod rows;
 mod run;
 mod text;
 

@@ -17,21 +17,20 @@
 //!    depth output, else v), then output writes under the output mask, then
 //!    the row's uncached writes — so any thread count gives the same memory.
 
-use super::deliver::{Px, RowSink, Targets, deliver_ordered, direct_allowed};
+use super::deliver::{Targets, direct_allowed};
+use super::rows::{RowRun, Worker, deliver_row, run_rows};
 use super::{PROCESSORS, Pe, PeError, ProgramDesc, params};
 use crate::abi::ProgramInfo;
 use crate::co::CondLoc;
 use crate::engine::EngineKind;
-use crate::mc::{CacheId, DiagnosticCounts, DirectInputs, Mc, RunView, Surface, UncachedWrite};
+use crate::mc::{CacheId, DiagnosticCounts, DirectInputs, Mc, Surface};
 use crate::runtime::hazard::Hazard;
-use crate::runtime::{
-    Cancel, Engine, EngineStats, Rows, RunError, RunOptions, RunStats, Runner, Stop, Watchdog,
-};
+use crate::runtime::{Cancel, Engine, EngineStats, RunOptions, Stop, Watchdog};
 use ctm_jit::compile::JitOptions;
 use ctm_jit::ir::{CONSTS, INT_CONSTS};
 use ctm_jit::state::{IntConst, Lanes, Uniforms};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 /// Quad rows executed between two deliveries of results when they are
@@ -125,22 +124,6 @@ pub struct RunReport {
     pub diagnostics: DiagnosticCounts,
     /// What the engines did (compilation, native and interpreted clauses).
     pub engine: EngineStats,
-}
-
-/// What one row (ordered delivery) or a worker's share of rows (direct
-/// delivery) produced.
-#[derive(Default)]
-struct RowResult {
-    pixels: Vec<Px>,
-    writes: Vec<UncachedWrite>,
-    stats: RunStats,
-    discarded: u64,
-}
-
-/// A worker's engine and group state, kept for the whole run.
-struct Worker {
-    engine: Box<dyn Engine + Send>,
-    lanes: Box<Lanes>,
 }
 
 impl Pe {
@@ -331,23 +314,12 @@ impl Pe {
         let co = self.co;
 
         // §6: the PE-side test decides which pairs run at all.
-        let width = if d.is_empty() {
-            0
-        } else {
-            (d.i1 - d.i0 + 1) as usize
-        };
-        let skipped: Option<Vec<bool>> = (co.loc == CondLoc::Pe && !d.is_empty()).then(|| {
-            let mut s = Vec::with_capacity(width * (d.j1 - d.j0 + 1) as usize);
-            for j in d.j0..=d.j1 {
-                for i in d.i0..=d.i1 {
-                    s.push(!co.test(mc, CondLoc::Pe, i, j, v));
-                }
-            }
-            s
-        });
+        let skipped = self.pe_test(mc);
         report.skipped = skipped
             .as_ref()
             .map_or(0, |s| s.iter().filter(|&&b| b).count() as u64);
+        // Used only where the domain is not empty.
+        let width = d.i1.wrapping_sub(d.i0).wrapping_add(1) as usize;
         let skip_fn = |i: u32, j: u32| {
             skipped
                 .as_ref()
@@ -355,34 +327,13 @@ impl Pe {
         };
         let skip: Option<&(dyn Fn(u32, u32) -> bool + Sync)> =
             skipped.is_some().then_some(&skip_fn as _);
-
         let rows: Vec<u32> = if d.is_empty() {
             Vec::new()
         } else {
             (d.j0 / 2..=d.j1 / 2).collect()
         };
         let total_rows = rows.len() as u64;
-        // One engine and one group state per worker thread, for the whole run;
-        // no more workers than rows of quads.
-        let mut workers = (0..self.settings.threads.clamp(1, rows.len().max(1)))
-            .map(|_| {
-                Ok(Worker {
-                    engine: match &self.settings.engine_factory {
-                        Some(make) => make(),
-                        None => self.settings.engine.make(self.settings.jit)?,
-                    },
-                    lanes: self.spare_lanes.0.pop().unwrap_or_else(Lanes::new_boxed),
-                })
-            })
-            .collect::<Result<Vec<_>, crate::engine::EngineUnavailable>>()
-            .map_err(|e| Self::fail(offset, e.0))?;
-        // Each worker's engine finds (or compiles) the program's code once
-        // for the run, not once per row.
-        for w in &mut workers {
-            w.engine
-                .prepare(&program)
-                .map_err(|source| PeError::Run { offset, source })?;
-        }
+        let mut workers = self.workers(&program, rows.len(), offset)?;
         let temps = program.temps_used();
         let pool = self.pool(workers.len());
         let out0 = uncached.then_some(self.outputs[0]).flatten();
@@ -393,16 +344,8 @@ impl Pe {
             v,
         };
         let rows_done = AtomicU64::new(0);
-        let stop = Arc::new(Stop::new(
-            self.settings.cancel.clone(),
-            self.settings.max_instructions,
-            self.settings.timeout,
-        ));
-        // Ends with this function (also on an error): the watchdog stops.
-        let _watchdog = self
-            .settings
-            .timeout
-            .map(|t| Watchdog::start(stop.clone(), t));
+        // The watchdog ends with this function (also on an error).
+        let (stop, _watchdog) = self.stop();
         let mut hazards: Vec<Hazard> = Vec::new();
         let chunk = if direct {
             rows.len().max(1)
@@ -415,66 +358,108 @@ impl Pe {
                 // Built again for every chunk: the borrow of `mc` ends
                 // with it, before the chunk's deliveries.
                 let direct_inputs = DirectInputs::new(mc, &self.inputs);
+                let run = RowRun {
+                    mc,
+                    inputs: &self.inputs,
+                    out0,
+                    direct_inputs: &direct_inputs,
+                    targets,
+                    direct,
+                    program: &program,
+                    uniforms: &uniforms,
+                    options: self.settings.options,
+                    stop: &stop,
+                    domain: d,
+                    v,
+                    skip,
+                    temps,
+                    rows_done: &rows_done,
+                    total_rows,
+                    progress: self.settings.progress.as_ref(),
+                };
                 run_rows(
                     rows,
                     &mut workers,
                     pool.as_deref(),
-                    &|w: &mut Worker, row: u32| {
-                        let mut view =
-                            RunView::new(mc, &self.inputs, out0).with_direct(&direct_inputs);
-                        let mut sink = RowSink {
-                            targets,
-                            mc,
-                            direct,
-                            pending: Vec::new(),
-                            discarded: 0,
-                        };
-                        let mut runner = Runner {
-                            program: &program,
-                            engine: &mut *w.engine,
-                            uniforms: &uniforms,
-                            options: self.settings.options,
-                            stop: Some(&*stop),
-                        };
-                        let rows = Rows {
-                            domain: d,
-                            v,
-                            rows: row..row + 1,
-                            skip,
-                        };
-                        let stats = runner.run_rows_prepared(
-                            &mut w.lanes,
-                            temps,
-                            rows,
-                            &mut view,
-                            &mut sink,
-                        )?;
-                        let done = rows_done.fetch_add(1, Ordering::Relaxed) + 1;
-                        if direct && let Some(p) = &self.settings.progress {
-                            p(done, total_rows);
-                        }
-                        Ok(RowResult {
-                            pixels: sink.pending,
-                            writes: view.writes,
-                            stats,
-                            discarded: sink.discarded,
-                        })
-                    },
+                    &|w: &mut Worker, row: u32| run.row(w, row),
                 )
             };
             for result in results {
                 let row = result.map_err(|source| PeError::Run { offset, source })?;
-                report.discarded += deliver_ordered(&targets, mc, &row.pixels);
-                for w in &row.writes {
-                    let _ = mc.mem.write(w.addr, &w.bytes[..usize::from(w.len)]);
-                }
-                tally(&mut report, &mut hazards, row);
+                deliver_row(&targets, mc, &mut report, &mut hazards, row);
             }
             if !direct && let Some(p) = &self.settings.progress {
                 p(rows_done.load(Ordering::Relaxed), total_rows);
             }
         }
         report.hazards = hazards;
+        self.close(&mut report, workers);
+        report.diagnostics = mc.diagnostics.counts().since(&before);
+        Ok(report)
+    }
+
+    /// What stops the run — cancellation, the instruction limit, the
+    /// timeout — and the watchdog that pulls it when the time is up.
+    fn stop(&self) -> (Arc<Stop>, Option<Watchdog>) {
+        let stop = Arc::new(Stop::new(
+            self.settings.cancel.clone(),
+            self.settings.max_instructions,
+            self.settings.timeout,
+        ));
+        let watchdog = self
+            .settings
+            .timeout
+            .map(|t| Watchdog::start(stop.clone(), t));
+        (stop, watchdog)
+    }
+
+    /// With the CO at the PE (§6), which pairs of the domain fail its test
+    /// and do not run, row-major; `None` when the PE tests nothing.
+    fn pe_test(&self, mc: &mut Mc) -> Option<Vec<bool>> {
+        let (d, co, v) = (self.domain, self.co, self.cond_val);
+        (co.loc == CondLoc::Pe && !d.is_empty()).then(|| {
+            let mut s = Vec::with_capacity(((d.i1 - d.i0 + 1) * (d.j1 - d.j0 + 1)) as usize);
+            for j in d.j0..=d.j1 {
+                for i in d.i0..=d.i1 {
+                    s.push(!co.test(mc, CondLoc::Pe, i, j, v));
+                }
+            }
+            s
+        })
+    }
+
+    /// One engine and one group state per worker thread for a run of `rows`
+    /// quad rows (no more workers than rows), each engine holding the
+    /// program's code (found or compiled once for the run, not per row).
+    fn workers(
+        &mut self,
+        program: &ctm_jit::ir::Program,
+        rows: usize,
+        offset: usize,
+    ) -> Result<Vec<Worker>, PeError> {
+        let mut workers = (0..self.settings.threads.clamp(1, rows.max(1)))
+            .map(|_| {
+                Ok(Worker {
+                    engine: match &self.settings.engine_factory {
+                        Some(make) => make(),
+                        None => self.settings.engine.make(self.settings.jit)?,
+                    },
+                    lanes: self.spare_lanes.0.pop().unwrap_or_else(Lanes::new_boxed),
+                })
+            })
+            .collect::<Result<Vec<_>, crate::engine::EngineUnavailable>>()
+            .map_err(|e| Self::fail(offset, e.0))?;
+        for w in &mut workers {
+            w.engine
+                .prepare(program)
+                .map_err(|source| PeError::Run { offset, source })?;
+        }
+        Ok(workers)
+    }
+
+    /// The end of a run: the workers' engine statistics into `report`,
+    /// their group states kept for the next run, the clocks counted.
+    fn close(&mut self, report: &mut RunReport, workers: Vec<Worker>) {
         for w in workers {
             report.engine.merge(&w.engine.stats());
             self.spare_lanes.0.push(w.lanes);
@@ -484,118 +469,5 @@ impl Pe {
             self.counters.total += report.clocks;
             self.counters.active += report.clocks;
         }
-        report.diagnostics = mc.diagnostics.counts().since(&before);
-        Ok(report)
     }
-}
-
-impl Pe {
-    /// The persistent threads for a run of `workers` workers (`None` for
-    /// one: the calling thread runs it).
-    fn pool(&mut self, workers: usize) -> Option<Arc<rayon::ThreadPool>> {
-        if workers <= 1 {
-            return None;
-        }
-        if self
-            .pool
-            .as_ref()
-            .is_none_or(|p| p.current_num_threads() != workers)
-        {
-            // A pool that cannot be made leaves the run to scoped threads.
-            self.pool = rayon::ThreadPoolBuilder::new()
-                .num_threads(workers)
-                .thread_name(|k| format!("ctm-worker-{k}"))
-                .build()
-                .ok()
-                .map(Arc::new);
-        }
-        self.pool.clone()
-    }
-}
-
-/// Adds a row's counters to the run's.
-fn tally(report: &mut RunReport, hazards: &mut Vec<Hazard>, row: RowResult) {
-    report.discarded += row.discarded;
-    report.pixels += row.stats.pixels;
-    report.killed += row.stats.killed;
-    report.group_instructions += row.stats.group_instructions;
-    report.pixel_instructions += row.stats.pixel_instructions;
-    for h in row.stats.hazards {
-        match hazards
-            .iter_mut()
-            .find(|e| e.kind == h.kind && e.pc == h.pc)
-        {
-            Some(e) => e.count += h.count,
-            None => hazards.push(h),
-        }
-    }
-}
-
-/// Runs `rows` (each through `run_row`) on the workers, one thread each (at
-/// most one per row), rows handed out in order; once a row fails, no
-/// further row starts. Returns the rows' results in row order, up to and
-/// including the first error.
-fn run_rows(
-    rows: &[u32],
-    workers: &mut [Worker],
-    pool: Option<&rayon::ThreadPool>,
-    run_row: &(dyn Fn(&mut Worker, u32) -> Result<RowResult, RunError> + Sync),
-) -> Vec<Result<RowResult, RunError>> {
-    let mut slots: Vec<Option<Result<RowResult, RunError>>> = Vec::new();
-    slots.resize_with(rows.len(), || None);
-    let threads = workers.len().min(rows.len());
-    let next = AtomicUsize::new(0);
-    let failed = AtomicBool::new(false);
-    let work = |w: &mut Worker| {
-        let mut mine = Vec::new();
-        while !failed.load(Ordering::Relaxed) {
-            let k = next.fetch_add(1, Ordering::Relaxed);
-            let Some(&r) = rows.get(k) else { break };
-            let res = run_row(w, r);
-            if res.is_err() {
-                failed.store(true, Ordering::Relaxed);
-            }
-            mine.push((k, res));
-        }
-        mine
-    };
-    let parts: Vec<Vec<(usize, Result<RowResult, RunError>)>> = if threads <= 1 {
-        workers.first_mut().map(work).into_iter().collect()
-    } else if let Some(pool) = pool {
-        // The run's persistent threads: one task per worker.
-        let parts = std::sync::Mutex::new(Vec::new());
-        pool.scope(|s| {
-            for w in workers[..threads].iter_mut() {
-                let (parts, work) = (&parts, &work);
-                s.spawn(move |_| {
-                    let mine = work(w);
-                    parts.lock().unwrap_or_else(|p| p.into_inner()).push(mine);
-                });
-            }
-        });
-        parts.into_inner().unwrap_or_else(|p| p.into_inner())
-    } else {
-        std::thread::scope(|s| {
-            let handles: Vec<_> = workers[..threads]
-                .iter_mut()
-                .map(|w| s.spawn(|| work(w)))
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
-                .collect()
-        })
-    };
-    for (k, r) in parts.into_iter().flatten() {
-        slots[k] = Some(r);
-    }
-    let mut out = Vec::with_capacity(rows.len());
-    for r in slots.into_iter().map_while(|r| r) {
-        let stop = r.is_err();
-        out.push(r);
-        if stop {
-            break;
-        }
-    }
-    out
 }

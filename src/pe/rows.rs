@@ -1,0 +1,225 @@
+//! The rows of a run (`docs/machine.md` §6): handed out to the workers in
+//! order, one worker per thread, and their results delivered in row order.
+
+use super::deliver::{Px, RowSink, Targets, deliver_ordered};
+use super::{Pe, Progress, RunReport};
+use crate::mc::{DirectInputs, Mc, RunView, Surface, UncachedWrite};
+use crate::runtime::hazard::Hazard;
+use crate::runtime::{Domain, Engine, Rows, RunError, RunOptions, RunStats, Runner, Stop};
+use ctm_jit::ir::Program;
+use ctm_jit::state::{Lanes, Uniforms};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+
+/// What one row (ordered delivery) or a worker's share of rows (direct
+/// delivery) produced.
+#[derive(Default)]
+pub(super) struct RowResult {
+    pub pixels: Vec<Px>,
+    pub writes: Vec<UncachedWrite>,
+    pub stats: RunStats,
+    pub discarded: u64,
+}
+
+/// A worker's engine and group state, kept for the whole run.
+pub(super) struct Worker {
+    pub engine: Box<dyn Engine + Send>,
+    pub lanes: Box<Lanes>,
+}
+
+/// What the rows of a run share: the program and what it reads, where
+/// its results go, and how the run is stopped and its progress reported.
+pub(super) struct RowRun<'a> {
+    pub mc: &'a Mc,
+    pub inputs: &'a [Option<Surface>; 16],
+    /// Uncached memory (output 0 of an uncached program).
+    pub out0: Option<Surface>,
+    pub direct_inputs: &'a DirectInputs<'a>,
+    pub targets: Targets<'a>,
+    /// Results written by the workers themselves (else kept for ordered
+    /// delivery).
+    pub direct: bool,
+    pub program: &'a Program,
+    pub uniforms: &'a Uniforms,
+    pub options: RunOptions,
+    pub stop: &'a Stop,
+    pub domain: Domain,
+    /// The conditional value.
+    pub v: u32,
+    /// Pairs the PE's conditional test keeps from running.
+    pub skip: Option<&'a (dyn Fn(u32, u32) -> bool + Sync)>,
+    /// Registers the program uses.
+    pub temps: usize,
+    pub rows_done: &'a AtomicU64,
+    pub total_rows: u64,
+    pub progress: Option<&'a Progress>,
+}
+
+impl RowRun<'_> {
+    /// Runs quad row `row` on worker `w`.
+    pub(super) fn row(&self, w: &mut Worker, row: u32) -> Result<RowResult, RunError> {
+        let mut view =
+            RunView::new(self.mc, self.inputs, self.out0).with_direct(self.direct_inputs);
+        let mut sink = RowSink {
+            targets: self.targets,
+            mc: self.mc,
+            direct: self.direct,
+            pending: Vec::new(),
+            discarded: 0,
+        };
+        let mut runner = Runner {
+            program: self.program,
+            engine: &mut *w.engine,
+            uniforms: self.uniforms,
+            options: self.options,
+            stop: Some(self.stop),
+        };
+        let rows = Rows {
+            domain: self.domain,
+            v: self.v,
+            rows: row..row + 1,
+            skip: self.skip,
+        };
+        let stats =
+            runner.run_rows_prepared(&mut w.lanes, self.temps, rows, &mut view, &mut sink)?;
+        let done = self.rows_done.fetch_add(1, Ordering::Relaxed) + 1;
+        if self.direct
+            && let Some(p) = self.progress
+        {
+            p(done, self.total_rows);
+        }
+        Ok(RowResult {
+            pixels: sink.pending,
+            writes: view.writes,
+            stats,
+            discarded: sink.discarded,
+        })
+    }
+}
+
+/// A row's results in row order: its pixels kept for ordered delivery,
+/// then its uncached writes, then its counters.
+pub(super) fn deliver_row(
+    targets: &Targets<'_>,
+    mc: &mut Mc,
+    report: &mut RunReport,
+    hazards: &mut Vec<Hazard>,
+    row: RowResult,
+) {
+    report.discarded += deliver_ordered(targets, mc, &row.pixels);
+    for w in &row.writes {
+        let _ = mc.mem.write(w.addr, &w.bytes[..usize::from(w.len)]);
+    }
+    tally(report, hazards, row);
+}
+
+impl Pe {
+    /// The persistent threads for a run of `workers` workers (`None` for
+    /// one: the calling thread runs it).
+    pub(super) fn pool(&mut self, workers: usize) -> Option<Arc<rayon::ThreadPool>> {
+        if workers <= 1 {
+            return None;
+        }
+        if self
+            .pool
+            .as_ref()
+            .is_none_or(|p| p.current_num_threads() != workers)
+        {
+            // A pool that cannot be made leaves the run to scoped threads.
+            self.pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(workers)
+                .thread_name(|k| format!("ctm-worker-{k}"))
+                .build()
+                .ok()
+                .map(Arc::new);
+        }
+        self.pool.clone()
+    }
+}
+
+/// Adds a row's counters to the run's.
+fn tally(report: &mut RunReport, hazards: &mut Vec<Hazard>, row: RowResult) {
+    report.discarded += row.discarded;
+    report.pixels += row.stats.pixels;
+    report.killed += row.stats.killed;
+    report.group_instructions += row.stats.group_instructions;
+    report.pixel_instructions += row.stats.pixel_instructions;
+    for h in row.stats.hazards {
+        match hazards
+            .iter_mut()
+            .find(|e| e.kind == h.kind && e.pc == h.pc)
+        {
+            Some(e) => e.count += h.count,
+            None => hazards.push(h),
+        }
+    }
+}
+
+/// Runs `rows` (each through `run_row`) on the workers, one thread each (at
+/// most one per row), rows handed out in order; once a row fails, no
+/// further row starts. Returns the rows' results in row order, up to and
+/// including the first error.
+pub(super) fn run_rows(
+    rows: &[u32],
+    workers: &mut [Worker],
+    pool: Option<&rayon::ThreadPool>,
+    run_row: &(dyn Fn(&mut Worker, u32) -> Result<RowResult, RunError> + Sync),
+) -> Vec<Result<RowResult, RunError>> {
+    let mut slots: Vec<Option<Result<RowResult, RunError>>> = Vec::new();
+    slots.resize_with(rows.len(), || None);
+    let threads = workers.len().min(rows.len());
+    let next = AtomicUsize::new(0);
+    let failed = AtomicBool::new(false);
+    let work = |w: &mut Worker| {
+        let mut mine = Vec::new();
+        while !failed.load(Ordering::Relaxed) {
+            let k = next.fetch_add(1, Ordering::Relaxed);
+            let Some(&r) = rows.get(k) else { break };
+            let res = run_row(w, r);
+            if res.is_err() {
+                failed.store(true, Ordering::Relaxed);
+            }
+            mine.push((k, res));
+        }
+        mine
+    };
+    let parts: Vec<Vec<(usize, Result<RowResult, RunError>)>> = if threads <= 1 {
+        workers.first_mut().map(work).into_iter().collect()
+    } else if let Some(pool) = pool {
+        // The run's persistent threads: one task per worker.
+        let parts = std::sync::Mutex::new(Vec::new());
+        pool.scope(|s| {
+            for w in workers[..threads].iter_mut() {
+                let (parts, work) = (&parts, &work);
+                s.spawn(move |_| {
+                    let mine = work(w);
+                    parts.lock().unwrap_or_else(|p| p.into_inner()).push(mine);
+                });
+            }
+        });
+        parts.into_inner().unwrap_or_else(|p| p.into_inner())
+    } else {
+        std::thread::scope(|s| {
+            let handles: Vec<_> = workers[..threads]
+                .iter_mut()
+                .map(|w| s.spawn(|| work(w)))
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+                .collect()
+        })
+    };
+    for (k, r) in parts.into_iter().flatten() {
+        slots[k] = Some(r);
+    }
+    let mut out = Vec::with_capacity(rows.len());
+    for r in slots.into_iter().map_while(|r| r) {
+        let stop = r.is_err();
+        out.push(r);
+        if stop {
+            break;
+        }
+    }
+    out
+}
