@@ -1,4 +1,6 @@
-//! Numeric sweeps through both engines' code paths, compared bit for bit.
+//! Numeric sweeps through both engines' code paths, compared bit for bit
+//! with each other and, for the special values, with the rules themselves
+//! (`ctm::fp`, one function per operation of `docs/isa.md` §7).
 //!
 //! * In CI: every pair (and, for MAD, CND and CMP, every triple) of the
 //!   special values — ±0, ±denormals, ±Inf, NaNs with payloads, ±1, ±max,
@@ -12,6 +14,7 @@
 mod common;
 
 use common::both;
+use ctm::fp;
 use ctm::interp::Interpreter;
 use ctm::jit::JitEngine;
 use ctm::kernel::{HostSurface, Job, Kernel};
@@ -104,30 +107,81 @@ alu r5.rgb = mad(-s0.rrr, abs(s0.ggg), -abs(s0.bbb)) | r5.a = mad.off(s0.r, s0.g
     }
 }
 
+/// Checks every pixel of a sweep's render target `t` against `want`, which
+/// gives the pixel's four channels from its triple (a, b, c).
+fn expect(out: &[Vec<u32>], t: usize, what: &str, want: impl Fn(u32, u32, u32) -> [u32; 4]) {
+    let n = SPECIAL.len();
+    for (k, px) in out[t].chunks_exact(4).take(n * n * n).enumerate() {
+        let (a, b, c) = (SPECIAL[k / (n * n)], SPECIAL[k / n % n], SPECIAL[k % n]);
+        assert_eq!(px, want(a, b, c), "{what} of ({a:#x}, {b:#x}, {c:#x})");
+    }
+}
+
+/// The result rule of an enabled output modifier ×1.
+fn std(x: u32) -> u32 {
+    fp::omod(x, 0)
+}
+
 #[test]
 fn selections_on_every_triple() {
-    sweep(
+    let out = sweep(
         "alu r2.rgb = min(s0.rrr, s0.ggg) | r2.a = max(s0.r, s0.g) src0=r1
 alu r3.rgb = min.off(s0.rrr, s0.ggg) | r3.a = max.off(s0.r, s0.g) src0=r1
 alu r4.rgb = cnd(s0.rrr, s0.ggg, s0.bbb) | r4.a = cmp(s0.r, s0.g, s0.b) src0=r1
 alu r5.rgb = cmp.off(s0.rrr, s0.ggg, s0.bbb) | r5.a = cnd.off(s0.r, s0.g, s0.b) src0=r1",
     );
+    // A ? B : C on the inputs A, B, C; `.off` moves the chosen bits.
+    let rgba = |x: u32, w: u32| [x, x, x, w];
+    expect(&out, 0, "min/max", |a, b, _| {
+        rgba(std(fp::min(a, b)), std(fp::max(a, b)))
+    });
+    expect(&out, 1, "min.off/max.off", |a, b, _| {
+        rgba(fp::min(a, b), fp::max(a, b))
+    });
+    expect(&out, 2, "cnd/cmp", |a, b, c| {
+        rgba(std(fp::cnd(c, a, b)), std(fp::cmp(c, a, b)))
+    });
+    expect(&out, 3, "cmp.off/cnd.off", |a, b, c| {
+        rgba(fp::cmp(c, a, b), fp::cnd(c, a, b))
+    });
 }
 
 #[test]
 fn dot_products_and_presubtracts_on_every_triple() {
-    sweep(
+    let out = sweep(
         "alu r6.rgb = max.off(s0.gbr, s0.gbr) | r6.a = max.off(s0.g, s0.g) src0=r1
 alu r2.rgb = dp3(s0, s1) | r2.a = dp() src0=r1 src1=r6
 alu r3.rgb = d2a(s0, s1, s0) | r3.a = dp() src0=r1 src1=r6
 alu r4.rgb = max.off(sp, sp) | r4.a = max.off(sp, sp) src0=r1 src1=r6 srcp=add/sub
 alu r5.rgb = max.off(sp, sp) | r5.a = max.off(sp, sp) src0=r1 src1=r6 srcp=bias/inv",
     );
+    // src0 = (a, b, c, a), src1 = (b, c, a, b); dot products rounded once;
+    // presubtracted values standardised like results.
+    const ONE: u32 = 0x3F80_0000;
+    const TWO: u32 = 0x4000_0000;
+    expect(&out, 0, "dp3", |a, b, c| {
+        [std(fp::dot(&[(a, b), (b, c), (c, a)], None)); 4]
+    });
+    expect(&out, 1, "d2a", |a, b, c| {
+        [std(fp::dot(&[(a, b), (b, c)], Some(c))); 4]
+    });
+    expect(&out, 2, "presubtract add/sub", |a, b, c| {
+        [
+            std(fp::add(b, a)),
+            std(fp::add(c, b)),
+            std(fp::add(a, c)),
+            std(fp::sub(b, a)),
+        ]
+    });
+    let bias = |x: u32| std(fp::sub(ONE, fp::mul(TWO, x)));
+    expect(&out, 3, "presubtract bias/inv", |a, b, c| {
+        [bias(a), bias(b), bias(c), std(fp::sub(ONE, a))]
+    });
 }
 
 #[test]
 fn transcendentals_and_fractions_of_every_special_value() {
-    sweep(
+    let out = sweep(
         "alu r2.rgb = frc(s0) | r2.a = rcp(s0) src0=r1
 alu r3.rgb = sop() | r3.a = rsq(s0) src0=r1
 alu r4.rgb = sop() | r4.a = ex2(s0) src0=r1
@@ -135,6 +189,18 @@ alu r5.rgb = sop() | r5.a = ln2.sat(s0) src0=r1
 alu r2.rgb = sop() | r2.a = sin(s0) src0=r1
 alu r3.rgb = frc.x8(s0) | r3.a = cos.d2(s0) src0=r1",
     );
+    // The alpha unit reads a (the texel's alpha); `sop` copies its result
+    // before the alpha unit's modifier.
+    expect(&out, 0, "sop/sin", |a, _, _| [std(fp::sin(a)); 4]);
+    expect(&out, 1, "frc.x8/cos.d2", |a, b, c| {
+        let f = |x: u32| fp::omod(fp::frc(x), 3);
+        [f(a), f(b), f(c), fp::omod(fp::cos(a), -1)]
+    });
+    expect(&out, 2, "sop/ex2", |a, _, _| [std(fp::ex2(a)); 4]);
+    expect(&out, 3, "sop/ln2.sat", |a, _, _| {
+        let l = fp::ln2(a);
+        [std(l), std(l), std(l), fp::clamp(std(l))]
+    });
 }
 
 /// Every 32-bit pattern through `alpha` (alpha unit) and `rgb` (RGB unit)
