@@ -124,6 +124,58 @@ impl Parser<'_> {
         Ok(sw)
     }
 
+    /// Splits a source after its prefixes into its register's text (with
+    /// a relative address's offset folded in: `c[aL+3]`, `c[3+aL]`,
+    /// `c3[aL]`, `v[aL]`), the relative address and what follows.
+    fn relative<'t>(
+        &self,
+        at: usize,
+        body: &'t str,
+    ) -> Result<(String, Option<Rel>, &'t str), AsmError> {
+        let Some(open) = body.find('[') else {
+            return Ok(match body.find('.') {
+                Some(dot) => (body[..dot].to_string(), None, &body[dot..]),
+                None => (body.to_string(), None, ""),
+            });
+        };
+        let close = body[open..]
+            .find(']')
+            .map(|c| open + c)
+            .ok_or_else(|| self.err_at(at, "expected `]`"))?;
+        let inside = &body[open + 1..close];
+        let mut offset = 0u16;
+        let mut al = None;
+        for term in inside.split('+') {
+            let term = term.trim();
+            if term.to_ascii_lowercase().starts_with("al") {
+                let sw = match term.split_once('.') {
+                    Some((_, s)) => self.swizzle(at, s)?,
+                    None => IDENTITY,
+                };
+                al = Some(sw);
+            } else {
+                offset += term
+                    .parse::<u16>()
+                    .ok()
+                    .filter(|&n| n < 2048)
+                    .ok_or_else(|| self.err_at(at, format!("`{term}`: expected aL or a number")))?;
+            }
+        }
+        let sw = al.ok_or_else(|| self.err_at(at, "relative addressing needs aL"))?;
+        let base = &body[..open];
+        let letters = base.trim_end_matches(|c: char| c.is_ascii_digit());
+        let n: u16 = base[letters.len()..].parse().unwrap_or(0);
+        let rel = Rel {
+            reg: Reg::new(RegKind::Loop, 0),
+            swizzle: sw,
+        };
+        Ok((
+            format!("{letters}{}", n + offset),
+            Some(rel),
+            &body[close + 1..],
+        ))
+    }
+
     pub(super) fn src(&self, at: usize, t: &str) -> Result<Src, AsmError> {
         let mut body = t;
         // Prefixes: `-`, `!` (the predicate), `1-` (ps_1_x's complement).
@@ -141,50 +193,7 @@ impl Parser<'_> {
             comp = true;
             body = b.trim_start();
         }
-        // Relative addressing: `c[aL+3]`, `c[3+aL]`, `c3[aL]`, `v[aL]`.
-        let mut rel = None;
-        let mut base_text = body.to_string();
-        let mut tail = "";
-        if let Some(open) = body.find('[') {
-            let close = body[open..]
-                .find(']')
-                .map(|c| open + c)
-                .ok_or_else(|| self.err_at(at, "expected `]`"))?;
-            let inside = &body[open + 1..close];
-            let mut offset = 0u16;
-            let mut al = None;
-            for term in inside.split('+') {
-                let term = term.trim();
-                if term.to_ascii_lowercase().starts_with("al") {
-                    let sw = match term.split_once('.') {
-                        Some((_, s)) => self.swizzle(at, s)?,
-                        None => IDENTITY,
-                    };
-                    al = Some(sw);
-                } else {
-                    offset += term
-                        .parse::<u16>()
-                        .ok()
-                        .filter(|&n| n < 2048)
-                        .ok_or_else(|| {
-                            self.err_at(at, format!("`{term}`: expected aL or a number"))
-                        })?;
-                }
-            }
-            let sw = al.ok_or_else(|| self.err_at(at, "relative addressing needs aL"))?;
-            let base = &body[..open];
-            let letters = base.trim_end_matches(|c: char| c.is_ascii_digit());
-            let n: u16 = base[letters.len()..].parse().unwrap_or(0);
-            base_text = format!("{letters}{}", n + offset);
-            rel = Some(Rel {
-                reg: Reg::new(RegKind::Loop, 0),
-                swizzle: sw,
-            });
-            tail = &body[close + 1..];
-        } else if let Some(dot) = body.find('.') {
-            base_text = body[..dot].to_string();
-            tail = &body[dot..];
-        }
+        let (base_text, rel, tail) = self.relative(at, body)?;
         // A modifier suffix after the register (`t0_bx2`, `c[aL]_abs`) or
         // after its swizzle (`r0.a_bias`).
         let mut suffix = None;

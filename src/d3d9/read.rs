@@ -73,21 +73,9 @@ pub fn read(tokens: &[u32]) -> Result<Shader, ReadError> {
             return Ok(Shader { version, items });
         }
         if tok & 0xFFFF == COMMENT {
-            if tok >> 31 != 0 {
-                return err(
-                    at,
-                    ReadErrorKind::Reserved {
-                        token: tok,
-                        bits: 1 << 31,
-                    },
-                );
-            }
-            let n = ((tok >> 16) & 0x7FFF) as usize;
-            let Some(body) = tokens.get(at + 1..at + 1 + n) else {
-                return err(at, ReadErrorKind::Truncated);
-            };
-            items.push(Item::Comment(body.to_vec()));
-            at += 1 + n;
+            let (item, n) = comment(tokens, at)?;
+            items.push(item);
+            at += n;
             continue;
         }
         if tok >> 31 != 0 {
@@ -136,19 +124,13 @@ pub fn read(tokens: &[u32]) -> Result<Shader, ReadError> {
                 },
             );
         }
-        if let Item::Inst(i) = &item
-            && i.coissue
-        {
-            let after = items.iter().rev().find(|i| !matches!(i, Item::Comment(_)));
-            let paired = matches!(after, Some(Item::Inst(p)) if !p.coissue && arithmetic_1x(p.op));
-            if !arithmetic_1x(i.op) || !paired {
-                return err(
-                    at,
-                    ReadErrorKind::Invalid(
-                        "a co-issued instruction (+) is arithmetic and follows an arithmetic instruction that is not itself co-issued".into(),
-                    ),
-                );
-            }
+        if !pairs(&items, &item) {
+            return err(
+                at,
+                ReadErrorKind::Invalid(
+                    "a co-issued instruction (+) is arithmetic and follows an arithmetic instruction that is not itself co-issued".into(),
+                ),
+            );
         }
         items.push(item);
         at += 1 + len;
@@ -167,6 +149,39 @@ fn operands_1x(code: u32, version: Version) -> usize {
     }
 }
 
+/// The comment block whose token is at `at`, and the tokens it spans.
+fn comment(tokens: &[u32], at: usize) -> Result<(Item, usize), ReadError> {
+    let tok = tokens[at];
+    let err = |kind| Err(ReadError { offset: at, kind });
+    if tok >> 31 != 0 {
+        return err(ReadErrorKind::Reserved {
+            token: tok,
+            bits: 1 << 31,
+        });
+    }
+    let n = ((tok >> 16) & 0x7FFF) as usize;
+    let Some(body) = tokens.get(at + 1..at + 1 + n) else {
+        return err(ReadErrorKind::Truncated);
+    };
+    Ok((Item::Comment(body.to_vec()), 1 + n))
+}
+
+/// Whether `item`, after `items`, is not co-issued or may be: both it and
+/// the instruction before it (comments aside) arithmetic, that one not
+/// co-issued itself.
+fn pairs(items: &[Item], item: &Item) -> bool {
+    let Item::Inst(i) = item else {
+        return true;
+    };
+    if !i.coissue {
+        return true;
+    }
+    let before = items.iter().rev().find(|i| !matches!(i, Item::Comment(_)));
+    let after_arithmetic =
+        matches!(before, Some(Item::Inst(p)) if !p.coissue && arithmetic_1x(p.op));
+    arithmetic_1x(i.op) && after_arithmetic
+}
+
 /// Whether a ps_1_x operation is arithmetic (may be co-issued, takes a
 /// result shift).
 fn arithmetic_1x(op: Opcode) -> bool {
@@ -182,56 +197,8 @@ impl Operands<'_> {
         let predicated = tok & (1 << 28) != 0;
         let coissue = tok & (1 << 30) != 0;
         let at_err = |kind| Err(ReadError { offset: at, kind });
-        if self.version.is_1x() && matches!(code, DCL | DEFB | DEFI) {
-            let name = match code {
-                DCL => "dcl",
-                DEFB => "defb",
-                _ => "defi",
-            };
-            return at_err(ReadErrorKind::NotInVersion(name, self.version));
-        }
-        if coissue && matches!(code, DCL | DEF | DEFB | DEFI) {
-            return at_err(ReadErrorKind::Invalid("def cannot be co-issued".into()));
-        }
         if matches!(code, DCL | DEF | DEFB | DEFI) {
-            if control != 0 || predicated {
-                return at_err(ReadErrorKind::Reserved {
-                    token: tok,
-                    bits: tok & 0x10FF_0000,
-                });
-            }
-            return match code {
-                DCL => self.dcl(),
-                DEF => {
-                    let d = self.dst("def's register", &[Const], "c#")?;
-                    self.full(&d, "def")?;
-                    let mut v = [0; 4];
-                    for x in &mut v {
-                        *x = self.raw()?;
-                    }
-                    Ok(Item::Def(Def::Float(d.reg.num, v)))
-                }
-                DEFI => {
-                    let d = self.dst("defi's register", &[ConstInt], "i#")?;
-                    self.full(&d, "defi")?;
-                    let mut v = [0; 4];
-                    for x in &mut v {
-                        *x = self.raw()? as i32;
-                    }
-                    Ok(Item::Def(Def::Int(d.reg.num, v)))
-                }
-                _ => {
-                    let d = self.dst("defb's register", &[ConstBool], "b#")?;
-                    self.full(&d, "defb")?;
-                    match self.raw()? {
-                        0 => Ok(Item::Def(Def::Bool(d.reg.num, false))),
-                        1 => Ok(Item::Def(Def::Bool(d.reg.num, true))),
-                        v => self.err(ReadErrorKind::Invalid(format!(
-                            "defb's value {v:#x} is neither 0 nor 1"
-                        ))),
-                    }
-                }
-            };
+            return self.declaration(tok, at);
         }
         let Some(op) = Opcode::from_code(code as u16) else {
             return at_err(ReadErrorKind::UnknownOpcode(code as u16));
@@ -262,22 +229,8 @@ impl Operands<'_> {
             )));
         }
         let name = op.name_in(self.version);
-        let ps14 = self.version == Version::Ps14;
         let dst = if op.has_dst() {
-            let (allowed, expected): (&[RegKind], &str) = match op {
-                Opcode::Texkill if ps14 => (&[Temp, Texture], "r# or t#"),
-                Opcode::Tex | Opcode::Texcoord | Opcode::Texdepth | Opcode::Bem if ps14 => {
-                    (&[Temp], "r#")
-                }
-                _ if one_x && op.is_tex_1x() => (&[Texture], "t#"),
-                _ if ps14 => (&[Temp], "r#"),
-                _ if one_x => (&[Temp, Texture], "r# or t#"),
-                Opcode::Setp => (&[Predicate], "p0"),
-                Opcode::Texkill if self.version == Version::Ps30 => (&[Temp, Input], "r# or v#"),
-                Opcode::Texkill => (&[Temp, Texture], "r# or t#"),
-                Opcode::Tex | Opcode::Texldd | Opcode::Texldl => (&[Temp], "r#"),
-                _ => (&[Temp, ColorOut, DepthOut], "r#, oC# or oDepth"),
-            };
+            let (allowed, expected) = self.dst_kinds(op);
             Some(self.dst(&format!("{name}'s destination"), allowed, expected)?)
         } else {
             None
@@ -328,6 +281,86 @@ impl Operands<'_> {
             self.check_1x(&inst)?;
         }
         Ok(Item::Inst(inst))
+    }
+
+    /// The registers `op`'s destination may be in this version, and how to
+    /// say so.
+    fn dst_kinds(&self, op: Opcode) -> (&'static [RegKind], &'static str) {
+        use RegKind::*;
+        let (one_x, ps14) = (self.version.is_1x(), self.version == Version::Ps14);
+        match op {
+            Opcode::Texkill if ps14 => (&[Temp, Texture], "r# or t#"),
+            Opcode::Tex | Opcode::Texcoord | Opcode::Texdepth | Opcode::Bem if ps14 => {
+                (&[Temp], "r#")
+            }
+            _ if one_x && op.is_tex_1x() => (&[Texture], "t#"),
+            _ if ps14 => (&[Temp], "r#"),
+            _ if one_x => (&[Temp, Texture], "r# or t#"),
+            Opcode::Setp => (&[Predicate], "p0"),
+            Opcode::Texkill if self.version == Version::Ps30 => (&[Temp, Input], "r# or v#"),
+            Opcode::Texkill => (&[Temp, Texture], "r# or t#"),
+            Opcode::Tex | Opcode::Texldd | Opcode::Texldl => (&[Temp], "r#"),
+            _ => (&[Temp, ColorOut, DepthOut], "r#, oC# or oDepth"),
+        }
+    }
+
+    /// A `dcl`, `def`, `defi` or `defb` item whose token `tok` is at `at`.
+    fn declaration(&mut self, tok: u32, at: usize) -> Result<Item, ReadError> {
+        use RegKind::*;
+        let code = tok & 0xFFFF;
+        let control = ((tok >> 16) & 0xFF) as u8;
+        let predicated = tok & (1 << 28) != 0;
+        let coissue = tok & (1 << 30) != 0;
+        let at_err = |kind| Err(ReadError { offset: at, kind });
+        if self.version.is_1x() && matches!(code, DCL | DEFB | DEFI) {
+            let name = match code {
+                DCL => "dcl",
+                DEFB => "defb",
+                _ => "defi",
+            };
+            return at_err(ReadErrorKind::NotInVersion(name, self.version));
+        }
+        if coissue {
+            return at_err(ReadErrorKind::Invalid("def cannot be co-issued".into()));
+        }
+        if control != 0 || predicated {
+            return at_err(ReadErrorKind::Reserved {
+                token: tok,
+                bits: tok & 0x10FF_0000,
+            });
+        }
+        match code {
+            DCL => self.dcl(),
+            DEF => {
+                let d = self.dst("def's register", &[Const], "c#")?;
+                self.full(&d, "def")?;
+                let mut v = [0; 4];
+                for x in &mut v {
+                    *x = self.raw()?;
+                }
+                Ok(Item::Def(Def::Float(d.reg.num, v)))
+            }
+            DEFI => {
+                let d = self.dst("defi's register", &[ConstInt], "i#")?;
+                self.full(&d, "defi")?;
+                let mut v = [0; 4];
+                for x in &mut v {
+                    *x = self.raw()? as i32;
+                }
+                Ok(Item::Def(Def::Int(d.reg.num, v)))
+            }
+            _ => {
+                let d = self.dst("defb's register", &[ConstBool], "b#")?;
+                self.full(&d, "defb")?;
+                match self.raw()? {
+                    0 => Ok(Item::Def(Def::Bool(d.reg.num, false))),
+                    1 => Ok(Item::Def(Def::Bool(d.reg.num, true))),
+                    v => self.err(ReadErrorKind::Invalid(format!(
+                        "defb's value {v:#x} is neither 0 nor 1"
+                    ))),
+                }
+            }
+        }
     }
 
     /// The rules of ps_1_x's operands beyond their kinds.

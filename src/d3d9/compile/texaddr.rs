@@ -130,28 +130,7 @@ pub(super) fn lower(c: &mut Compiler, i: &Inst) -> R {
         return depth(c, s, r5.clone().scalar(0), r5.scalar(1));
     }
     if i.op == Bem {
-        // rD.rg = src0.rg + (m00, m01)·src1.r + (m10, m11)·src1.g.
-        let (a, b) = (c.val(&i.src[0])?, c.val(&i.src[1])?);
-        let bump = c.bumpenv(stage)?;
-        let s = c.scratch(COORD)?;
-        let m = Val::reg(format!("c{bump}"));
-        to_scratch(
-            c,
-            s,
-            3,
-            Some(mad(b.clone().scalar(0), pick(&m, [0, 1, 1, 1]), a)),
-            None,
-        );
-        let last = mad(
-            b.scalar(1),
-            pick(&m, [2, 3, 3, 3]),
-            Val::reg(format!("r{s}")),
-        );
-        let out = Dst {
-            mask: d.mask & 3,
-            ..d
-        };
-        return write(c, &out, None, Some(last), None);
+        return bem(c, i, d);
     }
     let own = c.val(&Src::plain(d.reg))?;
     let src = c.val(&i.src[0])?;
@@ -212,40 +191,74 @@ pub(super) fn lower(c: &mut Compiler, i: &Inst) -> R {
             }
             sample(c, &whole, sv, stage, IDENTITY, false, None)
         }
-        Texm3x3tex | Texm3x3 | Texm3x3spec | Texm3x3vspec => {
-            // N = (row 0 · src, row 1 · src, row 2 · src).
-            let u = c.pad(&d, 2)?;
-            let v = c.pad(&d, 1)?;
-            to_scratch(c, s, 1, Some(mov(u.clone().scalar(0))), None);
-            to_scratch(c, s, 2, Some(mov(v.clone().scalar(0))), None);
-            let (rgb, alpha) = dot3(own.clone(), src);
-            to_scratch(c, s, 4, rgb, alpha);
-            match i.op {
-                Texm3x3tex => sample(c, &whole, sv, stage, IDENTITY, false, None),
-                Texm3x3 => {
-                    let one = Val::constant(ONE);
-                    write(c, &whole, None, Some(mov(sv)), Some(mov(one)))
-                }
-                _ => {
-                    let eye = if i.op == Texm3x3spec {
-                        c.val(&i.src[1])?
-                    } else {
-                        // The eye vector from the rows' fourth coordinates.
-                        let e = c.scratch(EYE)?;
-                        to_scratch(c, e, 1, Some(mov(u.scalar(3))), None);
-                        to_scratch(c, e, 2, Some(mov(v.scalar(3))), None);
-                        to_scratch(c, e, 4, Some(mov(own.scalar(3))), None);
-                        Val::reg(format!("r{e}"))
-                    };
-                    reflect(c, s, eye)?;
-                    sample(c, &whole, sv, stage, IDENTITY, false, None)
-                }
-            }
-        }
+        Texm3x3tex | Texm3x3 | Texm3x3spec | Texm3x3vspec => matrix3(c, i, &whole, own, src),
         op => c.error(format!(
             "`{}` is not a texture addressing instruction",
             op.name()
         )),
+    }
+}
+
+/// `bem rD.rg, a, b` (ps_1_4): rD.rg = a.rg + (m00, m01)·b.r + (m10,
+/// m11)·b.g, the second MAD with the instruction's shift and `_sat`.
+fn bem(c: &mut Compiler, i: &Inst, d: Dst) -> R {
+    let (a, b) = (c.val(&i.src[0])?, c.val(&i.src[1])?);
+    let bump = c.bumpenv(d.reg.num)?;
+    let s = c.scratch(COORD)?;
+    let m = Val::reg(format!("c{bump}"));
+    to_scratch(
+        c,
+        s,
+        3,
+        Some(mad(b.clone().scalar(0), pick(&m, [0, 1, 1, 1]), a)),
+        None,
+    );
+    let last = mad(
+        b.scalar(1),
+        pick(&m, [2, 3, 3, 3]),
+        Val::reg(format!("r{s}")),
+    );
+    let out = Dst {
+        mask: d.mask & 3,
+        ..d
+    };
+    write(c, &out, None, Some(last), None)
+}
+
+/// The last row of a 3×3 product: N = (row 0 · src, row 1 · src, row 2 ·
+/// src) from the two pads below `whole` and its own coordinates `own`;
+/// then N itself (`texm3x3`), the lookup at N, or the lookup at N's
+/// reflection of the eye vector (`texm3x3spec`: a constant;
+/// `texm3x3vspec`: the rows' w coordinates).
+fn matrix3(c: &mut Compiler, i: &Inst, whole: &Dst, own: Val, src: Val) -> R {
+    let s = c.scratch(COORD)?;
+    let sv = Val::reg(format!("r{s}"));
+    let stage = whole.reg.num;
+    let u = c.pad(whole, 2)?;
+    let v = c.pad(whole, 1)?;
+    to_scratch(c, s, 1, Some(mov(u.clone().scalar(0))), None);
+    to_scratch(c, s, 2, Some(mov(v.clone().scalar(0))), None);
+    let (rgb, alpha) = dot3(own.clone(), src);
+    to_scratch(c, s, 4, rgb, alpha);
+    match i.op {
+        Opcode::Texm3x3tex => sample(c, whole, sv, stage, IDENTITY, false, None),
+        Opcode::Texm3x3 => {
+            let one = Val::constant(ONE);
+            write(c, whole, None, Some(mov(sv)), Some(mov(one)))
+        }
+        _ => {
+            let eye = if i.op == Opcode::Texm3x3spec {
+                c.val(&i.src[1])?
+            } else {
+                let e = c.scratch(EYE)?;
+                to_scratch(c, e, 1, Some(mov(u.scalar(3))), None);
+                to_scratch(c, e, 2, Some(mov(v.scalar(3))), None);
+                to_scratch(c, e, 4, Some(mov(own.scalar(3))), None);
+                Val::reg(format!("r{e}"))
+            };
+            reflect(c, s, eye)?;
+            sample(c, whole, sv, stage, IDENTITY, false, None)
+        }
     }
 }
 
