@@ -70,24 +70,13 @@ pub fn assemble_with_lines(source: &str) -> Result<(Shader, Vec<(usize, usize)>)
         match version {
             None => {
                 let name = p.word();
-                version = Some(match name.to_ascii_lowercase().as_str() {
-                    "ps_1_1" | "ps.1.1" => Version::Ps11,
-                    "ps_1_2" | "ps.1.2" => Version::Ps12,
-                    "ps_1_3" | "ps.1.3" => Version::Ps13,
-                    "ps_1_4" | "ps.1.4" => Version::Ps14,
-                    "ps_2_0" => Version::Ps20,
-                    "ps_2_x" | "ps_2_a" | "ps_2_b" => Version::Ps2x,
-                    "ps_3_0" => Version::Ps30,
-                    _ => {
-                        return Err(AsmError {
-                            line,
-                            col: col0 + 1,
-                            message: format!(
-                                "expected the version (ps_1_1 … ps_1_4, ps_2_0, ps_2_x or ps_3_0), found `{name}`"
-                            ),
-                        });
-                    }
-                });
+                version = Some(version_named(name).ok_or_else(|| AsmError {
+                    line,
+                    col: col0 + 1,
+                    message: format!(
+                        "expected the version (ps_1_1 … ps_1_4, ps_2_0, ps_2_x or ps_3_0), found `{name}`"
+                    ),
+                })?);
                 p.end()?;
             }
             Some(v) => {
@@ -138,6 +127,21 @@ pub fn assemble_with_lines(source: &str) -> Result<(Shader, Vec<(usize, usize)>)
         });
     }
     Ok((shader, lines))
+}
+
+/// The version a shader's first statement names (Direct3D 8's `ps.1.1`
+/// too; `ps_2_a`/`ps_2_b` are ps_2_x).
+fn version_named(name: &str) -> Option<Version> {
+    Some(match name.to_ascii_lowercase().as_str() {
+        "ps_1_1" | "ps.1.1" => Version::Ps11,
+        "ps_1_2" | "ps.1.2" => Version::Ps12,
+        "ps_1_3" | "ps.1.3" => Version::Ps13,
+        "ps_1_4" | "ps.1.4" => Version::Ps14,
+        "ps_2_0" => Version::Ps20,
+        "ps_2_x" | "ps_2_a" | "ps_2_b" => Version::Ps2x,
+        "ps_3_0" => Version::Ps30,
+        _ => return None,
+    })
 }
 
 fn strip_comment(line: &str) -> &str {

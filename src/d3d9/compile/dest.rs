@@ -109,6 +109,20 @@ pub(super) fn to_scratch(
     c.code.push(Dpp::Alu(a));
 }
 
+/// `u` with `dst`'s result modifiers: ps_1_x's shift, then `_sat` (either
+/// turns the output modifier on).
+fn modified(mut u: Unit, dst: &Dst) -> Unit {
+    if dst.sat {
+        u.sat = true;
+        u.off = false;
+    }
+    if dst.shift != 0 {
+        u.omod = dst.shift;
+        u.off = false;
+    }
+    u
+}
+
 /// The final write of an instruction's result into `dst`, predicated
 /// (`pred`) and clamped (`_sat`); units not written are dropped unless the
 /// other unit needs them (`sop`, `dp`).
@@ -132,19 +146,7 @@ pub(super) fn write(
     } else {
         0
     };
-    let clamp = |u: Option<Unit>| {
-        u.map(|mut u| {
-            if dst.sat {
-                u.sat = true;
-                u.off = false;
-            }
-            if dst.shift != 0 {
-                u.omod = dst.shift;
-                u.off = false;
-            }
-            u
-        })
-    };
+    let clamp = |u: Option<Unit>| u.map(|u| modified(u, dst));
     let groups = pred_groups(pred, dst.mask);
     let (mut rgb, mut alpha) = (rgb, alpha);
     // Several predicated writes that read their own destination: the
