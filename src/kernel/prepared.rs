@@ -53,7 +53,7 @@ impl Kernel {
     /// no placing of inputs, no read-back unless asked for, and the built
     /// program and compiled code found again.
     pub fn prepare(&self, job: &Job) -> Result<Prepared, KernelError> {
-        let staged = self.stage(job)?;
+        let staged = self.stage_in(job, true)?;
         let span =
             |fmt: SurfaceFormat| fmt.pitch as usize * fmt.format.bytes() * job.height as usize;
         let mut starts = Vec::new();

@@ -90,8 +90,17 @@ impl Staged {
 impl Kernel {
     /// Places `job` on a fresh device and builds its command buffer,
     /// without running it ([`Kernel::run`] is `stage` then
-    /// [`Staged::run`]).
+    /// [`Staged::run`]). The device's memory is not handed back to the
+    /// kernel afterwards: its `dev` is the caller's to write anywhere.
     pub fn stage(&self, job: &Job) -> Result<Staged, KernelError> {
+        self.stage_in(job, false)
+    }
+
+    /// [`Kernel::stage`]; with `recycle`, the device's memory goes back to
+    /// the kernel when the job is done with it (`Staged::run`, dropping a
+    /// `Prepared`) — for devices only this module writes, through their
+    /// blocks.
+    pub(super) fn stage_in(&self, job: &Job, recycle: bool) -> Result<Staged, KernelError> {
         self.check(job)?;
         let mut config = DeviceConfig {
             cache_mode: job.cache_mode,
@@ -261,7 +270,7 @@ impl Kernel {
             width: job.width,
             height: job.height,
             threads: job.settings.threads,
-            pool: Some(self.memory.clone()),
+            pool: recycle.then(|| self.memory.clone()),
         })
     }
 }
