@@ -49,6 +49,10 @@ impl std::hash::Hasher for AddrHasher {
     }
 }
 
+/// Elements a row's uncached overlay holds before it grows: a row of quads
+/// of a wide domain writes about this many.
+const OVERLAY: usize = 1024;
+
 /// The MC as one row of quads of a run sees it: inputs through the input
 /// cache, uncached memory through output 0 with this row's own writes
 /// overlaid. It is the DPP's [`TextureUnit`].
@@ -71,7 +75,7 @@ impl<'a> RunView<'a> {
             mc,
             inputs,
             out0,
-            overlay: HashMap::default(),
+            overlay: HashMap::with_capacity_and_hasher(OVERLAY, Default::default()),
             direct: &TexTable::NONE,
             writes: Vec::new(),
         }
