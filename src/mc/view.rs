@@ -75,7 +75,12 @@ impl<'a> RunView<'a> {
             mc,
             inputs,
             out0,
-            overlay: HashMap::with_capacity_and_hasher(OVERLAY, Default::default()),
+            // Only uncached memory (output 0 of an uncached program) has
+            // an overlay.
+            overlay: HashMap::with_capacity_and_hasher(
+                if out0.is_some() { OVERLAY } else { 0 },
+                Default::default(),
+            ),
             direct: &TexTable::NONE,
             writes: Vec::new(),
         }
