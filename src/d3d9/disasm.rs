@@ -175,10 +175,7 @@ pub(super) fn mnemonic(i: &Inst) -> String {
         },
         Opcode::Tex if i.control == TEXLD_PROJECT => "texldp".into(),
         Opcode::Tex if i.control == TEXLD_BIAS => "texldb".into(),
-        // ps_1_1–1_3's forms take no source, ps_1_4's one.
-        Opcode::Tex if i.src.is_empty() => "tex".into(),
-        Opcode::Texcoord if i.src.len() == 1 => "texcrd".into(),
-        op => op.name().into(),
+        op => op.name_with(i.src.len()).into(),
     }
 }
 

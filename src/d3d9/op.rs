@@ -146,9 +146,15 @@ impl Opcode {
     /// The assembler's name in `version`: ps_1_1–1_3's `tex`, ps_1_4's
     /// `texcrd`; otherwise [`Opcode::name`].
     pub fn name_in(self, version: Version) -> &'static str {
+        self.name_with(self.sources(version))
+    }
+
+    /// The assembler's name of the form with `sources` source operands
+    /// (what tells ps_1_x's forms apart): `tex` takes none, `texcrd` one.
+    pub fn name_with(self, sources: usize) -> &'static str {
         match self {
-            Opcode::Tex if version < Version::Ps14 => "tex",
-            Opcode::Texcoord if version == Version::Ps14 => "texcrd",
+            Opcode::Tex if sources == 0 => "tex",
+            Opcode::Texcoord if sources == 1 => "texcrd",
             _ => self.name(),
         }
     }

@@ -293,25 +293,14 @@ impl Memory {
         if data.is_empty() {
             return true;
         }
-        // Inside one arena means every page is mapped (they all are, from
-        // `Memory::new`).
-        if self.check(addr, data.len() as u64).is_err() {
-            return false;
+        // SAFETY: guaranteed by the caller; the slice ends here.
+        match unsafe { self.span_shared(addr, data.len()) } {
+            Some(span) => {
+                span.copy_from_slice(data);
+                true
+            }
+            None => false,
         }
-        let mut a = addr as u32;
-        let mut rest = data;
-        while let Some(page) = self.pages[(a >> PAGE_BITS) as usize]
-            && !rest.is_empty()
-        {
-            let off = (a as usize) & (PAGE - 1);
-            let n = (PAGE - off).min(rest.len());
-            // SAFETY: `n` bytes inside a mapped page; the caller
-            // guarantees that no other thread touches them meanwhile.
-            unsafe { std::ptr::copy_nonoverlapping(rest.as_ptr(), page.as_ptr().add(off), n) };
-            rest = &rest[n..];
-            a = a.wrapping_add(n as u32);
-        }
-        true
     }
 
     /// Reads a little-endian word.

@@ -386,22 +386,19 @@ impl Mc {
             return count == 0;
         }
         let n = s.fmt.format.bytes();
-        let first = s.address(x, y);
-        let last = s.address(x + count as u32 - 1, y);
-        match (first, last) {
-            // SAFETY: guaranteed by the caller.
-            (Some(a), Some(b)) if b == a + ((count - 1) * n) as u64 => unsafe {
-                self.mem.write_shared(a, &bytes[..count * n])
-            },
-            _ => (0..count).all(|e| match s.address(x + e as u32, y) {
-                // SAFETY: guaranteed by the caller.
-                Some(a) => unsafe { self.mem.write_shared(a, &bytes[e * n..(e + 1) * n]) },
-                None => {
-                    Diagnostics::bump(&self.diagnostics.out_of_bounds_writes);
-                    true
-                }
-            }),
+        // SAFETY: guaranteed by the caller; the slice ends here.
+        if let Some(span) = unsafe { self.span_shared(s, x, y, count) } {
+            span.copy_from_slice(&bytes[..count * n]);
+            return true;
         }
+        (0..count).all(|e| match s.address(x + e as u32, y) {
+            // SAFETY: guaranteed by the caller.
+            Some(a) => unsafe { self.mem.write_shared(a, &bytes[e * n..(e + 1) * n]) },
+            None => {
+                Diagnostics::bump(&self.diagnostics.out_of_bounds_writes);
+                true
+            }
+        })
     }
 
     /// The encoded bytes of `count` elements of `s` from (x, y) along x,

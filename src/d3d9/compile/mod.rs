@@ -184,10 +184,9 @@ pub(super) struct Compiler<'s> {
     /// ([`ps1x::MOD_SCRATCH`], [`ps1x::COISSUE_SCRATCH`]), 6 and 7 for
     /// its texture addressing.
     scratch: [Option<u16>; 8],
-    /// ps_1_x: each stage's bump-environment matrix and luminance
-    /// constants (stage → constant).
-    bumpenv: BTreeMap<u16, u16>,
-    bumpenvl: BTreeMap<u16, u16>,
+    /// ps_1_x: the constant of each (stage, luminance) bump-environment
+    /// value — the matrix (`false`) or the luminance scale and offset.
+    bumpenv: BTreeMap<(u16, bool), u16>,
     /// ps_1_x: the constants the host sets, clamped into temporaries.
     clamped: BTreeMap<u16, u16>,
     /// ps_1_x: modified sources of the instruction being lowered.
@@ -232,7 +231,6 @@ impl<'s> Compiler<'s> {
             vface: None,
             scratch: [None; 8],
             bumpenv: BTreeMap::new(),
-            bumpenvl: BTreeMap::new(),
             clamped: BTreeMap::new(),
             mod_next: 0,
             saved: None,

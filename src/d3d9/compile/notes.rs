@@ -30,11 +30,9 @@ impl Compiler<'_> {
             };
             bindings.push((r.to_string(), to));
         }
-        for (n, c) in &self.bumpenv {
-            bindings.push((format!("bumpenv{n}"), format!("c{c}")));
-        }
-        for (n, c) in &self.bumpenvl {
-            bindings.push((format!("bumpenvl{n}"), format!("c{c}")));
+        for (&(n, luminance), c) in &self.bumpenv {
+            let l = if luminance { "l" } else { "" };
+            bindings.push((format!("bumpenv{l}{n}"), format!("c{c}")));
         }
         if let Some(c) = self.vface {
             bindings.push(("vFace".into(), format!("c{c}")));

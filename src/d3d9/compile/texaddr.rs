@@ -20,25 +20,15 @@ const AUX: usize = 7;
 const EYE: usize = 1;
 
 impl Compiler<'_> {
-    /// The constant holding stage `n`'s bump-environment matrix
-    /// (m00, m01, m10, m11), `bumpenvN` in the map.
-    fn bumpenv(&mut self, n: u16) -> Result<u16, CompileError> {
-        if let Some(&c) = self.bumpenv.get(&n) {
+    /// The constant holding stage `n`'s bump-environment matrix (m00,
+    /// m01, m10, m11; `bumpenvN` in the map) or, with `luminance`, its
+    /// luminance scale and offset (`bumpenvlN`: scale, offset, –, –).
+    fn bumpenv(&mut self, n: u16, luminance: bool) -> Result<u16, CompileError> {
+        if let Some(&c) = self.bumpenv.get(&(n, luminance)) {
             return Ok(c);
         }
         let c = self.const_slot()?;
-        self.bumpenv.insert(n, c);
-        Ok(c)
-    }
-
-    /// The constant holding stage `n`'s luminance scale and offset
-    /// (`bumpenvlN`: scale, offset, –, –).
-    fn bumpenvl(&mut self, n: u16) -> Result<u16, CompileError> {
-        if let Some(&c) = self.bumpenvl.get(&n) {
-            return Ok(c);
-        }
-        let c = self.const_slot()?;
-        self.bumpenvl.insert(n, c);
+        self.bumpenv.insert((n, luminance), c);
         Ok(c)
     }
 
@@ -138,11 +128,11 @@ pub(super) fn lower(c: &mut Compiler, i: &Inst) -> R {
     let sv = Val::reg(format!("r{s}"));
     match i.op {
         Texbem | Texbeml => {
-            let bump = c.bumpenv(stage)?;
+            let bump = c.bumpenv(stage, false)?;
             let lit = i.op == Texbeml;
             if lit {
                 // The luminance factor b · scale + offset, in `s`.a.
-                let l = Val::reg(format!("c{}", c.bumpenvl(stage)?));
+                let l = Val::reg(format!("c{}", c.bumpenv(stage, true)?));
                 let f = mad(src.clone().scalar(2), l.clone().scalar(0), l.scalar(1));
                 to_scratch(c, s, 8, None, Some(f));
             }
@@ -203,7 +193,7 @@ pub(super) fn lower(c: &mut Compiler, i: &Inst) -> R {
 /// m11)·b.g, the second MAD with the instruction's shift and `_sat`.
 fn bem(c: &mut Compiler, i: &Inst, d: Dst) -> R {
     let (a, b) = (c.val(&i.src[0])?, c.val(&i.src[1])?);
-    let bump = c.bumpenv(d.reg.num)?;
+    let bump = c.bumpenv(d.reg.num, false)?;
     let s = c.scratch(COORD)?;
     let m = Val::reg(format!("c{bump}"));
     to_scratch(
