@@ -1,5 +1,5 @@
 //! JIT against interpreter against plain Rust, on the bundled benchmark
-//! kernels (`ctm::bench::suite`: MAD chains of several shapes, dot products,
+//! kernels (`ctm_tools::bench::suite`: MAD chains of several shapes, dot products,
 //! transcendentals, Mandelbrot, the one-instruction kernel, texture, saxpy,
 //! matmul, conv3x3, scatter), plus compile time, 1 → N thread scaling and
 //! the share of the exact MAD ceiling.
@@ -12,7 +12,7 @@
 //! a ratio of wall times. Every JIT result is checked against the
 //! interpreter before it is timed.
 
-use ctm::bench::{BenchOptions, measure, suite};
+use ctm_tools::bench::{BenchOptions, measure, suite};
 use std::hint::black_box;
 use std::time::Instant;
 
@@ -159,8 +159,8 @@ fn main() {
         peak_iterations: 0,
         ..BenchOptions::default()
     };
-    let fma = ctm_jit::peak::fma_peak_gflops(200_000_000).expect("peak");
-    let ceiling = ctm_jit::peak::mad_peak_gflops(200_000_000).expect("ceiling");
+    let fma = ctm_tools::peak::fma_peak_gflops(200_000_000).expect("peak");
+    let ceiling = ctm_tools::peak::mad_peak_gflops(200_000_000).expect("ceiling");
     let mut rows = Vec::new();
     for case in suite::suite() {
         let (w, h) = (case.job.width, case.job.height);

@@ -62,14 +62,11 @@
 pub struct ReadmeDoctests;
 
 pub mod abi;
-pub mod bench;
 pub mod co;
 pub mod d3d9;
 pub mod device;
-pub mod diff;
 pub mod engine;
 pub mod frontend;
-pub mod fuzz;
 pub mod host;
 pub mod interp;
 pub mod isa;

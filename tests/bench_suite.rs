@@ -1,11 +1,11 @@
-//! The bundled benchmark kernels (`ctm::bench::suite`) run alike on both
+//! The bundled benchmark kernels (`ctm_tools::bench::suite`) run alike on both
 //! engines, and do the work their names say: every chain of the MAD-chain
 //! shapes reaches the output, so no compiler may fold one into another.
 
 mod common;
 
 use common::both;
-use ctm::bench::suite;
+use ctm_tools::bench::suite;
 
 /// A case on a small domain (the kernels' work per pixel is unchanged).
 fn small(name: &str) -> suite::Case {

@@ -11,9 +11,9 @@ use common::d3d9_ref::{Pixel, eval};
 use common::shader::{kernel, output, run, with_output};
 use ctm::co::{CondLoc, CondTest};
 use ctm::d3d9;
-use ctm::diff::Rng;
 use ctm::kernel::{CondSetup, HostSurface, Job, Kernel, Resource};
 use ctm::mc::Format;
+use ctm_tools::diff::Rng;
 use proptest::prelude::*;
 use random::{Gen, Shader1x};
 

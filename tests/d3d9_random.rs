@@ -7,8 +7,8 @@ mod common;
 use common::d3d9_ref::{Pixel, eval};
 use common::shader::{bind, kernel, output, run, with_output};
 use ctm::d3d9;
-use ctm::diff::Rng;
 use ctm::kernel::Job;
+use ctm_tools::diff::Rng;
 use proptest::prelude::*;
 
 struct Gen(Rng);

@@ -4,7 +4,7 @@
 //! shaders round-trip through the tokens and through the text.
 
 use ctm::d3d9::{self, Item, Opcode, ReadErrorKind, Reg, RegKind, SrcMod, Version};
-use ctm::diff::Rng;
+use ctm_tools::diff::Rng;
 use proptest::prelude::*;
 
 #[path = "d3d9_read/valid.rs"]

@@ -1,17 +1,19 @@
-//! The fuzz targets of `ctm::fuzz`, driven by the stable mutation driver
-//! for a bounded time: every saved regression input first, then
-//! `CTM_FUZZ_SECONDS` (default 20) of fresh inputs per target from seed
-//! `CTM_FUZZ_SEED` (default 1). Failing inputs are saved under
-//! `fuzz/crashes/<target>/` (replay one by copying it to
-//! `fuzz/regressions/<target>/`); the test fails with their messages.
+//! The fuzz targets of `ctm_tools::fuzz`, driven by the stable mutation driver
+//! for a bounded number of inputs: every saved regression input first, then
+//! each target's count of fresh inputs (about ten seconds of a debug build
+//! on one core; times `CTM_FUZZ_SCALE`, default 1) from seed
+//! `CTM_FUZZ_SEED` (default 1) — a seed and a scale replay a run exactly,
+//! on any machine. Failing inputs are saved under `fuzz/crashes/<target>/`
+//! (replay one by copying it to `fuzz/regressions/<target>/`); the test
+//! fails with their messages.
 //!
-//! A long run: `CTM_FUZZ_SECONDS=3600 CTM_FUZZ_SEED=7 cargo test --release
+//! A long run: `CTM_FUZZ_SCALE=1000 CTM_FUZZ_SEED=7 cargo test --release
 //! --test fuzz -- --nocapture` (the targets run in parallel, one per test
 //! thread).
 
-use ctm::fuzz::{Driver, Target};
+use ctm_tools::fuzz::{Driver, Target};
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 fn env(name: &str, default: u64) -> u64 {
     std::env::var(name)
@@ -35,7 +37,8 @@ fn name(data: &[u8]) -> String {
     format!("{h:016x}.bin")
 }
 
-fn fuzz(t: Target) {
+/// Fuzzes `t` with `inputs` fresh inputs (times `CTM_FUZZ_SCALE`).
+fn fuzz(t: Target, inputs: u64) {
     // Panics are caught and reported as failures; do not print each.
     std::panic::set_hook(Box::new(|_| {}));
     let mut failures = Vec::new();
@@ -49,14 +52,16 @@ fn fuzz(t: Target) {
             replayed.push(data);
         }
     }
-    let seconds = env("CTM_FUZZ_SECONDS", 20);
+    let inputs = inputs.saturating_mul(env("CTM_FUZZ_SCALE", 1));
     let seed = env("CTM_FUZZ_SEED", 1) ^ (t as u64) << 32;
     let mut driver = Driver::new(t, seed, replayed);
-    let s = driver.run(Duration::from_secs(seconds), u64::MAX);
+    let start = Instant::now();
+    let s = driver.run(Duration::MAX, inputs);
     eprintln!(
-        "fuzz {}: {} inputs in {seconds} s (seed {seed:#x}), {} failure(s)",
+        "fuzz {}: {} inputs in {:.1} s (seed {seed:#x}), {} failure(s)",
         t.name(),
         s.inputs,
+        start.elapsed().as_secs_f64(),
         s.failures.len()
     );
     for f in &s.failures {
@@ -73,40 +78,40 @@ fn fuzz(t: Target) {
     }
     let _ = std::panic::take_hook();
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
-    assert!(s.inputs > 0);
+    assert_eq!(s.inputs, inputs);
 }
 
 #[test]
 fn elf_loading() {
-    fuzz(Target::Elf);
+    fuzz(Target::Elf, 20_000_000);
 }
 
 #[test]
 fn instruction_words() {
-    fuzz(Target::Words);
+    fuzz(Target::Words, 40_000);
 }
 
 #[test]
 fn assembly_text() {
-    fuzz(Target::Asm);
+    fuzz(Target::Asm, 1_500_000);
 }
 
 #[test]
 fn command_streams() {
-    fuzz(Target::Stream);
+    fuzz(Target::Stream, 60_000);
 }
 
 #[test]
 fn programs_on_both_engines() {
-    fuzz(Target::Program);
+    fuzz(Target::Program, 5_000);
 }
 
 #[test]
 fn d3d9_shaders() {
-    fuzz(Target::Shader);
+    fuzz(Target::Shader, 20_000_000);
 }
 
 #[test]
 fn ir_on_both_engines() {
-    fuzz(Target::Ir);
+    fuzz(Target::Ir, 4_000);
 }

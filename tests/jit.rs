@@ -1,27 +1,15 @@
-//! The JIT engine's own contract: the code cache, statistics, the `clif`,
-//! `bench` and `run --stats` commands, option checking.
+//! The JIT engine's own contract: the code cache, statistics, option
+//! checking, compile failures (the tool's side is the tools crate's
+//! `engines` test).
 
 use ctm::engine::EngineKind;
 use ctm::kernel::{Job, Kernel};
 use ctm::mc::Format;
 use ctm_jit::compile::{JitError, JitOptions, OptLevel, compile};
-use std::process::Command;
 
 mod common;
 use common::jit_available;
-
-fn ctm(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_ctm"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into(),
-        String::from_utf8_lossy(&out.stderr).into(),
-    )
-}
+use ctm_tools::check::{Observed, assert_agree};
 
 #[test]
 fn a_second_run_of_the_same_program_compiles_nothing() {
@@ -51,7 +39,7 @@ fn a_second_run_of_the_same_program_compiles_nothing() {
     assert!(second.report.engine.native_runs > 0);
     assert_eq!(first.outputs, second.outputs);
     // Both optimisation levels compile every clause.
-    let program = ctm::bench::program_of(&k);
+    let program = ctm_tools::bench::program_of(&k);
     for opt_level in [OptLevel::None, OptLevel::Speed] {
         for quads_per_iter in [1, 2, 4] {
             let code = compile(
@@ -73,7 +61,7 @@ fn invalid_options_are_errors() {
     if !jit_available() {
         return;
     }
-    let program = ctm::bench::program_of(
+    let program = ctm_tools::bench::program_of(
         &Kernel::assemble(
             "out rtA.rgb = max.off(s0, s0) | rtA.a = max.off(s0, s0) src0=r0 wait last",
         )
@@ -88,109 +76,6 @@ fn invalid_options_are_errors() {
     )
     .unwrap_err();
     assert!(matches!(err, JitError::Options(_)), "{err}");
-    let (code, _, err) = ctm(&["run", "examples/abs2.s", "--domain", "4x4", "--quads", "3"]);
-    assert_eq!(code, 2, "a usage error");
-    assert!(err.contains("--quads 3"), "{err}");
-}
-
-#[test]
-fn clif_prints_each_clause_with_its_source() {
-    if !jit_available() {
-        return;
-    }
-    let (code, out, err) = ctm(&["clif", "examples/mandelbrot.s"]);
-    assert_eq!(code, 0, "{err}");
-    assert!(out.contains("; clause 0"), "{out}");
-    assert!(out.contains("function "), "{out}");
-    // Source comments above the code, e.g. the loop body's MAD.
-    assert!(out.contains("; @3 alu r3.rgb = mad("), "{out}");
-    assert!(out.contains("fmul") && out.contains("fadd") && out.contains("bitselect"));
-    // One function per clause, then the loop's lane-wise body.
-    assert_eq!(
-        out.matches("function ").count(),
-        out.matches("; clause ").count() + 1
-    );
-    assert!(
-        out.contains("; loop region at @3, clauses [1, 2], lane-wise"),
-        "{out}"
-    );
-}
-
-#[test]
-fn run_stats_and_bench_json() {
-    if !jit_available() {
-        return;
-    }
-    let out = std::env::temp_dir().join(format!("ctm-jit-stats-{}.f32", std::process::id()));
-    let out_spec = format!("0={}:float32_4", out.display());
-    let args = [
-        "examples/mandelbrot.s",
-        "--output",
-        &out_spec,
-        "--domain",
-        "64x32",
-        "--const",
-        "0=0.05,0.08,0,0",
-        "--const",
-        "1=-2.25,-1.25,0,0",
-        "--const",
-        "2=0.031,0.047,0.071,0",
-        "--const-int",
-        "0=30,0,0",
-    ];
-    let mut run = vec!["run", "--stats"];
-    run.extend(args);
-    let (code, _, err) = ctm(&run);
-    assert_eq!(code, 0, "{err}");
-    assert!(err.contains("engine: jit"), "{err}");
-    assert!(
-        err.contains("0 interpreted as fallbacks (0 fallback clause(s))"),
-        "{err}"
-    );
-    let mut bench = vec!["bench", "--json", "--repeat", "1"];
-    bench.extend(args);
-    let (code, out, err) = ctm(&bench);
-    assert_eq!(code, 0, "{err}");
-    let line = out.trim();
-    assert!(line.starts_with('{') && line.ends_with('}'), "{out}");
-    for key in [
-        "\"interp_pixinst_per_s\": ",
-        "\"jit_pixinst_per_s\": ",
-        "\"jit_over_interp\": ",
-        "\"compile_us_per_inst\": ",
-        "\"thread_speedup\": ",
-        "\"fraction_of_fma_peak\": ",
-        "\"fallback_clauses\": 0",
-        "\"ns_per_pixel\": ",
-        "\"scaling\": [{\"threads\": 1, \"jit_pixinst_per_s\": ",
-    ] {
-        assert!(line.contains(key), "{key} missing: {line}");
-    }
-    let value = |key: &str| -> f64 {
-        let at = line.find(key).unwrap() + key.len() + 2;
-        line[at..]
-            .split([',', '}'])
-            .next()
-            .unwrap()
-            .trim()
-            .parse()
-            .unwrap()
-    };
-    assert!(value("\"jit_pixinst_per_s\"") > 0.0);
-    assert!(value("\"interp_pixinst_per_s\"") > 0.0);
-    assert!(value("\"ns_per_pixel\"") > 0.0);
-    // The run stats count the compiled loop region (Mandelbrot's loop).
-    let (_, _, stats) = ctm(&run);
-    assert!(
-        !stats.contains("(plus 0 compiled loop-region calls)"),
-        "Mandelbrot's loop runs as a compiled region: {stats}"
-    );
-    // Both wrote the output: 64 × 32 float32_4 elements.
-    let path = out_spec
-        .trim_start_matches("0=")
-        .trim_end_matches(":float32_4");
-    assert_eq!(std::fs::metadata(path).unwrap().len(), 64 * 32 * 16);
-    let _ = std::fs::remove_file(path);
 }
 
 #[test]
@@ -229,9 +114,10 @@ done:
         let mut jit = job;
         jit.settings.engine = EngineKind::Jit;
         jit.settings.threads = 1;
-        let (want, got) = (k.run(&interp).unwrap(), k.run(&jit).unwrap());
-        assert_eq!(got.outputs, want.outputs);
-        got.report.engine
+        let (want, got) = (k.run(&interp), k.run(&jit));
+        let (a, b) = (Observed::job(want.as_ref()), Observed::job(got.as_ref()));
+        assert_agree(&a, &b, "interp", "jit");
+        got.unwrap().report.engine
     };
     // Every pixel takes the same side: every group is full, nothing more
     // is compiled.
@@ -248,31 +134,6 @@ done:
     assert_eq!(again.general_compiled, 0, "{again:?}");
 }
 
-#[test]
-fn bench_suite_measures_the_bundled_kernels() {
-    if !jit_available() {
-        return;
-    }
-    let (code, out, err) = ctm(&[
-        "bench", "suite", "tiny", "chains2", "--repeat", "1", "--json",
-    ]);
-    assert_eq!(code, 0, "{err}");
-    let lines: Vec<&str> = out.lines().collect();
-    assert_eq!(lines.len(), 2, "{out}");
-    assert!(lines[0].starts_with("{\"kernel\": \"tiny\""), "{out}");
-    assert!(lines[1].contains("\"fraction_of_ceiling\": "), "{out}");
-    assert!(lines[1].contains("\"fallback_clauses\": 0"), "{out}");
-    let (code, out, err) = ctm(&["bench", "suite", "chains1", "--repeat", "1"]);
-    assert_eq!(code, 0, "{err}");
-    assert!(
-        out.contains("| chains1 |") && out.contains("exact MAD ceiling"),
-        "{out}"
-    );
-    let (code, _, err) = ctm(&["bench", "suite", "madchain"]);
-    assert_eq!(code, 2, "{err}");
-    assert!(err.contains("no benchmark kernel `madchain`"), "{err}");
-}
-
 /// Runs `k` on both engines; the outputs must agree. Returns the JIT's
 /// engine statistics.
 fn agree_with_interp(k: &Kernel, job: &Job) -> ctm::runtime::EngineStats {
@@ -280,9 +141,10 @@ fn agree_with_interp(k: &Kernel, job: &Job) -> ctm::runtime::EngineStats {
     interp.settings.engine = EngineKind::Interp;
     let mut jit = job.clone();
     jit.settings.engine = EngineKind::Jit;
-    let (want, got) = (k.run(&interp).unwrap(), k.run(&jit).unwrap());
-    assert_eq!(got.outputs, want.outputs);
-    got.report.engine
+    let (want, got) = (k.run(&interp), k.run(&jit));
+    let (a, b) = (Observed::job(want.as_ref()), Observed::job(got.as_ref()));
+    assert_agree(&a, &b, "interp", "jit");
+    got.unwrap().report.engine
 }
 
 #[test]
@@ -299,9 +161,14 @@ fn a_lowering_that_panics_leaves_its_clause_to_the_interpreter_and_says_where() 
     out rtA.rgb = max.off(s0, s0) | rtA.a = max.off(s0, s0) src0=r1 last",
     )
     .unwrap();
-    let e = agree_with_interp(&k, &Job::new(8, 4).output(0, Format::Float32_4));
+    let job = Job::new(8, 4).output(0, Format::Float32_4);
+    let e = agree_with_interp(&k, &job);
     assert_eq!(e.fallback_clauses, 1, "{e:?}");
     assert!(e.fallback_runs > 0, "{e:?}");
+    // The harness's engine check refuses a JIT that fell back, though the
+    // results agree.
+    let refused = ctm_tools::check::run_both(&k, &job).unwrap_err();
+    assert!(refused.contains("fell back"), "{refused}");
     let why = &e.fallback_reasons;
     assert!(
         why.iter().any(

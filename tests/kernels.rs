@@ -5,9 +5,8 @@
 mod common;
 
 use common::both;
-use ctm::bench::suite::noise;
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use ctm_tools::bench::suite::noise;
+use std::path::Path;
 
 use ctm::co::{CondLoc, CondTest};
 use ctm::device::{Device, DeviceConfig};
@@ -197,50 +196,6 @@ fn mandelbrot_same_on_one_and_two_threads() {
         assert_eq!(out.output(0).unwrap().to_f32(), want, "{threads} threads");
         assert_eq!(out.report.pixels, 48 * 32);
     }
-}
-
-#[test]
-fn mandelbrot_through_the_cli_writes_raw_output_and_png() {
-    let dir = std::env::temp_dir().join(format!("ctm-mandel-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let (raw, png) = (dir.join("m.f32"), dir.join("m.png"));
-    let prog: PathBuf = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/mandelbrot.s");
-    let out = Command::new(env!("CARGO_BIN_EXE_ctm"))
-        .arg("run")
-        .arg(&prog)
-        .args(["--domain", "48x32"])
-        .args(["--const", "0=0.0625,0.078125,0,0"])
-        .args(["--const", "1=-2.25,-1.25,0,0"])
-        .args(["--const", "2=0.031,0.047,0.071,0"])
-        .args([
-            "--const-int",
-            "0=40,0,0",
-            "--threads",
-            "2",
-            "--engine",
-            "jit",
-        ])
-        .arg("--output")
-        .arg(format!("0={}:float32_4", raw.display()))
-        .arg("--png")
-        .arg(format!("0={}", png.display()))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let bytes = std::fs::read(&raw).unwrap();
-    let got: Vec<f32> = bytes
-        .chunks_exact(4)
-        .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
-        .collect();
-    assert_eq!(got, mandelbrot_reference(&VIEW));
-    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(&png).unwrap()));
-    let reader = decoder.read_info().unwrap();
-    assert_eq!((reader.info().width, reader.info().height), (48, 32));
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// Draws planes with the z-buffer kernel in one command stream: the colour of

@@ -7,6 +7,7 @@
 use ctm::engine::EngineKind;
 use ctm::kernel::{Job, JobResult, Kernel, KernelError};
 use ctm::mc::Format;
+use ctm_tools::check::{Observed, assert_agree};
 
 mod common;
 
@@ -62,17 +63,11 @@ fn loop_regions_match_the_interpreter() {
             .int(0, 17, 1, 2)
             .constant(0, [0.5; 4])
             .output(0, Format::Float32_4);
-        let want = run(&k, &job, EngineKind::Interp).unwrap();
-        let got = run(&k, &job, EngineKind::Jit).unwrap();
-        assert_eq!(got.outputs, want.outputs, "{open}");
-        assert_eq!(
-            got.report.pixel_instructions,
-            want.report.pixel_instructions
-        );
-        assert_eq!(
-            got.report.group_instructions,
-            want.report.group_instructions
-        );
+        let want = run(&k, &job, EngineKind::Interp);
+        let got = run(&k, &job, EngineKind::Jit);
+        let (a, b) = (Observed::job(want.as_ref()), Observed::job(got.as_ref()));
+        assert_agree(&a, &b, "interp", &format!("jit, {open}"));
+        let got = got.unwrap();
         assert!(
             got.report.engine.loop_runs > 0,
             "{open}: {:?}",
@@ -93,12 +88,10 @@ fn the_budget_runs_out_inside_a_loop_region_as_in_the_interpreter() {
             .int(0, 200, 0, 0)
             .output(0, Format::Float32_4);
         job.settings.options.budget = budget;
-        let want = run(&k, &job, EngineKind::Interp).map(|r| r.outputs);
-        let got = run(&k, &job, EngineKind::Jit).map(|r| r.outputs);
-        match (&want, &got) {
-            (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string(), "budget {budget}"),
-            _ => assert_eq!(want.is_ok(), got.is_ok(), "budget {budget}"),
-        }
+        let want = run(&k, &job, EngineKind::Interp);
+        let got = run(&k, &job, EngineKind::Jit);
+        let (a, b) = (Observed::job(want.as_ref()), Observed::job(got.as_ref()));
+        assert_agree(&a, &b, "interp", &format!("jit, budget {budget}"));
         assert!(want.is_err(), "budget {budget} stops the program");
     }
 }
@@ -215,14 +208,8 @@ fn a_lane_wise_loop_hands_over_to_lock_step_where_the_budget_would_run_out() {
         job.settings.options.budget = budget;
         let want = run(&k, &job, EngineKind::Interp);
         let got = run(&k, &job, EngineKind::Jit);
-        match (&want, &got) {
-            (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string(), "budget {budget}"),
-            (Ok(a), Ok(b)) => {
-                assert_eq!(a.outputs, b.outputs, "budget {budget}");
-                assert_eq!(a.report.pixel_instructions, b.report.pixel_instructions);
-            }
-            _ => panic!("budget {budget}: {want:?} against {got:?}"),
-        }
+        let (a, b) = (Observed::job(want.as_ref()), Observed::job(got.as_ref()));
+        assert_agree(&a, &b, "interp", &format!("jit, budget {budget}"));
     }
 }
 

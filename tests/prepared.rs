@@ -5,10 +5,10 @@
 
 mod common;
 
-use ctm::bench::suite;
 use ctm::engine::EngineKind;
 use ctm::kernel::{HostSurface, Job, JobResult, Kernel};
 use ctm::mc::Format;
+use ctm_tools::bench::suite;
 use std::path::Path;
 
 fn example(name: &str) -> Kernel {

@@ -221,7 +221,7 @@ fn exhaustive(name: &str, alpha: &str, rgb: &str) {
     }
     src += "out rtA.rgb = max.off(s0, s0) | rtA.a = max.off(s0, s0) src0=r32 wait last\n";
     let k = Kernel::assemble(&src).unwrap();
-    let program = ctm::bench::program_of(&k);
+    let program = ctm_tools::bench::program_of(&k);
     // Each call: 32 registers × a group's lanes, every channel of a lane
     // the same input (the alpha op reads .a, the RGB op .rgb).
     const LANES: usize = ctm_jit::state::GROUP_LANES;

@@ -1,8 +1,8 @@
-//! cargo-fuzz target: `ctm::fuzz::Target::Elf` (see `src/fuzz/`).
+//! cargo-fuzz target: `ctm_tools::fuzz::Target::Elf` (see `tools/src/fuzz/`).
 #![no_main]
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
-    if let Err(message) = ctm::fuzz::Target::Elf.check(data) {
+    if let Err(message) = ctm_tools::fuzz::Target::Elf.check(data) {
         panic!("{message}");
     }
 });

@@ -1,8 +1,8 @@
-//! cargo-fuzz target: `ctm::fuzz::Target::Ir` (see `src/fuzz/`).
+//! cargo-fuzz target: `ctm_tools::fuzz::Target::Ir` (see `tools/src/fuzz/`).
 #![no_main]
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
-    if let Err(message) = ctm::fuzz::Target::Ir.check(data) {
+    if let Err(message) = ctm_tools::fuzz::Target::Ir.check(data) {
         panic!("{message}");
     }
 });

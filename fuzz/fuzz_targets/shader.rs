@@ -1,8 +1,8 @@
-//! cargo-fuzz target: `ctm::fuzz::Target::Shader` (see `src/fuzz/`).
+//! cargo-fuzz target: `ctm_tools::fuzz::Target::Shader` (see `tools/src/fuzz/`).
 #![no_main]
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
-    if let Err(message) = ctm::fuzz::Target::Shader.check(data) {
+    if let Err(message) = ctm_tools::fuzz::Target::Shader.check(data) {
         panic!("{message}");
     }
 });

@@ -1,8 +1,8 @@
-//! cargo-fuzz target: `ctm::fuzz::Target::Words` (see `src/fuzz/`).
+//! cargo-fuzz target: `ctm_tools::fuzz::Target::Words` (see `tools/src/fuzz/`).
 #![no_main]
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
-    if let Err(message) = ctm::fuzz::Target::Words.check(data) {
+    if let Err(message) = ctm_tools::fuzz::Target::Words.check(data) {
         panic!("{message}");
     }
 });

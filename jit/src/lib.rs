@@ -63,7 +63,6 @@ pub mod host;
 pub mod ir;
 pub mod lanewise;
 mod lower;
-pub mod peak;
 pub mod quad;
 pub mod regions;
 pub mod state;

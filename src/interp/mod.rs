@@ -335,8 +335,9 @@ pub(crate) fn guarded<T>(call: impl FnOnce() -> Result<T, TexFault>) -> Result<T
     }
 }
 
-/// The message of a caught panic.
-pub(crate) fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+/// The message of a caught panic (its `&str` or `String` payload), as the
+/// engines report a texture unit or a compiler that panicked.
+pub fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
     panic
         .downcast_ref::<&str>()
         .map(|s| (*s).to_string())

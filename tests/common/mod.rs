@@ -1,31 +1,14 @@
-//! Helpers shared by the integration tests: kernels on both engines, and
-//! the `ctm` tool ([`cli`]). Each test crate uses some of them.
+//! Helpers shared by the integration tests: kernels on both engines (the
+//! harness's comparator), the shader reference. Each test crate uses some
+//! of them.
 #![allow(dead_code)]
 
-pub mod cli;
 pub mod d3d9_ref;
 pub mod shader;
 
-use ctm::engine::EngineKind;
 use ctm::kernel::{Job, JobResult, Kernel};
-
-/// Whether the JIT can run here. Where the CPU lacks what it needs, the
-/// tests that use it skip that part and say so on standard error — unless
-/// `CTM_REQUIRE_JIT` is set (CI sets it), which makes that a failure. Where
-/// the JIT can run, the tests run it, and a JIT that then falls back or
-/// disagrees fails them.
-pub fn jit_available() -> bool {
-    match EngineKind::Jit.check() {
-        Ok(()) => true,
-        Err(e) if std::env::var_os("CTM_REQUIRE_JIT").is_some() => {
-            panic!("the JIT cannot run on this machine ({e}), and CTM_REQUIRE_JIT asks for it")
-        }
-        Err(e) => {
-            eprintln!("note: skipping the JIT half of this test: {e}");
-            false
-        }
-    }
-}
+#[allow(unused_imports)]
+pub use ctm_tools::check::{jit_available, run_both};
 
 /// How many random shaders a shader test checks per run: 1000, or
 /// `CTM_D3D9_CASES` for longer runs.
@@ -36,30 +19,13 @@ pub fn d3d9_cases() -> u32 {
         .unwrap_or(1000)
 }
 
-/// Runs `job` on the interpreter and on the JIT; the whole results must be
-/// identical (outputs, conditional buffer, counters) and the JIT must have
-/// run every clause natively. Returns the result.
+/// Runs `job` on the interpreter and on the JIT through the harness's
+/// comparator ([`ctm_tools::check::run_both`]): the whole results must agree
+/// and the JIT must have run natively. Returns the result.
 pub fn both(kernel: &Kernel, job: &Job) -> JobResult {
-    let mut interp = job.clone();
-    interp.settings.engine = EngineKind::Interp;
-    let want = kernel.run(&interp).unwrap();
-    if !jit_available() {
-        return want;
-    }
-    let mut jit = job.clone();
-    jit.settings.engine = EngineKind::Jit;
-    let got = kernel.run(&jit).unwrap();
-    let e = &got.report.engine;
-    assert!(e.native_runs > 0 && e.fallback_runs == 0, "{e:?}");
-    assert_eq!(e.fallback_clauses, 0, "{:?}", e.fallback_reasons);
-    assert_eq!(got.outputs, want.outputs, "outputs differ between engines");
-    assert_eq!(got.cond, want.cond, "conditional buffers differ");
-    let strip = |r: &ctm::pe::RunReport| ctm::pe::RunReport {
-        engine: Default::default(),
-        ..r.clone()
-    };
-    assert_eq!(strip(&got.report), strip(&want.report));
-    got
+    run_both(kernel, job)
+        .unwrap_or_else(|report| panic!("{report}"))
+        .unwrap_or_else(|e| panic!("the job failed on both engines: {e}"))
 }
 
 /// The z-buffer job of `examples/zbuffer.s` on a `w × h` domain: a plane

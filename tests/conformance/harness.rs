@@ -10,10 +10,10 @@ use ctm::isa::{asm::assemble, decode_program};
 use ctm::jit::JitEngine;
 use ctm::runtime::Engine;
 use ctm::runtime::texture::{Image, Images};
-use ctm::runtime::{Domain, PixelOut, RunError, RunOptions, RunStats, Runner};
+use ctm::runtime::{Domain, RunError, RunOptions};
 use ctm_jit::compile::{JitOptions, OptLevel};
 use ctm_jit::state::{IntConst, Uniforms};
-use std::collections::{BTreeMap, HashMap};
+use ctm_tools::check::{Observed, report, run_program};
 
 /// The engines every case runs on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -106,20 +106,22 @@ impl Setup {
     }
 }
 
-/// What a run produced.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Outcome {
-    /// Finished pixels.
-    pub pixels: BTreeMap<(u32, u32), PixelOut>,
-    /// Run counters (incl. hazards).
-    pub stats: RunStats,
-    /// Uncached memory afterwards.
-    pub uncached: BTreeMap<(u32, u32), u32>,
+/// What a run produced: the harness's (pixels, counters, uncached memory).
+pub use ctm_tools::check::Run as Outcome;
+
+/// Reading render targets of an [`Outcome`].
+pub trait Pixels {
+    /// Render target `t` of pixel (i, j); unwritten channels are `None`.
+    fn rt(&self, t: usize, i: u32, j: u32) -> [Option<u32>; 4];
+    /// Render target A of pixel (i, j), every channel written.
+    fn a(&self, i: u32, j: u32) -> [u32; 4];
+    /// Render target A of pixel (i, j) as floats.
+    fn af(&self, i: u32, j: u32) -> [f32; 4];
 }
 
-impl Outcome {
+impl Pixels for Outcome {
     /// Render target `t` of pixel (i, j); unwritten channels are `None`.
-    pub fn rt(&self, t: usize, i: u32, j: u32) -> [Option<u32>; 4] {
+    fn rt(&self, t: usize, i: u32, j: u32) -> [Option<u32>; 4] {
         self.pixels
             .get(&(i, j))
             .unwrap_or_else(|| panic!("pixel ({i}, {j}) did not finish"))
@@ -127,13 +129,13 @@ impl Outcome {
     }
 
     /// Render target A of pixel (i, j), every channel written.
-    pub fn a(&self, i: u32, j: u32) -> [u32; 4] {
+    fn a(&self, i: u32, j: u32) -> [u32; 4] {
         self.rt(0, i, j)
             .map(|c| c.unwrap_or_else(|| panic!("rtA of ({i}, {j}) not fully written")))
     }
 
     /// Render target A of pixel (i, j) as floats.
-    pub fn af(&self, i: u32, j: u32) -> [f32; 4] {
+    fn af(&self, i: u32, j: u32) -> [f32; 4] {
         self.a(i, j).map(f32::from_bits)
     }
 }
@@ -142,49 +144,39 @@ fn run_on(kind: EngineKind, asm: &str, s: &Setup) -> Result<Outcome, RunError> {
     let words = assemble(asm).unwrap_or_else(|e| panic!("assembly failed: {e}\n{asm}"));
     let program = frontend::build(&decode_program(&words), s.frontend);
     program.verify().expect("IR verifies");
-    let mut tex = s.textures.clone();
-    let mut pixels = BTreeMap::new();
-    let mut sink = |i, j, out: &PixelOut| {
-        pixels.insert((i, j), out.clone());
-    };
-    let stats = match kind {
-        EngineKind::Interp => Runner {
-            program: &program,
-            engine: Interpreter::new(),
-            uniforms: &s.uniforms,
-            options: s.options,
-            stop: None,
-        }
-        .run(s.domain, s.v, &mut tex, &mut sink)?,
+    let at = (s.domain, s.v);
+    match kind {
+        EngineKind::Interp => run_program(
+            &program,
+            &mut Interpreter::new(),
+            &s.uniforms,
+            s.options,
+            at,
+            &s.textures,
+        ),
         EngineKind::Jit(opts) => {
             let mut engine = JitEngine::new(opts);
-            let stats = Runner {
-                program: &program,
-                engine: &mut engine,
-                uniforms: &s.uniforms,
-                options: s.options,
-                stop: None,
-            }
-            .run(s.domain, s.v, &mut tex, &mut sink)?;
+            let got = run_program(
+                &program,
+                &mut engine,
+                &s.uniforms,
+                s.options,
+                at,
+                &s.textures,
+            );
+            let stats = engine.stats();
             assert!(
-                s.options.check_hazards || engine.stats().native_runs > 0,
+                s.options.check_hazards || stats.native_runs > 0,
                 "the JIT ran no native clause"
             );
             assert_eq!(
-                engine.stats().fallback_clauses,
-                0,
+                stats.fallback_clauses, 0,
                 "JIT fallbacks: {:?}\n{asm}",
-                engine.stats().fallback_reasons
+                stats.fallback_reasons
             );
-            stats
+            got
         }
-    };
-    let uncached: HashMap<_, _> = tex.uncached;
-    Ok(Outcome {
-        pixels,
-        stats,
-        uncached: uncached.into_iter().collect(),
-    })
+    }
 }
 
 /// Runs on every engine, with the program as built and, where the hazard
@@ -205,11 +197,17 @@ pub fn try_run(asm: &str, s: &Setup) -> Result<Outcome, RunError> {
             let got = run_on(e, asm, setup);
             match &first {
                 None => first = Some(got),
-                Some(want) => assert_eq!(
-                    &got, want,
-                    "engine {e:?} (dropping dead writes: {}) differs from {:?}\n{asm}",
-                    setup.frontend.drop_dead_writes, ENGINES[0]
-                ),
+                Some(want) => {
+                    let name = format!(
+                        "{e:?}, dead writes dropped: {}",
+                        setup.frontend.drop_dead_writes
+                    );
+                    if let Some(r) =
+                        report(&Observed::run(want), &Observed::run(&got), "interp", &name)
+                    {
+                        panic!("the engines disagree on\n{asm}\n{r}");
+                    }
+                }
             }
         }
     }

@@ -1,7 +1,7 @@
 //! Random ps_1_x shaders of every version, as text, for the differential
 //! test of `d3d9_ps1x.rs`.
 
-use ctm::diff::Rng;
+use ctm_tools::diff::Rng;
 
 pub struct Gen(pub Rng);
 

@@ -5,7 +5,7 @@ use ctm::d3d9::{
     Dcl, DclKind, Def, Dst, IDENTITY, Inst, Item, Opcode, Reg, RegKind, Rel, Shader, Src, SrcMod,
     Version,
 };
-use ctm::diff::Rng;
+use ctm_tools::diff::Rng;
 
 /// A small generator of valid shaders (by construction) for the round
 /// trips.

@@ -5,6 +5,17 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
+/// The workspace root: the tool runs there, so paths like
+/// `examples/saxpy.s` name the bundled files.
+pub const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+
+/// The `ctm` tool, to run in the workspace root.
+pub fn tool() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_ctm"));
+    c.current_dir(ROOT);
+    c
+}
+
 /// out0 = r0 = (i, j, v, 1).
 pub const IDENTITY: &str =
     "out rtA.rgb = max.off(s0, s0) | rtA.a = max.off(s0, s0) src0=r0 wait last";
@@ -32,7 +43,7 @@ pub fn ctm_in(args: &[&str], input: &[u8]) -> (i32, String, String) {
 
 /// [`ctm_in`] with standard output as bytes.
 pub fn ctm_bytes(args: &[&str], input: &[u8]) -> (i32, Vec<u8>, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_ctm"))
+    let mut child = tool()
         .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -79,7 +90,7 @@ impl Drop for Dir {
 /// `/proc/PID/status` polled every millisecond while it runs; 0 where the
 /// system has no such file or it ended first).
 pub fn ctm_peak(args: &[&str]) -> (i32, String, u64) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_ctm"))
+    let mut child = tool()
         .args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::null())

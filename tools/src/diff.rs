@@ -16,7 +16,7 @@
 //! text and a two-column table with `*` on the differing lanes.
 //!
 //! ```
-//! use ctm::diff::{Case, compare};
+//! use ctm_tools::diff::{Case, compare};
 //! use ctm::engine::EngineKind;
 //! let case = Case::random(7);
 //! let (a, _) = case.run(EngineKind::Interp, Default::default());
@@ -24,17 +24,16 @@
 //! assert!(compare(&case, &a, &b, "interp", "interp").is_none());
 //! ```
 
-use crate::engine::EngineKind;
-use crate::isa::InstType;
-use crate::isa::disasm::disassemble;
-use crate::isa::{asm::assemble, decode_program};
-use crate::runtime::texture::{Image, Images};
-use crate::runtime::{Domain, EngineStats, PixelOut, RunError, RunOptions, RunStats, Runner};
-use crate::{frontend, isa};
+use crate::check::{self, Observed, Outcome, run_program};
+use ctm::engine::EngineKind;
+use ctm::isa::InstType;
+use ctm::isa::disasm::disassemble;
+use ctm::isa::{asm::assemble, decode_program};
+use ctm::runtime::texture::{Image, Images};
+use ctm::runtime::{Domain, EngineStats, RunOptions};
+use ctm::{frontend, isa};
 use ctm_jit::compile::JitOptions;
 use ctm_jit::state::{IntConst, Uniforms};
-use std::collections::BTreeMap;
-use std::fmt::Write as _;
 
 /// A small deterministic generator (xorshift64*).
 #[derive(Clone, Debug)]
@@ -107,20 +106,6 @@ pub struct Case {
     /// Inputs 0 and 1 and the uncached surface.
     pub textures: Images,
 }
-
-/// What a run produced, everything observable.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Observed {
-    /// Finished pixels.
-    pub pixels: BTreeMap<(u32, u32), PixelOut>,
-    /// Counters.
-    pub stats: RunStats,
-    /// Uncached memory afterwards.
-    pub uncached: BTreeMap<(u32, u32), u32>,
-}
-
-/// A run's result.
-pub type Outcome = Result<Observed, RunError>;
 
 /// Registers random operands are folded into.
 const REGS: u32 = 8;
@@ -372,7 +357,7 @@ impl Case {
     pub fn from_words(words: &[u32], uncached: bool, seed: u64) -> Case {
         let mut case = Case::random(seed);
         let mut asm =
-            crate::isa::disasm::disassemble_program(words, crate::isa::disasm::Options::default());
+            ctm::isa::disasm::disassemble_program(words, ctm::isa::disasm::Options::default());
         if uncached {
             asm.insert_str(0, ".uncached\n");
         }
@@ -401,107 +386,59 @@ impl Case {
                 self.asm
             );
         }
-        let mut tex = self.textures.clone();
-        let mut pixels = BTreeMap::new();
-        let mut sink = |i, j, out: &PixelOut| {
-            pixels.insert((i, j), out.clone());
-        };
         let mut engine = engine
             .make(jit)
             .unwrap_or_else(|e| panic!("engine unavailable: {e}"));
-        let result = Runner {
-            program: &program,
-            engine: &mut *engine,
-            uniforms: &self.uniforms,
-            options: RunOptions {
-                budget: 20_000,
-                ..RunOptions::default()
-            },
-            stop: None,
-        }
-        .run(self.domain, 0x3F00_0000, &mut tex, &mut sink);
-        let outcome = result.map(|stats| Observed {
-            pixels,
-            stats,
-            uncached: tex.uncached.into_iter().collect(),
-        });
+        let options = RunOptions {
+            budget: 20_000,
+            ..RunOptions::default()
+        };
+        let outcome = run_program(
+            &program,
+            &mut *engine,
+            &self.uniforms,
+            options,
+            (self.domain, 0x3F00_0000),
+            &self.textures,
+        );
         (outcome, engine.stats())
+    }
+
+    /// Runs the case on the interpreter and on the JIT with `jit`; they
+    /// must agree ([`compare`]) and the JIT must have run natively: no
+    /// clause fallen back, and some clause compiled where pixels were written. Returns the outcome and what the JIT did.
+    pub fn run_both(&self, jit: JitOptions) -> Result<(Outcome, EngineStats), String> {
+        let (want, _) = self.run(EngineKind::Interp, jit);
+        let (got, stats) = self.run(EngineKind::Jit, jit);
+        // A run that wrote results ran clauses, natively or not at all.
+        let wrote = got.as_ref().is_ok_and(|r| {
+            r.pixels
+                .values()
+                .any(|p| p.targets.iter().flatten().any(Option::is_some))
+        });
+        if !stats.fallback_reasons.is_empty() || (wrote && stats.native_runs == 0) {
+            return Err(format!(
+                "seed {}: the JIT did not run natively: {stats:?}\n{}",
+                self.seed, self.asm
+            ));
+        }
+        match compare(self, &want, &got, "interp", &format!("jit {jit:?}")) {
+            None => Ok((got, stats)),
+            Some(report) => Err(report),
+        }
     }
 }
 
 /// `None` if the outcomes are identical; otherwise a report: the case, the
-/// program, and a two-column table (`*` on differing lanes).
+/// program, and the comparator's two-column table ([`check::report`]).
 pub fn compare(case: &Case, a: &Outcome, b: &Outcome, an: &str, bn: &str) -> Option<String> {
-    if a == b {
-        return None;
-    }
-    let mut r = String::new();
-    let _ = writeln!(
-        r,
-        "seed {}: {an} and {bn} differ (domain {}×{}, uncached {})\n--- program ---\n{}",
+    let table = check::report(&Observed::run(a), &Observed::run(b), an, bn)?;
+    Some(format!(
+        "seed {}: {an} and {bn} differ (domain {}×{}, uncached {})\n--- program ---\n{}{table}",
         case.seed,
         case.domain.i1 + 1,
         case.domain.j1 + 1,
         case.uncached,
         case.asm
-    );
-    let _ = writeln!(r, "--- {:<28} | {:<28} ---", an, bn);
-    match (a, b) {
-        (Ok(x), Ok(y)) => {
-            let keys: std::collections::BTreeSet<_> =
-                x.pixels.keys().chain(y.pixels.keys()).copied().collect();
-            let cell = |o: Option<&PixelOut>, t: usize, c: usize| match o {
-                None => "(not finished)".to_string(),
-                Some(p) => match p.targets[t][c] {
-                    None => "-".to_string(),
-                    Some(v) => format!("{v:08x} {:e}", f32::from_bits(v)),
-                },
-            };
-            let mut shown = 0;
-            for (i, j) in keys {
-                let (px, py) = (x.pixels.get(&(i, j)), y.pixels.get(&(i, j)));
-                // Only pixels that differ, all their written lanes.
-                if px == py {
-                    continue;
-                }
-                shown += 1;
-                if shown > 8 {
-                    let _ = writeln!(r, "  … more pixels differ");
-                    break;
-                }
-                for t in 0..4 {
-                    for c in 0..4 {
-                        let (l, rr) = (cell(px, t, c), cell(py, t, c));
-                        let mark = if l != rr { "*" } else { " " };
-                        if l != "-" || rr != "-" {
-                            let _ = writeln!(
-                                r,
-                                "{mark} ({i},{j}) rt{}.{} {l:<24} | {rr}",
-                                ["A", "B", "C", "D"][t],
-                                ["r", "g", "b", "a"][c]
-                            );
-                        }
-                    }
-                }
-                let d = |o: Option<&PixelOut>| format!("{:?}", o.and_then(|p| p.depth));
-                if d(px) != d(py) {
-                    let _ = writeln!(r, "* ({i},{j}) depth {:<24} | {}", d(px), d(py));
-                }
-            }
-            if x.uncached != y.uncached {
-                let _ = writeln!(r, "* uncached memory {:?} | {:?}", x.uncached, y.uncached);
-            }
-            if x.stats != y.stats {
-                let _ = writeln!(r, "* stats {:?} | {:?}", x.stats, y.stats);
-            }
-        }
-        _ => {
-            let show = |o: &Outcome| match o {
-                Ok(_) => "finished".to_string(),
-                Err(e) => format!("error: {e}"),
-            };
-            let _ = writeln!(r, "* {} | {}", show(a), show(b));
-        }
-    }
-    Some(r)
+    ))
 }

@@ -2,8 +2,9 @@
 //! through the disassembler and the ELF writer, and the `ctm` commands work
 //! on them.
 
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use ctm::abi::{self, Executable};
 use ctm::isa::asm::assemble;
@@ -11,7 +12,7 @@ use ctm::isa::disasm::{Options, disassemble_program};
 use ctm::isa::{decode_program, validate::validate};
 
 fn examples() -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
+    let dir = Path::new(common::cli::ROOT).join("examples");
     let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -56,10 +57,7 @@ fn notes_len(exe: &Executable) -> u64 {
 }
 
 fn ctm(args: &[&str]) -> (bool, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_ctm"))
-        .args(args)
-        .output()
-        .unwrap();
+    let out = common::cli::tool().args(args).output().unwrap();
     (
         out.status.success(),
         String::from_utf8(out.stdout).unwrap(),

@@ -2,6 +2,8 @@
 //! `docs/commands.md` and of the README's examples, in a scratch directory
 //! with `ctm` on the `PATH`.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -78,8 +80,7 @@ fn f32s(b: &[u8]) -> Vec<f32> {
 #[test]
 fn the_command_stream_guide_runs_as_written() {
     let text =
-        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/commands.md"))
-            .unwrap();
+        std::fs::read_to_string(Path::new(common::cli::ROOT).join("docs/commands.md")).unwrap();
     let blocks = sh_blocks(&text);
     assert!(blocks.len() >= 4, "the guide's steps");
     let s = Scratch::new("commands");
@@ -109,7 +110,7 @@ fn npy_f32(path: &Path) -> Vec<f32> {
 
 #[test]
 fn the_readme_examples_run_as_written() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = Path::new(common::cli::ROOT);
     let text = std::fs::read_to_string(root.join("README.md")).unwrap();
     // Every sh block; `cargo run --release --` is the tool itself, the test
     // command is this very run.

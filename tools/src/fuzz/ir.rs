@@ -4,10 +4,10 @@
 //! both engines with the same outputs, bit for bit; what it refuses, both
 //! engines refuse too. The rule is the IR's (`ctm_jit::ir::Program::verify`).
 
-use crate::engine::EngineKind;
-use crate::interp::Interpreter;
-use crate::jit::JitEngine;
-use crate::runtime::{Domain, Engine, NoTextures, PixelOut, RunOptions, Runner};
+use ctm::engine::EngineKind;
+use ctm::interp::Interpreter;
+use ctm::jit::JitEngine;
+use ctm::runtime::{Domain, Engine, NoTextures, PixelOut, RunOptions, Runner};
 use ctm_jit::compile::{JitOptions, OptLevel};
 use ctm_jit::ir::{Binary, Clause, Gate, Index, Node, Op, Program, Select, Term, Test, Unary, V};
 use ctm_jit::state::Uniforms;

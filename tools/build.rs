@@ -21,7 +21,7 @@ fn main() {
     println!("cargo:rustc-env=CTM_TARGET={target}");
     // Rebuild the line when the checkout moves (only paths that exist, so
     // a tree without git does not rebuild every time).
-    for p in [".git/HEAD", ".git/refs/heads"] {
+    for p in ["../.git/HEAD", "../.git/refs/heads"] {
         if Path::new(p).exists() {
             println!("cargo:rerun-if-changed={p}");
         }

@@ -34,8 +34,8 @@ mod seeds;
 
 use seeds::{SHADER_SEEDS, seed_sources};
 
-use crate::diff::{Case, Rng, compare};
-use crate::engine::EngineKind;
+use crate::diff::{Case, Rng};
+use ctm::engine::EngineKind;
 use ctm_jit::compile::{JitOptions, OptLevel};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::{Duration, Instant};
@@ -103,31 +103,31 @@ impl Target {
         let sources = seed_sources();
         let programs: Vec<Vec<u32>> = sources
             .iter()
-            .filter_map(|s| crate::isa::asm::assemble(s).ok())
+            .filter_map(|s| ctm::isa::asm::assemble(s).ok())
             .collect();
         let bytes = |w: &[u32]| -> Vec<u8> { w.iter().flat_map(|x| x.to_le_bytes()).collect() };
         match self {
             Target::Elf => programs
                 .iter()
-                .map(|w| crate::abi::write(&crate::abi::Executable::from_code(w.clone())))
+                .map(|w| ctm::abi::write(&ctm::abi::Executable::from_code(w.clone())))
                 .collect(),
             Target::Words | Target::Program => programs.iter().map(|w| bytes(w)).collect(),
             Target::Asm => sources.iter().map(|s| s.as_bytes().to_vec()).collect(),
             Target::Shader => SHADER_SEEDS
                 .iter()
-                .filter_map(|s| crate::d3d9::assemble(s).ok())
+                .filter_map(|s| ctm::d3d9::assemble(s).ok())
                 .flat_map(|s| {
-                    let tokens = bytes(&crate::d3d9::write(&s));
-                    [tokens, crate::d3d9::disassemble(&s).into_bytes()]
+                    let tokens = bytes(&ctm::d3d9::write(&s));
+                    [tokens, ctm::d3d9::disassemble(&s).into_bytes()]
                 })
                 .collect(),
             Target::Stream => {
                 let mut out = Vec::new();
                 for src in &sources {
-                    let Ok(k) = crate::kernel::Kernel::assemble(src) else {
+                    let Ok(k) = ctm::kernel::Kernel::assemble(src) else {
                         continue;
                     };
-                    let job = crate::kernel::Job::new(4, 2).output(0, crate::mc::Format::Float32_4);
+                    let job = ctm::kernel::Job::new(4, 2).output(0, ctm::mc::Format::Float32_4);
                     if let Ok(st) = k.stage(&job) {
                         out.push(st.commands.to_bytes());
                     }
@@ -151,22 +151,22 @@ impl Target {
 }
 
 fn shader(data: &[u8]) -> Result<(), String> {
-    if let Ok(s) = crate::d3d9::read_bytes(data) {
-        let tokens = crate::d3d9::write(&s);
+    if let Ok(s) = ctm::d3d9::read_bytes(data) {
+        let tokens = ctm::d3d9::write(&s);
         if tokens != words_of(data) {
             return Err("a shader read from tokens writes different tokens".into());
         }
-        let text = crate::d3d9::disassemble(&s);
-        match crate::d3d9::assemble(&text) {
+        let text = ctm::d3d9::disassemble(&s);
+        match ctm::d3d9::assemble(&text) {
             Ok(back) if back == s => {}
             Ok(_) => return Err(format!("a shader's text assembles differently:\n{text}")),
             Err(e) => return Err(format!("a shader's text does not assemble: {e}\n{text}")),
         }
-        for dialect in [crate::d3d9::Dialect::D3d9, crate::d3d9::Dialect::Ctm] {
-            let Ok(c) = crate::d3d9::compile_dialect(&s, dialect) else {
+        for dialect in [ctm::d3d9::Dialect::D3d9, ctm::d3d9::Dialect::Ctm] {
+            let Ok(c) = ctm::d3d9::compile_dialect(&s, dialect) else {
                 continue;
             };
-            let warnings = crate::isa::validate::validate(&crate::isa::decode_program(&c.exe.code));
+            let warnings = ctm::isa::validate::validate(&ctm::isa::decode_program(&c.exe.code));
             if !warnings.is_empty() {
                 return Err(format!(
                     "a shader compiled in the {dialect:?} dialect has validator warnings {warnings:?}:\n{text}"
@@ -177,7 +177,7 @@ fn shader(data: &[u8]) -> Result<(), String> {
                     "a shader compiled in the {dialect:?} dialect overflows a stack when run: {e}\n{text}"
                 ));
             }
-            let back = crate::abi::load(&crate::abi::write(&c.exe))
+            let back = ctm::abi::load(&ctm::abi::write(&c.exe))
                 .map_err(|e| format!("a compiled shader's executable does not load: {e}"))?;
             if back.exe.info != c.exe.info {
                 return Err("a compiled shader's notes do not survive writing".into());
@@ -185,13 +185,13 @@ fn shader(data: &[u8]) -> Result<(), String> {
         }
     }
     if let Ok(text) = std::str::from_utf8(data)
-        && let Ok(s) = crate::d3d9::assemble(text)
+        && let Ok(s) = ctm::d3d9::assemble(text)
     {
-        let listing = crate::d3d9::disassemble(&s);
-        if crate::d3d9::assemble(&listing).as_ref() != Ok(&s) {
+        let listing = ctm::d3d9::disassemble(&s);
+        if ctm::d3d9::assemble(&listing).as_ref() != Ok(&s) {
             return Err(format!("assembled text does not round-trip:\n{listing}"));
         }
-        if crate::d3d9::read(&crate::d3d9::write(&s)).as_ref() != Ok(&s) {
+        if ctm::d3d9::read(&ctm::d3d9::write(&s)).as_ref() != Ok(&s) {
             return Err("an assembled shader does not read back from its tokens".into());
         }
     }
@@ -202,12 +202,9 @@ fn shader(data: &[u8]) -> Result<(), String> {
 /// once and every boolean true: the stack overflow it meets, if any (the
 /// shader limits promise none; other faults, such as unbound inputs, do not
 /// matter here).
-fn stack_overflow(exe: &crate::abi::Executable) -> Option<crate::runtime::RunError> {
-    let slots = crate::isa::decode_program(&exe.code);
-    let program = crate::frontend::build(
-        &slots,
-        crate::frontend::Options::loaded(exe.info.uncached()),
-    );
+fn stack_overflow(exe: &ctm::abi::Executable) -> Option<ctm::runtime::RunError> {
+    let slots = ctm::isa::decode_program(&exe.code);
+    let program = ctm::frontend::build(&slots, ctm::frontend::Options::loaded(exe.info.uncached()));
     let u = ctm_jit::state::Uniforms {
         ints: [ctm_jit::state::IntConst {
             count: 1,
@@ -217,25 +214,25 @@ fn stack_overflow(exe: &crate::abi::Executable) -> Option<crate::runtime::RunErr
         bools: u32::MAX,
         ..Default::default()
     };
-    let mut sink = |_: u32, _: u32, _: &crate::runtime::PixelOut| {};
-    let run = crate::runtime::Runner {
+    let mut sink = |_: u32, _: u32, _: &ctm::runtime::PixelOut| {};
+    let run = ctm::runtime::Runner {
         program: &program,
-        engine: crate::interp::Interpreter::new(),
+        engine: ctm::interp::Interpreter::new(),
         uniforms: &u,
-        options: crate::runtime::RunOptions {
+        options: ctm::runtime::RunOptions {
             budget: 100_000,
             ..Default::default()
         },
         stop: None,
     }
     .run(
-        crate::runtime::Domain::new(4, 2),
+        ctm::runtime::Domain::new(4, 2),
         0,
-        &mut crate::runtime::NoTextures,
+        &mut ctm::runtime::NoTextures,
         &mut sink,
     );
     match run {
-        Err(e @ crate::runtime::RunError::Overflow { .. }) => Some(e),
+        Err(e @ ctm::runtime::RunError::Overflow { .. }) => Some(e),
         _ => None,
     }
 }
@@ -251,11 +248,11 @@ fn words_of(data: &[u8]) -> Vec<u32> {
 }
 
 fn elf(data: &[u8]) -> Result<(), String> {
-    let Ok(loaded) = crate::abi::load(data) else {
+    let Ok(loaded) = ctm::abi::load(data) else {
         return Ok(());
     };
     let exe = loaded.exe;
-    let again = crate::abi::load(&crate::abi::write(&exe))
+    let again = ctm::abi::load(&ctm::abi::write(&exe))
         .map_err(|e| format!("a loaded executable does not load after writing: {e}"))?;
     if again.exe.code != exe.code || again.exe.info != exe.info {
         return Err("write then load changed the executable".into());
@@ -264,26 +261,26 @@ fn elf(data: &[u8]) -> Result<(), String> {
 }
 
 fn words(data: &[u8]) -> Result<(), String> {
-    let mut w = words_of(&data[..data.len().min(crate::isa::MAX_INSTS * 24)]);
+    let mut w = words_of(&data[..data.len().min(ctm::isa::MAX_INSTS * 24)]);
     w.truncate(w.len() / 6 * 6);
-    let text = crate::isa::disasm::disassemble_program(&w, crate::isa::disasm::Options::default());
-    let back = crate::isa::asm::assemble(&text)
+    let text = ctm::isa::disasm::disassemble_program(&w, ctm::isa::disasm::Options::default());
+    let back = ctm::isa::asm::assemble(&text)
         .map_err(|e| format!("the disassembly does not assemble: {e}\n{text}"))?;
     if back != w {
         return Err(format!("disassembly does not round-trip:\n{text}"));
     }
-    let _ = crate::isa::validate::validate(&crate::isa::decode_program(&w));
+    let _ = ctm::isa::validate::validate(&ctm::isa::decode_program(&w));
     Ok(())
 }
 
 fn asm(data: &[u8]) -> Result<(), String> {
     let text = String::from_utf8_lossy(data);
-    let Ok(a) = crate::isa::asm::assemble_source(&text) else {
+    let Ok(a) = ctm::isa::asm::assemble_source(&text) else {
         return Ok(());
     };
     let listing =
-        crate::isa::disasm::disassemble_program(&a.words, crate::isa::disasm::Options::default());
-    let back = crate::isa::asm::assemble(&listing)
+        ctm::isa::disasm::disassemble_program(&a.words, ctm::isa::disasm::Options::default());
+    let back = ctm::isa::asm::assemble(&listing)
         .map_err(|e| format!("the disassembly of assembled text does not assemble: {e}"))?;
     if back != a.words {
         return Err("assembled text does not round-trip through the disassembler".into());
@@ -294,20 +291,20 @@ fn asm(data: &[u8]) -> Result<(), String> {
 fn stream(data: &[u8]) -> Result<(), String> {
     let mut w = words_of(data);
     w.truncate(4096);
-    let text = crate::pe::disassemble_stream(&w);
-    let back = crate::pe::assemble_stream(&text)
+    let text = ctm::pe::disassemble_stream(&w);
+    let back = ctm::pe::assemble_stream(&text)
         .map_err(|e| format!("a stream's listing does not assemble: {e}\n{text}"))?;
     if back != w {
         return Err(format!("a stream's listing does not round-trip:\n{text}"));
     }
     // Small arenas; everything lies in the cached one at its base, where a
     // program is loaded so that `start_program` finds one.
-    let mut dev = crate::device::Device::open(crate::device::DeviceConfig {
+    let mut dev = ctm::device::Device::open(ctm::device::DeviceConfig {
         arena_sizes: [64 << 10, 64 << 10, 64 << 10, 1 << 20],
-        settings: crate::pe::RunSettings {
+        settings: ctm::pe::RunSettings {
             engine: EngineKind::Interp,
             threads: 1,
-            options: crate::runtime::RunOptions {
+            options: ctm::runtime::RunOptions {
                 budget: 100_000,
                 ..Default::default()
             },
@@ -320,8 +317,8 @@ fn stream(data: &[u8]) -> Result<(), String> {
     let base = dev.info().base_address_sys_c;
     static PROGRAM: std::sync::OnceLock<Vec<u32>> = std::sync::OnceLock::new();
     let words =
-        PROGRAM.get_or_init(|| crate::isa::asm::assemble(&seed_sources()[1]).unwrap_or_default());
-    let _ = dev.load_program(&crate::abi::Executable::from_code(words.clone()), base);
+        PROGRAM.get_or_init(|| ctm::isa::asm::assemble(&seed_sources()[1]).unwrap_or_default());
+    let _ = dev.load_program(&ctm::abi::Executable::from_code(words.clone()), base);
     let bytes: Vec<u8> = w.iter().flat_map(|x| x.to_le_bytes()).collect();
     let at = base + (512 << 10);
     if dev.write(at, &bytes).is_ok()
@@ -333,7 +330,7 @@ fn stream(data: &[u8]) -> Result<(), String> {
 }
 
 fn program(data: &[u8]) -> Result<(), String> {
-    if crate::engine::EngineKind::Jit.check().is_err() || data.len() < 2 {
+    if ctm::engine::EngineKind::Jit.check().is_err() || data.len() < 2 {
         return Ok(());
     }
     let (head, rest) = data.split_at(2);
@@ -345,7 +342,6 @@ fn program(data: &[u8]) -> Result<(), String> {
         return Ok(());
     }
     let case = Case::from_words(&w, uncached, seed);
-    let (want, _) = case.run(EngineKind::Interp, JitOptions::default());
     let opt_level = if head[1] & 2 != 0 {
         OptLevel::None
     } else {
@@ -355,11 +351,7 @@ fn program(data: &[u8]) -> Result<(), String> {
         opt_level,
         quads_per_iter: [0, 1, 2, 4][usize::from(head[1] >> 2 & 3)],
     };
-    let (got, _) = case.run(EngineKind::Jit, opts);
-    match compare(&case, &want, &got, "interp", "jit") {
-        None => Ok(()),
-        Some(report) => Err(report),
-    }
+    case.run_both(opts).map(drop)
 }
 
 /// A failing input: the bytes and what broke (an invariant's message or a
@@ -410,10 +402,7 @@ impl Driver {
     pub fn try_one(target: Target, data: &[u8]) -> Result<(), String> {
         match catch_unwind(AssertUnwindSafe(|| target.check(data))) {
             Ok(r) => r,
-            Err(p) => Err(format!(
-                "panic: {}",
-                crate::interp::panic_message(p.as_ref())
-            )),
+            Err(p) => Err(format!("panic: {}", ctm::interp::panic_message(p.as_ref()))),
         }
     }
 

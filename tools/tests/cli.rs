@@ -10,7 +10,7 @@ use common::cli::*;
 use common::jit_available;
 use std::io::Read;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 /// A program that never ends.
 const ENDLESS: &str = "top:
@@ -249,7 +249,7 @@ fn closed_pipes_end_quietly_and_full_disks_are_errors() {
         &["ir", &prog],
         &["info", &prog],
     ] {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_ctm"))
+        let mut child = common::cli::tool()
             .args(args)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -268,7 +268,7 @@ fn closed_pipes_end_quietly_and_full_disks_are_errors() {
             .write(true)
             .open("/dev/full")
             .unwrap();
-        let out = Command::new(env!("CARGO_BIN_EXE_ctm"))
+        let out = common::cli::tool()
             .args(["disasm", &prog])
             .stdout(full)
             .output()

@@ -8,9 +8,10 @@
 //! JIT's results are compared with the interpreter's; a difference is an
 //! error, never a number.
 
-use crate::engine::EngineKind;
-use crate::kernel::{Job, JobResult, Kernel, KernelError};
-use crate::{frontend, isa};
+use crate::check::{self, Observed};
+use ctm::engine::EngineKind;
+use ctm::kernel::{HostSurface, Job, JobResult, Kernel, KernelError};
+use ctm::{frontend, isa};
 use ctm_jit::compile::{JitOptions, compile};
 use ctm_jit::ir::{Binary, Op, Program, Unary};
 use std::time::Instant;
@@ -262,8 +263,8 @@ pub enum BenchError {
     #[error(transparent)]
     Jit(#[from] ctm_jit::compile::JitError),
     /// The engines disagree.
-    #[error("the JIT's results differ from the interpreter's ({0}); not measuring a wrong answer")]
-    Mismatch(&'static str),
+    #[error("the JIT's results differ from the interpreter's; not measuring a wrong answer\n{0}")]
+    Mismatch(String),
 }
 
 /// The clause IR `kernel` runs as.
@@ -336,13 +337,33 @@ fn reruns(
         let start = Instant::now();
         prepared.run()?;
         best = best.min(start.elapsed().as_secs_f64());
-        for (k, s) in &want.outputs {
-            if prepared.output(*k).as_ref() != Some(s) {
-                return Err(BenchError::Mismatch("outputs of a prepared job"));
-            }
-        }
+        let got = want.outputs.iter().map(|(k, _)| (*k, prepared.output(*k)));
+        agree(want, got, "jit, prepared job")?;
     }
     Ok((first, best))
+}
+
+/// Checks outputs (`None`: not there) against the interpreter's, with the
+/// comparator's report when they differ.
+fn agree(
+    want: &JobResult,
+    got: impl Iterator<Item = (u8, Option<HostSurface>)>,
+    what: &str,
+) -> Result<(), BenchError> {
+    let (mut a, mut b) = (Observed::default(), Observed::default());
+    for (k, s) in &want.outputs {
+        a.surface(&format!("output {k}"), s);
+    }
+    for (k, s) in got {
+        match s {
+            Some(s) => b.surface(&format!("output {k}"), &s),
+            None => b.text(&format!("output {k}"), (0, 0), "", "(missing)".into()),
+        }
+    }
+    match check::report(&a, &b, "interp", what) {
+        None => Ok(()),
+        Some(r) => Err(BenchError::Mismatch(r)),
+    }
 }
 
 /// Measures `kernel` on `job` (whose engine and thread settings are
@@ -376,11 +397,9 @@ pub fn measure_with_result(
     job.settings.engine = EngineKind::Jit;
     // Warm the code cache and check the answer before timing.
     let first = kernel.run(&job)?;
-    if first.outputs != want.outputs {
-        return Err(BenchError::Mismatch("outputs"));
-    }
-    if first.cond != want.cond {
-        return Err(BenchError::Mismatch("conditional buffer"));
+    let (a, b) = (Observed::job(Ok(&want)), Observed::job(Ok(&first)));
+    if let Some(r) = check::report(&a, &b, "interp", "jit") {
+        return Err(BenchError::Mismatch(r));
     }
     let (tj, _) = timed(kernel, &job, opts.repeat)?;
     let pixels = f64::from(job.width) * f64::from(job.height);
@@ -413,9 +432,8 @@ pub fn measure_with_result(
     for t in counts {
         job.settings.threads = t;
         let (tn, r) = timed(kernel, &job, opts.repeat)?;
-        if r.outputs != want.outputs {
-            return Err(BenchError::Mismatch("outputs with threads"));
-        }
+        let got = r.outputs.iter().map(|(k, s)| (*k, Some(s.clone())));
+        agree(&want, got, &format!("jit, {t} threads"))?;
         report.scaling.push((t, n / tn.max(1e-9)));
         report.threads = t;
         report.jit_threads_pixinst_per_s = n / tn.max(1e-9);
@@ -423,8 +441,8 @@ pub fn measure_with_result(
         report.rerun_scaling.push((t, n / tr.max(1e-9)));
     }
     if opts.peak_iterations > 0 {
-        report.fma_peak_gflops = ctm_jit::peak::fma_peak_gflops(opts.peak_iterations)?;
-        report.mad_ceiling_gflops = ctm_jit::peak::mad_peak_gflops(opts.peak_iterations)?;
+        report.fma_peak_gflops = crate::peak::fma_peak_gflops(opts.peak_iterations)?;
+        report.mad_ceiling_gflops = crate::peak::mad_peak_gflops(opts.peak_iterations)?;
     }
     Ok((report, first))
 }

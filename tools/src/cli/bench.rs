@@ -4,7 +4,7 @@
 use super::run::{RunArgs, deliver, discard, prepare};
 use super::{EXIT_OK, Error, Verbosity, usage};
 use clap::Args;
-use ctm::bench::{BenchOptions, BenchReport, suite};
+use ctm_tools::bench::{BenchOptions, BenchReport, suite};
 
 /// Arguments of `ctm bench`.
 #[derive(Args, Debug)]
@@ -62,7 +62,7 @@ pub fn bench(a: BenchArgs, v: Verbosity) -> Result<u8, Error> {
         jit: p.job.settings.jit,
         ..Default::default()
     };
-    let (report, result) = match ctm::bench::measure_with_result(&p.kernel, &p.job, opts) {
+    let (report, result) = match ctm_tools::bench::measure_with_result(&p.kernel, &p.job, opts) {
         Ok(r) => r,
         Err(e) => {
             discard(&p);
@@ -104,14 +104,14 @@ fn bench_suite(names: &[String], json: bool, repeat: usize, v: Verbosity) -> Res
         peak_iterations: 0,
         ..Default::default()
     };
-    let fma = ctm_jit::peak::fma_peak_gflops(100_000_000)?;
-    let ceiling = ctm_jit::peak::mad_peak_gflops(100_000_000)?;
+    let fma = ctm_tools::peak::fma_peak_gflops(100_000_000)?;
+    let ceiling = ctm_tools::peak::mad_peak_gflops(100_000_000)?;
     let mut rows: Vec<(suite::Case, BenchReport)> = Vec::new();
     for c in cases {
         if !v.quiet {
             eprintln!("{}: {}", c.name, c.what);
         }
-        let mut r = ctm::bench::measure(&c.kernel, &c.job, opts)?;
+        let mut r = ctm_tools::bench::measure(&c.kernel, &c.job, opts)?;
         r.fma_peak_gflops = fma;
         r.mad_ceiling_gflops = ceiling;
         rows.push((c, r));

@@ -415,10 +415,9 @@ fn a_conditional_write_back_never_turns_a_picture_into_grey() {
         "z.s",
         "out rtA.rgb = max.off(s0, s0) | rtA.a = max.off(s0, s0) src0=r0 wait last",
     );
-    let picture = std::fs::read(
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/data/rings.png"),
-    )
-    .unwrap();
+    let picture =
+        std::fs::read(std::path::Path::new(common::cli::ROOT).join("examples/data/rings.png"))
+            .unwrap();
     let png = d.file("depth.png", &picture);
     let (code, _, err) = ctm(&[
         "run",

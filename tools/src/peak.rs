@@ -9,13 +9,13 @@
 //! the processor's DAZ/FTZ modes at no cost, NaNs standardised only where a
 //! value is observed), so no exact kernel of MADs can run faster.
 
-use crate::compile::JitError;
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{AbiParam, InstBuilder, UserFuncName, types};
 use cranelift_codegen::settings::{self, Configurable};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{Linkage, Module, default_libcall_names};
+use ctm_jit::compile::JitError;
 use std::time::Instant;
 
 const CHAINS: usize = 10;
@@ -37,7 +37,7 @@ pub fn mad_peak_gflops(iterations: u64) -> Result<f64, JitError> {
 }
 
 fn peak_gflops(iterations: u64, fused: bool) -> Result<f64, JitError> {
-    crate::host::check_features()?;
+    ctm_jit::host::check_features()?;
     let mut flags = settings::builder();
     flags
         .set("opt_level", "speed")

@@ -305,7 +305,7 @@ fn info(path: &Path, raw: bool) -> Result<u8, Error> {
 fn clif(a: ClifArgs) -> Result<u8, Error> {
     let loaded = program::load(&a.program, false)?;
     let kernel = Kernel::new(loaded.exe);
-    let program = ctm::bench::program_of(&kernel);
+    let program = ctm_tools::bench::program_of(&kernel);
     let slots = isa::decode_program(&kernel.exe.code);
     let describe = |pc: u16| match slots.get(usize::from(pc)) {
         Some(Ok(inst)) => disasm::disassemble(inst),

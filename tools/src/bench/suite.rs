@@ -9,8 +9,8 @@
 //! constant registers (the host's values, so no compiler can prove two
 //! chains equal and fold them) and every chain reaches the output.
 
-use crate::kernel::{HostSurface, Job, Kernel};
-use crate::mc::Format;
+use ctm::kernel::{HostSurface, Job, Kernel};
+use ctm::mc::Format;
 
 /// One benchmark: a kernel and the job it runs.
 #[derive(Clone, Debug)]
@@ -48,9 +48,8 @@ pub const NAMES: [&str; 14] = [
 
 /// A bundled kernel's text, read as `ctm run` reads a `.s` file.
 fn assembled(text: &str) -> Kernel {
-    let loaded =
-        crate::program::load_bytes(text.as_bytes(), std::path::Path::new("bench.s"), false)
-            .expect("a bundled benchmark kernel assembles");
+    let loaded = ctm::program::load_bytes(text.as_bytes(), std::path::Path::new("bench.s"), false)
+        .expect("a bundled benchmark kernel assembles");
     Kernel::new(loaded.exe)
 }
 
@@ -101,31 +100,31 @@ pub fn case(name: &str) -> Option<Case> {
         "chains8" => (
             "eight independent MAD chains (the MAD chain Mesa runs too)",
             true,
-            k(include_str!("../../benches/kernels/chains8.s")),
+            k(include_str!("../../../benches/kernels/chains8.s")),
             chain_job(512, 512),
         ),
         "chains4" => (
             "four independent MAD chains, 16 MADs each",
             true,
-            k(include_str!("../../benches/kernels/chains4.s")),
+            k(include_str!("../../../benches/kernels/chains4.s")),
             chain_job(512, 512),
         ),
         "chains2" => (
             "two independent MAD chains, 32 MADs each",
             true,
-            k(include_str!("../../benches/kernels/chains2.s")),
+            k(include_str!("../../../benches/kernels/chains2.s")),
             chain_job(512, 512),
         ),
         "chains1" => (
             "one dependent chain of 64 MADs",
             true,
-            k(include_str!("../../benches/kernels/chains1.s")),
+            k(include_str!("../../../benches/kernels/chains1.s")),
             chain_job(512, 512),
         ),
         "dotmix" => (
             "four chains alternating DP4 and MAD",
             true,
-            k(include_str!("../../benches/kernels/dotmix.s")),
+            k(include_str!("../../../benches/kernels/dotmix.s")),
             chain_job(512, 512)
                 .constant(3, [0.25; 4])
                 .constant(4, [0.25, 0.5, 0.125, 0.125])
@@ -135,25 +134,25 @@ pub fn case(name: &str) -> Option<Case> {
         "transcend" => (
             "four MAD chains with RSQ EX2 LN2 RCP SIN COS beside them",
             true,
-            k(include_str!("../../benches/kernels/transcend.s")),
+            k(include_str!("../../../benches/kernels/transcend.s")),
             chain_job(512, 512),
         ),
         "mandelbrot" => (
             "examples/mandelbrot.s, 768×512, 255 iterations (a loop with a divergent break)",
             false,
-            k(include_str!("../../examples/mandelbrot.s")),
+            k(include_str!("../../../examples/mandelbrot.s")),
             mandelbrot_job(),
         ),
         "tiny" => (
             "one instruction per pixel: all per-run work",
             false,
-            k(include_str!("../../benches/kernels/tiny.s")),
+            k(include_str!("../../../benches/kernels/tiny.s")),
             Job::new(512, 512).output(0, Format::Float32_4),
         ),
         "divergent" => (
             "IF/ELSE arms by the parity of i + j inside a loop (every quad diverges)",
             false,
-            k(include_str!("../../benches/kernels/divergent.s")),
+            k(include_str!("../../../benches/kernels/divergent.s")),
             Job::new(256, 256)
                 .constant(0, [0.9; 4])
                 .constant(1, [0.1; 4])
@@ -163,7 +162,7 @@ pub fn case(name: &str) -> Option<Case> {
         "texture" => (
             "five float32_4 lookups per pixel, summed",
             false,
-            k(include_str!("../../benches/kernels/texture.s")),
+            k(include_str!("../../../benches/kernels/texture.s")),
             Job::new(256, 256)
                 .input(0, surface(Format::Float32_4, 64, 64, 0, 1.0, 0.0))
                 .constant(0, [1.0, 0.0, 0.0, 0.0])
@@ -175,7 +174,7 @@ pub fn case(name: &str) -> Option<Case> {
         "saxpy" => (
             "examples/saxpy.s: a·x + y over 512² float32_4",
             false,
-            k(include_str!("../../examples/saxpy.s")),
+            k(include_str!("../../../examples/saxpy.s")),
             Job::new(512, 512)
                 .input(0, surface(Format::Float32_4, 512, 512, 0, 1.0, 0.0))
                 .input(1, surface(Format::Float32_4, 512, 512, 99_999, 1.0, 0.0))
@@ -195,7 +194,7 @@ pub fn case(name: &str) -> Option<Case> {
             (
                 "examples/matmul.s: 128×64 by 64×128, a loop of lookups",
                 false,
-                k(include_str!("../../examples/matmul.s")),
+                k(include_str!("../../../examples/matmul.s")),
                 job,
             )
         }
@@ -213,14 +212,14 @@ pub fn case(name: &str) -> Option<Case> {
             (
                 "examples/conv3x3.s: a 3×3 box filter over 256²",
                 false,
-                k(include_str!("../../examples/conv3x3.s")),
+                k(include_str!("../../../examples/conv3x3.s")),
                 job,
             )
         }
         "scatter" => (
             "examples/scatter.s: uncached writes to computed addresses",
             false,
-            k(include_str!("../../examples/scatter.s")),
+            k(include_str!("../../../examples/scatter.s")),
             Job::new(256, 256)
                 .input(0, surface(Format::Float32_1, 256, 256, 0, 1.0, 0.0))
                 .output(0, Format::Float32_1),

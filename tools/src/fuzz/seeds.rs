@@ -31,7 +31,7 @@ out rtC.rgb = max.off(s0, s0) | rtC.a = max.off(s0, s0) src0=r2
 out _ = max.off(s0, s0) | _ = max.off(s0, s0) src0=r0 wait last"
             .to_string(),
     ];
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples");
     if let Ok(entries) = std::fs::read_dir(dir) {
         let mut files: Vec<_> = entries.flatten().map(|e| e.path()).collect();
         files.sort();
