@@ -21,8 +21,8 @@ mod run;
 mod text;
 
 pub use command::{
-    Command, CommandBuffer, OPCODES, Op, OpInfo, ParamError, StreamFault, decode_packet,
-    decode_stream, header,
+    Command, CommandBuffer, OPCODES, Op, OpInfo, ParamError, ParamInfo, ParamKind, StreamFault,
+    decode_packet, decode_stream, header,
 };
 pub use run::{EngineFactory, Progress, RunReport, RunSettings, all_cores};
 pub use text::{StreamTextError, assemble_stream, disassemble_stream};

@@ -18,7 +18,7 @@
 //! whose one parameter is reserved may leave it out. The listing
 //! [`disassemble_stream`] writes assembles back to the same words.
 
-use super::command::{OPCODES, Op, OpInfo, decode_packet};
+use super::command::{OPCODES, OpInfo, ParamKind, decode_packet};
 use crate::mc::{Format, SurfaceFormat};
 use std::fmt::Write;
 
@@ -32,44 +32,21 @@ pub struct StreamTextError {
     pub message: String,
 }
 
-/// How a parameter dword reads best.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Kind {
-    Number,
-    Address,
-    Format,
-    Float,
-    Reserved,
+/// Each parameter dword's kind (a command without parameters: one
+/// reserved dword).
+fn kinds(info: &OpInfo) -> Vec<ParamKind> {
+    let k: Vec<ParamKind> = info.fields.iter().flat_map(|f| f.kinds).copied().collect();
+    if k.is_empty() {
+        vec![ParamKind::Reserved]
+    } else {
+        k
+    }
 }
 
-/// Each command's parameters: name and kind.
-fn params(op: Op) -> &'static [(&'static str, Kind)] {
-    use Kind::*;
-    const BASE_FMT: &[(&str, Kind)] = &[("base", Address), ("format", Format)];
-    const SURFACE: &[(&str, Kind)] = &[
-        ("id", Number),
-        ("base", Address),
-        ("format", Format),
-        ("height", Number),
-    ];
-    match op {
-        Op::SetCondVal => &[("v", Float)],
-        Op::SetDomain => &[
-            ("i0", Number),
-            ("j0", Number),
-            ("i1", Number),
-            ("j1", Number),
-        ],
-        Op::ReadPerfCounters | Op::SetParams => &[("base", Address)],
-        Op::SetInstFmt | Op::SetConstfFmt | Op::SetConstiFmt | Op::SetConstbFmt => BASE_FMT,
-        Op::SetInpFmt | Op::SetOutFmt => SURFACE,
-        Op::SetCondOutFmt => &[("base", Address), ("format", Format), ("height", Number)],
-        Op::SetOutMask => &[("channel mask", Number)],
-        Op::SetCondOutMask => &[("write", Number)],
-        Op::SetCondTest => &[("test", Number)],
-        Op::SetCondLoc => &[("location 0 dpp, 1 pe", Number)],
-        _ => &[("reserved", Reserved)],
-    }
+/// The parameters' names, as listings and errors show them.
+fn names(info: &OpInfo) -> String {
+    let n: Vec<&str> = info.fields.iter().map(|f| f.name).collect();
+    n.join(", ")
 }
 
 fn number(t: &str) -> Option<u32> {
@@ -148,16 +125,18 @@ pub fn assemble_stream(text: &str) -> Result<Vec<u32>, StreamTextError> {
             .map(|a| parameter(a))
             .collect::<Result<Vec<u32>, _>>()
             .map_err(err)?;
-        if values.is_empty() && params(info.op) == [("reserved", Kind::Reserved)] {
+        if values.is_empty() && info.fields.is_empty() {
             values.push(0);
         }
         if values.len() != info.params {
-            let names: Vec<&str> = params(info.op).iter().map(|p| p.0).collect();
+            let names = match names(info) {
+                n if n.is_empty() => "reserved".to_string(),
+                n => n,
+            };
             return Err(err(format!(
-                "{} takes {} parameter(s) ({}), found {}",
+                "{} takes {} parameter(s) ({names}), found {}",
                 info.name,
                 info.params,
-                names.join(", "),
                 values.len()
             )));
         }
@@ -215,30 +194,25 @@ pub fn disassemble_stream(words: &[u32]) -> String {
             Ok((Some(cmd), n)) => {
                 let info = cmd.op().info();
                 let mut line = info.name.to_string();
-                let spec = params(info.op);
+                let spec = kinds(info);
                 for (k, &w) in words[at + 1..at + n].iter().enumerate() {
-                    let kind = spec.get(k).map_or(Kind::Number, |p| p.1);
+                    let kind = spec.get(k).copied().unwrap_or(ParamKind::Number);
                     line += " ";
                     line += &match kind {
-                        Kind::Address => format!("{w:#010x}"),
-                        Kind::Format => format_text(w),
-                        Kind::Float if !f32::from_bits(w).is_nan() => {
+                        ParamKind::Address => format!("{w:#010x}"),
+                        ParamKind::Format => format_text(w),
+                        ParamKind::Float if !f32::from_bits(w).is_nan() => {
                             format!("f:{:?}", f32::from_bits(w))
                         }
-                        Kind::Float => format!("{w:#010x}"),
-                        Kind::Reserved if w == 0 => continue,
+                        ParamKind::Float => format!("{w:#010x}"),
+                        ParamKind::Reserved if w == 0 => continue,
                         _ if w > 0xFFFF => format!("{w:#x}"),
                         _ => w.to_string(),
                     };
                 }
-                let names: Vec<&str> = spec
-                    .iter()
-                    .map(|p| p.0)
-                    .filter(|&n| n != "reserved")
-                    .collect();
                 let _ = write!(out, "{line:<48} # @{:#x}", at * 4);
-                if !names.is_empty() {
-                    let _ = write!(out, ": {}", names.join(", "));
+                if !info.fields.is_empty() {
+                    let _ = write!(out, ": {}", names(info));
                 }
                 out.push('\n');
                 at += n;
@@ -287,10 +261,9 @@ mod tests {
     fn errors_name_the_line() {
         let e = assemble_stream("start_program\nset_domain 0 0 1").unwrap_err();
         assert_eq!(e.line, 2);
-        assert!(
-            e.message
-                .contains("takes 4 parameter(s) (i0, j0, i1, j1), found 3")
-        );
+        assert!(e.message.contains(
+            "takes 4 parameter(s) (i0, j0, i1, j1 (bits 12:0 each; inclusive)), found 3"
+        ));
         assert!(
             assemble_stream("bogus 1")
                 .unwrap_err()
