@@ -4,64 +4,47 @@
 //! channels, clamped by `_sat`, scaled by ps_1_x's result shift — and the
 //! scratch temporaries that hold the steps of an expansion.
 
-use super::emit::{Alu, Dpp, Unit, Val};
+use super::emit::{Alu, AluOp, Dpp, Dst as Out, Operand, Pred, Unit, Val};
 use super::{CompileError, Compiler};
-use crate::d3d9::{Dst, RegKind, Src, SrcMod, swizzle_channel};
+use crate::d3d9::{Dst, Inst, RegKind, Src, SrcMod, swizzle_channel};
+
+/// A group of written channels with its RGB and alpha predication.
+pub(super) type PredGroup = (u8, Option<Pred>, Option<Pred>);
 
 pub(super) type R = Result<(), CompileError>;
 
-/// The R, G, B letters of a write mask (`"rg"`).
-pub(super) fn mask_rgb(mask: u8) -> String {
-    mask_rgba(mask & 7)
-}
-
-/// The R, G, B, A letters of a write mask (`"rga"`).
-pub(super) fn mask_rgba(mask: u8) -> String {
-    "rgba"
-        .chars()
-        .enumerate()
-        .filter(|(c, _)| mask & (1 << c) != 0)
-        .map(|(_, ch)| ch)
-        .collect()
-}
-
-const REPLICATE: [&str; 4] = ["rrrr", "gggg", "bbbb", "aaaa"];
-
 /// Groups of written channels that share a predicate selection: (mask,
 /// RGB predicate, alpha predicate).
-pub(super) fn pred_groups(
-    pred: Option<&Src>,
-    mask: u8,
-) -> Vec<(u8, Option<String>, Option<String>)> {
+pub(super) fn pred_groups(pred: Option<&Src>, mask: u8) -> Vec<PredGroup> {
     let Some(p) = pred else {
         return vec![(mask, None, None)];
     };
-    let inv = if p.modifier == SrcMod::Not { "!" } else { "" };
+    let inv = p.modifier == SrcMod::Not;
     let comp = |c: usize| swizzle_channel(p.swizzle, c);
     let rgb: Vec<usize> = (0..3).filter(|c| mask & (1 << c) != 0).collect();
-    let mut groups: Vec<(u8, Option<String>, Option<String>)> = Vec::new();
+    let mut groups: Vec<PredGroup> = Vec::new();
     if rgb.iter().all(|&c| comp(c) == c) {
         if !rgb.is_empty() {
             groups.push((
                 rgb.iter().map(|c| 1u8 << c).sum(),
-                Some(format!("{inv}rgba")),
+                Some(Pred::own(inv)),
                 None,
             ));
         }
     } else {
-        for (k, rep) in REPLICATE.iter().enumerate() {
+        for k in 0..4u8 {
             let m: u8 = rgb
                 .iter()
-                .filter(|&&c| comp(c) == k)
+                .filter(|&&c| comp(c) == usize::from(k))
                 .map(|c| 1u8 << c)
                 .sum();
             if m != 0 {
-                groups.push((m, Some(format!("{inv}{rep}")), None));
+                groups.push((m, Some(Pred::replicate(inv, k)), None));
             }
         }
     }
     if mask & 8 != 0 {
-        let a = Some(format!("{inv}{}", REPLICATE[comp(3)]));
+        let a = Some(Pred::replicate(inv, comp(3) as u8));
         match groups.first_mut() {
             Some(g) => {
                 g.0 |= 8;
@@ -73,22 +56,26 @@ pub(super) fn pred_groups(
     groups
 }
 
+/// The destination of an instruction that has one.
+pub(super) fn dst(c: &Compiler, i: &Inst) -> Result<Dst, CompileError> {
+    match i.dst {
+        Some(d) => Ok(d),
+        None => c.error("missing destination"),
+    }
+}
+
 /// A scratch temporary as a value.
 pub(super) fn scratch(c: &mut Compiler, k: usize) -> Val {
-    Val::reg(format!(
-        "r{}",
-        c.scratch[k].expect("allocated before it is read")
-    ))
+    Val::temp(c.scratch[k].expect("allocated before it is read"))
 }
 
 /// `rN.mask` destinations of an ALU instruction for a temporary.
 fn temp_dsts(a: &mut Alu, t: u16, mask: u8) {
-    let rgb = mask_rgb(mask);
-    if !rgb.is_empty() {
-        a.rgb_dst.push(format!("r{t}.{rgb}"));
+    if mask & 7 != 0 {
+        a.rgb_dst.push(Out::Temp(t, mask & 7));
     }
     if mask & 8 != 0 {
-        a.alpha_dst.push(format!("r{t}.a"));
+        a.alpha_dst.push(Out::Temp(t, 8));
     }
 }
 
@@ -133,9 +120,10 @@ pub(super) fn write(
     rgb: Option<Unit>,
     alpha: Option<Unit>,
 ) -> R {
+    // An OUTPUT target: a render target or the conditional value.
     let target = match dst.reg.kind {
-        RegKind::ColorOut => Some(["rtA", "rtB", "rtC", "rtD"][usize::from(dst.reg.num & 3)]),
-        RegKind::DepthOut => Some("depth"),
+        RegKind::ColorOut => Some(Some((dst.reg.num & 3) as u8)),
+        RegKind::DepthOut => Some(None),
         _ => None,
     };
     if target.is_some() {
@@ -152,28 +140,29 @@ pub(super) fn write(
     // Several predicated writes that read their own destination: the
     // first would change what the next reads, so the result goes to a
     // scratch temporary first (clamped), then moves under the predicates.
-    let own = format!("r{t}");
     let reads_own = |u: &Option<Unit>| {
         u.as_ref().is_some_and(|u| {
-            u.inputs
-                .iter()
-                .any(|v| v.opnd == own || v.opnd.starts_with("r["))
+            u.inputs.iter().any(|v| {
+                matches!(v.opnd, Some(Operand::TempRel(_))) || v.opnd == Some(Operand::Temp(t))
+            })
         })
     };
     if target.is_none() && groups.len() > 1 && (reads_own(&rgb) || reads_own(&alpha)) {
         let s = c.scratch(1)?;
         to_scratch(c, s, dst.mask, clamp(rgb.clone()), clamp(alpha.clone()));
         let sv = scratch(c, 1);
-        let mv = Unit::exact("max", vec![sv.clone(), sv], false);
+        let mv = Unit::exact(AluOp::Max, vec![sv.clone(), sv], false);
         (rgb, alpha) = (Some(mv.clone()), Some(mv));
     }
     for (m, p, ap) in groups {
         let mut a = Alu::default();
         // SOP copies the alpha result; DP4 takes its fourth products from
         // the alpha unit's inputs.
-        let alpha_needed =
-            m & 8 != 0 || rgb.as_ref().is_some_and(|u| u.op == "sop" || u.op == "dp4");
-        let rgb_needed = m & 7 != 0 || alpha.as_ref().is_some_and(|u| u.op == "dp");
+        let alpha_needed = m & 8 != 0
+            || rgb
+                .as_ref()
+                .is_some_and(|u| matches!(u.op, AluOp::Sop | AluOp::Dp4));
+        let rgb_needed = m & 7 != 0 || alpha.as_ref().is_some_and(|u| u.op == AluOp::Dp);
         a.rgb = if rgb_needed { clamp(rgb.clone()) } else { None };
         a.alpha = if alpha_needed {
             clamp(alpha.clone())
@@ -182,7 +171,7 @@ pub(super) fn write(
         };
         match target {
             None => temp_dsts(&mut a, t, m),
-            Some("depth") => {
+            Some(None) => {
                 // The conditional value: the alpha unit's result, computed
                 // from the sources' first channel.
                 a.out = true;
@@ -193,21 +182,20 @@ pub(super) fn write(
                     }
                     u
                 });
-                if a.alpha.as_ref().is_some_and(|u| u.op == "dp") {
+                if a.alpha.as_ref().is_some_and(|u| u.op == AluOp::Dp) {
                     // A dot product's result comes from the RGB unit.
                     a.rgb = clamp(rgb.clone());
                     a.alpha = clamp(alpha.clone());
                 }
-                a.alpha_dst.push("depth".into());
+                a.alpha_dst.push(Out::Depth);
             }
-            Some(rt) => {
+            Some(Some(rt)) => {
                 a.out = true;
-                let rgbm = mask_rgb(m);
-                if !rgbm.is_empty() {
-                    a.rgb_dst.push(format!("{rt}.{rgbm}"));
+                if m & 7 != 0 {
+                    a.rgb_dst.push(Out::Target(rt, m & 7));
                 }
                 if m & 8 != 0 {
-                    a.alpha_dst.push(format!("{rt}.a"));
+                    a.alpha_dst.push(Out::Target(rt, 8));
                 }
             }
         }

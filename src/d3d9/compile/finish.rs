@@ -3,7 +3,7 @@
 //! with its carried values (`def`, `defi`, `defb`, the compiler's own
 //! constants), bindings and statistics.
 
-use super::emit::Dpp;
+use super::emit::{Dpp, Flow};
 use super::{CompileError, Compiled, Compiler, emit, passes, ps1x};
 use crate::abi::{ConstValues, Executable};
 use crate::d3d9::{Def, Item};
@@ -23,7 +23,7 @@ impl Compiler<'_> {
             let main = self.label();
             let mut tail = self.code.split_off(self.prologue_end);
             let mut tail_origin = origin.split_off(self.prologue_end);
-            self.code.push(Dpp::Fc(format!("JUMP -> {main}")));
+            self.code.push(Dpp::flow(Flow::Jump(main.clone())));
             origin.push(Vec::new());
             self.code.extend(subs);
             origin.extend(sub_origin);

@@ -2,8 +2,8 @@
 //! breaks, `call`/`callnz`, onto the DPP's constructs (`docs/isa.md` §6.9,
 //! `docs/d3d9.md` §3.2).
 
-use super::emit::{Alu, Dpp};
-use super::lower::compare;
+use super::emit::compare;
+use super::emit::{Alu, Cond, Dpp, Flow, Label};
 use super::{Block, CompileError, Compiler};
 use crate::d3d9::op::Compare;
 use crate::d3d9::{Inst, Opcode, RegKind, Src, SrcMod, swizzle_channel};
@@ -18,37 +18,48 @@ fn compare_result(c: &mut Compiler, inst: &Inst) -> R {
     let a = c.val(&inst.src[0])?.scalar(0);
     let b = c.val(&inst.src[1])?.scalar(0);
     let (unit, test) = compare(cmp, a, b);
-    let res = match test {
-        "<0" => "a<0",
-        ">=0" => "a>=0",
-        "==0" => "a==0",
-        _ => "a!=0",
-    };
     c.code.push(Dpp::Alu(Alu {
         alpha: Some(unit),
-        res: Some(res),
+        res: Some(test),
         ..Alu::default()
     }));
     Ok(())
 }
 
-/// The break instruction of the innermost loop with its pop count.
-fn break_of(c: &Compiler) -> Result<(String, String), CompileError> {
-    let (d, b) = c.if_depth_in_loop()?;
+/// The break out of the innermost loop, where `cond` holds.
+fn break_of(c: &Compiler, cond: Option<Cond>) -> Result<Dpp, CompileError> {
+    let (pop, b) = c.if_depth_in_loop()?;
     let Block::Loop { end_label, rep, .. } = b else {
         unreachable!("if_depth_in_loop returns a loop");
     };
-    let op = if *rep { "BREAKREP" } else { "BREAKLOOP" };
-    Ok((op.to_string(), format!("-> {end_label} pop={d}")))
+    Ok(Dpp::flow(Flow::Break {
+        rep: *rep,
+        cond,
+        target: end_label.clone(),
+        pop,
+    }))
 }
 
-/// `[!]p.X` of a predicate source (its first swizzle channel).
-fn pred_cond(p: &Src) -> String {
-    let inv = if p.modifier == SrcMod::Not { "!" } else { "" };
-    format!(
-        "{inv}p.{}",
-        ["r", "g", "b", "a"][swizzle_channel(p.swizzle, 0)]
+/// A predicate source's bit (its first swizzle channel) and inversion.
+fn pred_bit(p: &Src) -> (bool, u8) {
+    (
+        p.modifier == SrcMod::Not,
+        swizzle_channel(p.swizzle, 0) as u8,
     )
+}
+
+/// A call of subroutine `lN`.
+fn call(n: u16) -> Dpp {
+    Dpp::flow(Flow::Call(format!("l{n}")))
+}
+
+/// IF on `cond` to `target`.
+fn if_to(cond: Cond, target: &Label, has_else: bool) -> Dpp {
+    Dpp::flow(Flow::If {
+        cond,
+        target: target.clone(),
+        has_else,
+    })
 }
 
 /// A flow-control instruction.
@@ -57,14 +68,14 @@ pub(super) fn inst(c: &mut Compiler, i: &Inst) -> R {
     match i.op {
         If | Ifc => {
             let cond = if i.op == If {
-                format!("b{} == 0", i.src[0].reg.num)
+                Cond::BoolFalse(i.src[0].reg.num)
             } else {
                 compare_result(c, i)?;
-                "alu_result == 0".to_string()
+                Cond::ResultZero
             };
             let (else_label, end_label) = (c.label(), c.label());
             let at = c.code.len();
-            c.code.push(Dpp::Fc(format!("IF {cond} -> {end_label}")));
+            c.code.push(if_to(cond.clone(), &end_label, false));
             c.push_block(Block::If {
                 else_label,
                 end_label,
@@ -91,14 +102,14 @@ pub(super) fn inst(c: &mut Compiler, i: &Inst) -> R {
             *has_else = true;
             let (else_label, end_label, at, cond) =
                 (else_label.clone(), end_label.clone(), *at, cond.clone());
-            c.code[at] = Dpp::Fc(format!("IF {cond} -> {else_label} jump=incr"));
-            c.code.push(Dpp::Fc(format!("ELSE -> {end_label}")));
+            c.code[at] = if_to(cond, &else_label, true);
+            c.code.push(Dpp::flow(Flow::Else(end_label)));
             c.code.push(Dpp::Label(else_label));
             Ok(())
         }
         Endif => match c.blocks.pop() {
             Some(Block::If { end_label, .. }) => {
-                c.code.push(Dpp::Fc("ENDIF".into()));
+                c.code.push(Dpp::flow(Flow::Endif));
                 c.code.push(Dpp::Label(end_label));
                 Ok(())
             }
@@ -107,8 +118,11 @@ pub(super) fn inst(c: &mut Compiler, i: &Inst) -> R {
         Rep | Loop => {
             let int = i.src[if i.op == Loop { 1 } else { 0 }].reg.num;
             let (body_label, end_label) = (c.label(), c.label());
-            let op = if i.op == Loop { "LOOP" } else { "REP" };
-            c.code.push(Dpp::Fc(format!("{op} i{int} -> {end_label}")));
+            c.code.push(Dpp::flow(Flow::Loop {
+                rep: i.op == Rep,
+                int,
+                target: end_label.clone(),
+            }));
             c.code.push(Dpp::Label(body_label.clone()));
             c.push_block(Block::Loop {
                 end_label,
@@ -125,8 +139,11 @@ pub(super) fn inst(c: &mut Compiler, i: &Inst) -> R {
                 int,
                 rep,
             }) if rep == (i.op == Endrep) => {
-                let op = if rep { "ENDREP" } else { "ENDLOOP" };
-                c.code.push(Dpp::Fc(format!("{op} i{int} -> {body_label}")));
+                c.code.push(Dpp::flow(Flow::EndLoop {
+                    rep,
+                    int,
+                    target: body_label,
+                }));
                 c.code.push(Dpp::Label(end_label));
                 Ok(())
             }
@@ -137,38 +154,39 @@ pub(super) fn inst(c: &mut Compiler, i: &Inst) -> R {
             )),
         },
         Break => {
-            let (op, rest) = break_of(c)?;
-            c.code.push(Dpp::Fc(format!("{op} {rest}")));
+            let b = break_of(c, None)?;
+            c.code.push(b);
             Ok(())
         }
         Breakc => {
-            let (op, rest) = break_of(c)?;
+            let b = break_of(c, Some(Cond::ResultNonZero))?;
             compare_result(c, i)?;
-            c.code.push(Dpp::Fc(format!("{op} alu_result != 0 {rest}")));
+            c.code.push(b);
             Ok(())
         }
         Breakp => {
-            let (op, rest) = break_of(c)?;
-            let cond = pred_cond(&i.src[0]);
-            c.code.push(Dpp::Fc(format!("{op} {cond} != 0 {rest}")));
+            let (not, bit) = pred_bit(&i.src[0]);
+            let b = break_of(c, Some(Cond::PredNonZero { not, bit }))?;
+            c.code.push(b);
             Ok(())
         }
         Call => {
-            c.code
-                .push(Dpp::Fc(format!("CALL -> l{}", i.src[0].reg.num)));
+            c.code.push(call(i.src[0].reg.num));
             Ok(())
         }
         Callnz => {
             // IF (switching off the pixels that do not call), CALL, ENDIF.
             let skip = c.label();
             let cond = match i.src[1].reg.kind {
-                RegKind::ConstBool => format!("b{} == 0", i.src[1].reg.num),
-                _ => format!("{} == 0", pred_cond(&i.src[1])),
+                RegKind::ConstBool => Cond::BoolFalse(i.src[1].reg.num),
+                _ => {
+                    let (not, bit) = pred_bit(&i.src[1]);
+                    Cond::PredZero { not, bit }
+                }
             };
-            c.code.push(Dpp::Fc(format!("IF {cond} -> {skip}")));
-            c.code
-                .push(Dpp::Fc(format!("CALL -> l{}", i.src[0].reg.num)));
-            c.code.push(Dpp::Fc("ENDIF".into()));
+            c.code.push(if_to(cond, &skip, false));
+            c.code.push(call(i.src[0].reg.num));
+            c.code.push(Dpp::flow(Flow::Endif));
             c.code.push(Dpp::Label(skip));
             Ok(())
         }

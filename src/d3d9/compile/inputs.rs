@@ -3,8 +3,8 @@
 //! (the ctm dialect), samplers as input surfaces, and the compiler's own
 //! constants.
 
-use super::emit::{Dpp, Val};
-use super::{CompileError, Compiler, Dialect, lower};
+use super::emit::{Dpp, Lookup, Val};
+use super::{CompileError, Compiler, Dialect, dest, emit};
 use crate::d3d9::{Item, Opcode, Reg, RegKind, Version};
 use std::collections::BTreeMap;
 
@@ -70,18 +70,7 @@ impl Compiler<'_> {
                 None => self.fresh()?,
             };
             self.inputs.insert(r, (surface, t));
-            self.code.push(Dpp::Tex {
-                op: "ld",
-                dst: format!("r{t}.rgba"),
-                input: surface,
-                chan: "rgba".into(),
-                coord: "r0.rgba".into(),
-                unscaled: true,
-                acquire: false,
-                wait: false,
-                pred: None,
-                apred: None,
-            });
+            self.code.push(Dpp::Tex(Lookup::load(t, surface, 0)));
         }
         Ok(())
     }
@@ -111,19 +100,11 @@ impl Compiler<'_> {
         debug_assert!(a == c + 2 && b == c + 1);
         let t = self.fresh()?;
         self.planes.insert(r, c);
-        let pos = Val::reg("r0");
-        let first = lower::mad(
-            pos.clone().scalar(0),
-            Val::reg(format!("c{}", c + 1)),
-            Val::reg(format!("c{c}")),
-        );
-        lower::to_scratch(self, t, 15, Some(first.clone()), Some(first));
-        let second = lower::mad(
-            pos.scalar(1),
-            Val::reg(format!("c{}", c + 2)),
-            Val::reg(format!("r{t}")),
-        );
-        lower::to_scratch(self, t, 15, Some(second.clone()), Some(second));
+        let pos = Val::temp(0);
+        let first = emit::mad(pos.clone().scalar(0), Val::konst(c + 1), Val::konst(c));
+        dest::to_scratch(self, t, 15, Some(first.clone()), Some(first));
+        let second = emit::mad(pos.scalar(1), Val::konst(c + 2), Val::temp(t));
+        dest::to_scratch(self, t, 15, Some(second.clone()), Some(second));
         self.inputs.insert(r, (u8::MAX, t));
         Ok(())
     }

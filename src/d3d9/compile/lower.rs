@@ -3,42 +3,16 @@
 //! the final write to the destination ([`super::dest`]) is predicated and
 //! clamped.
 
+use super::Compiler;
 use super::dest::write;
-pub(super) use super::dest::{R, mask_rgb, mask_rgba, pred_groups, scratch, to_scratch};
-use super::emit::{Alu, Dpp, ONE, Unit, Val, ZERO};
-use super::{CompileError, Compiler};
+use super::dest::{R, dst, pred_groups, scratch, to_scratch};
+use super::emit::{Alu, AluOp, Dpp, Dst as Out, ONE, Unit, Val, ZERO};
+use super::emit::{compare, mad, neg_zero, permute};
+use super::tex::kill;
 use crate::d3d9::op::Compare;
 use crate::d3d9::{Dst, Inst, Opcode, RegKind};
-pub(super) fn mad(a: Val, b: Val, c: Val) -> Unit {
-    Unit::new("mad", vec![a, b, c])
-}
 
-/// `-0.0`: adding it leaves every value (and −0) unchanged.
-pub(super) fn neg_zero() -> Val {
-    Val::constant(ZERO).negated()
-}
-
-/// The value with channel x, y, z, w taken from `perm` of its channels.
-pub(super) fn permute(v: &Val, perm: [usize; 4]) -> Val {
-    let mut out = v.clone();
-    out.swz = perm.map(|k| v.swz[k]);
-    out
-}
-
-/// The comparison `a CMP b` as (left − right, test against 0) so that the
-/// test is true exactly when the comparison is.
-pub(super) fn compare(cmp: Compare, a: Val, b: Val) -> (Unit, &'static str) {
-    let diff = |x: Val, y: Val| mad(x, Val::constant(ONE), y.negated());
-    match cmp {
-        Compare::Gt => (diff(b, a), "<0"),
-        Compare::Lt => (diff(a, b), "<0"),
-        Compare::Ge => (diff(a, b), ">=0"),
-        Compare::Le => (diff(b, a), ">=0"),
-        Compare::Eq => (diff(a, b), "==0"),
-        Compare::Ne => (diff(a, b), "!=0"),
-    }
-}
-
+/// One shader instruction's DPP code.
 pub(super) fn inst(c: &mut Compiler, i: &Inst) -> R {
     use Opcode::*;
     let pred = i.predicate.as_ref();
@@ -56,8 +30,8 @@ pub(super) fn inst(c: &mut Compiler, i: &Inst) -> R {
                 c,
                 &d,
                 pred,
-                Some(Unit::exact("max", vec![a.clone(), a.clone()], false)),
-                Some(Unit::exact("max", vec![a.clone(), a], false)),
+                Some(Unit::exact(AluOp::Max, vec![a.clone(), a.clone()], false)),
+                Some(Unit::exact(AluOp::Max, vec![a.clone(), a], false)),
             )
         }
         Add | Sub | Mul | Mad => {
@@ -78,23 +52,23 @@ pub(super) fn inst(c: &mut Compiler, i: &Inst) -> R {
             // min: a < b ? a : b; max: a ≥ b ? a : b, as the DPP's MAX with
             // its inputs swapped (b > a ? b : a).
             let u = if i.op == Min {
-                Unit::exact("min", vec![a, b], false)
+                Unit::exact(AluOp::Min, vec![a, b], false)
             } else {
-                Unit::exact("max", vec![b, a], false)
+                Unit::exact(AluOp::Max, vec![b, a], false)
             };
             let d = dst(c, i)?;
             write(c, &d, pred, Some(u.clone()), Some(u))
         }
         Cmp | Cnd => {
             let (a, b, x) = (v(c, 0)?, v(c, 1)?, v(c, 2)?);
-            let op = if i.op == Cmp { "cmp" } else { "cnd" };
+            let op = if i.op == Cmp { AluOp::Cmp } else { AluOp::Cnd };
             let u = Unit::exact(op, vec![b, x, a], false);
             let d = dst(c, i)?;
             write(c, &d, pred, Some(u.clone()), Some(u))
         }
         Frc => {
             let a = v(c, 0)?;
-            let u = Unit::new("frc", vec![a]);
+            let u = Unit::new(AluOp::Frc, vec![a]);
             let d = dst(c, i)?;
             write(c, &d, pred, Some(u.clone()), Some(u))
         }
@@ -109,7 +83,7 @@ pub(super) fn inst(c: &mut Compiler, i: &Inst) -> R {
                 (ZERO, ONE)
             };
             let u = Unit::exact(
-                "cmp",
+                AluOp::Cmp,
                 vec![Val::constant(t), Val::constant(f), scratch(c, 0)],
                 false,
             );
@@ -124,16 +98,16 @@ pub(super) fn inst(c: &mut Compiler, i: &Inst) -> R {
                     c,
                     &d,
                     pred,
-                    Some(Unit::new("dp3", vec![a, b])),
-                    Some(Unit::new("dp", vec![])),
+                    Some(Unit::new(AluOp::Dp3, vec![a, b])),
+                    Some(Unit::new(AluOp::Dp, vec![])),
                 )
             } else {
                 write(
                     c,
                     &d,
                     pred,
-                    Some(Unit::new("dp4", vec![a.clone(), b.clone()])),
-                    Some(Unit::new("dp", vec![a, b])),
+                    Some(Unit::new(AluOp::Dp4, vec![a.clone(), b.clone()])),
+                    Some(Unit::new(AluOp::Dp, vec![a, b])),
                 )
             }
         }
@@ -144,8 +118,8 @@ pub(super) fn inst(c: &mut Compiler, i: &Inst) -> R {
                 c,
                 &d,
                 pred,
-                Some(Unit::new("d2a", vec![a, b, x.scalar(0)])),
-                Some(Unit::new("dp", vec![])),
+                Some(Unit::new(AluOp::D2a, vec![a, b, x.scalar(0)])),
+                Some(Unit::new(AluOp::Dp, vec![])),
             )
         }
         Rcp | Rsq | Exp | Log => {
@@ -154,17 +128,17 @@ pub(super) fn inst(c: &mut Compiler, i: &Inst) -> R {
                 (a.abs, a.neg) = (true, false);
             }
             let op = match i.op {
-                Rcp => "rcp",
-                Rsq => "rsq",
-                Exp => "ex2",
-                _ => "ln2",
+                Rcp => AluOp::Rcp,
+                Rsq => AluOp::Rsq,
+                Exp => AluOp::Ex2,
+                _ => AluOp::Ln2,
             };
             let d = dst(c, i)?;
             write(
                 c,
                 &d,
                 pred,
-                Some(Unit::new("sop", vec![])),
+                Some(Unit::new(AluOp::Sop, vec![])),
                 Some(Unit::new(op, vec![a])),
             )
         }
@@ -174,7 +148,7 @@ pub(super) fn inst(c: &mut Compiler, i: &Inst) -> R {
             (a.abs, a.neg) = (true, false);
             let b = v(c, 1)?.scalar(0);
             let s = c.scratch(0)?;
-            to_scratch(c, s, 8, None, Some(Unit::new("ln2", vec![a])));
+            to_scratch(c, s, 8, None, Some(Unit::new(AluOp::Ln2, vec![a])));
             let sa = scratch(c, 0).scalar(3);
             to_scratch(c, s, 8, None, Some(mad(sa.clone(), b, neg_zero())));
             let d = dst(c, i)?;
@@ -182,8 +156,8 @@ pub(super) fn inst(c: &mut Compiler, i: &Inst) -> R {
                 c,
                 &d,
                 pred,
-                Some(Unit::new("sop", vec![])),
-                Some(Unit::new("ex2", vec![sa])),
+                Some(Unit::new(AluOp::Sop, vec![])),
+                Some(Unit::new(AluOp::Ex2, vec![sa])),
             )
         }
         Lrp => {
@@ -204,11 +178,11 @@ pub(super) fn inst(c: &mut Compiler, i: &Inst) -> R {
                 c,
                 s,
                 8,
-                Some(Unit::new("dp3", vec![a.clone(), a.clone()])),
-                Some(Unit::new("dp", vec![])),
+                Some(Unit::new(AluOp::Dp3, vec![a.clone(), a.clone()])),
+                Some(Unit::new(AluOp::Dp, vec![])),
             );
             let sa = scratch(c, 0).scalar(3);
-            to_scratch(c, s, 8, None, Some(Unit::new("rsq", vec![sa.clone()])));
+            to_scratch(c, s, 8, None, Some(Unit::new(AluOp::Rsq, vec![sa.clone()])));
             let u = mad(a, sa, neg_zero());
             let d = dst(c, i)?;
             write(c, &d, pred, Some(u.clone()), Some(u))
@@ -252,14 +226,14 @@ pub(super) fn inst(c: &mut Compiler, i: &Inst) -> R {
             );
             let sa = scratch(c, 0).scalar(3);
             let d = dst(c, i)?;
-            for (bit, op) in [(1u8, "cos"), (2, "sin")] {
+            for (bit, op) in [(1u8, AluOp::Cos), (2, AluOp::Sin)] {
                 if d.mask & bit != 0 {
                     let one = Dst { mask: bit, ..d };
                     write(
                         c,
                         &one,
                         pred,
-                        Some(Unit::new("sop", vec![])),
+                        Some(Unit::new(AluOp::Sop, vec![])),
                         Some(Unit::new(op, vec![sa.clone()])),
                     )?;
                 }
@@ -280,15 +254,15 @@ pub(super) fn inst(c: &mut Compiler, i: &Inst) -> R {
                     abs: false,
                     ..a.clone()
                 };
-                let mv = Unit::exact("max", vec![plain.clone(), plain], false);
+                let mv = Unit::exact(AluOp::Max, vec![plain.clone(), plain], false);
                 to_scratch(c, s, 0xF, Some(mv.clone()), Some(mv));
                 a = Val {
-                    opnd: format!("r{s}"),
+                    opnd: Some(super::emit::Operand::Temp(s)),
                     swz: [0, 1, 2, 3],
                     ..a
                 };
             }
-            let op = if i.op == Dsx { "mdh" } else { "mdv" };
+            let op = if i.op == Dsx { AluOp::Mdh } else { AluOp::Mdv };
             let u = Unit::new(op, vec![a.clone(), Val::constant(ONE).negated(), a]);
             let d = dst(c, i)?;
             write(c, &d, pred, Some(u.clone()), Some(u))
@@ -313,14 +287,13 @@ pub(super) fn inst(c: &mut Compiler, i: &Inst) -> R {
             let d = i.dst.expect("setp has a destination");
             for (m, p, ap) in pred_groups(pred, d.mask) {
                 let mut alu = Alu::default();
-                let rgb = mask_rgb(m);
-                if !rgb.is_empty() {
+                if m & 7 != 0 {
                     alu.rgb = Some(u.clone());
-                    alu.rgb_dst.push(format!("p.{rgb}{test}"));
+                    alu.rgb_dst.push(Out::Pred(m & 7, test));
                 }
                 if m & 8 != 0 {
                     alu.alpha = Some(u.clone());
-                    alu.alpha_dst.push(format!("p.a{test}"));
+                    alu.alpha_dst.push(Out::Pred(8, test));
                 }
                 alu.pred = p;
                 alu.apred = ap;
@@ -331,36 +304,6 @@ pub(super) fn inst(c: &mut Compiler, i: &Inst) -> R {
         If | Ifc | Else | Endif | Rep | Loop | Endrep | Endloop | Break | Breakc | Breakp
         | Call | Callnz => super::flow::inst(c, i),
         Label | Ret => unreachable!("handled by the body"),
-    }
-}
-
-/// Kills the pixel where a channel of `reg` in `mask` is negative (no
-/// channel: nothing to test).
-pub(super) fn kill(c: &mut Compiler, reg: crate::d3d9::Reg, mask: u8) -> R {
-    let t = c.temp(reg)?;
-    if mask & 0xF == 0 {
-        return Ok(());
-    }
-    c.code.push(Dpp::Tex {
-        op: "kill",
-        dst: format!("r{t}.{}", mask_rgba(mask)),
-        input: 0,
-        chan: "rgba".into(),
-        coord: format!("r{t}.rgba"),
-        unscaled: false,
-        acquire: false,
-        wait: false,
-        pred: None,
-        apred: None,
-    });
-    Ok(())
-}
-
-/// The destination of an instruction that has one.
-pub(super) fn dst(c: &Compiler, i: &Inst) -> Result<Dst, CompileError> {
-    match i.dst {
-        Some(d) => Ok(d),
-        None => c.error("missing destination"),
     }
 }
 
@@ -386,13 +329,13 @@ fn matrix(c: &mut Compiler, i: &Inst) -> R {
         let b = c.val(&src)?;
         let (rgb, alpha) = if dims == 4 {
             (
-                Unit::new("dp4", vec![a.clone(), b.clone()]),
-                Unit::new("dp", vec![a.clone(), b]),
+                Unit::new(AluOp::Dp4, vec![a.clone(), b.clone()]),
+                Unit::new(AluOp::Dp, vec![a.clone(), b]),
             )
         } else {
             (
-                Unit::new("dp3", vec![a.clone(), b]),
-                Unit::new("dp", vec![]),
+                Unit::new(AluOp::Dp3, vec![a.clone(), b]),
+                Unit::new(AluOp::Dp, vec![]),
             )
         };
         if aliased {
@@ -404,8 +347,8 @@ fn matrix(c: &mut Compiler, i: &Inst) -> R {
     }
     if aliased {
         let m = d.mask & ((1u8 << rows) - 1);
-        let sv = Val::reg(format!("r{s}"));
-        let mv = Unit::exact("max", vec![sv.clone(), sv], false);
+        let sv = Val::temp(s);
+        let mv = Unit::exact(AluOp::Max, vec![sv.clone(), sv], false);
         let out = Dst { mask: m, ..d };
         write(c, &out, i.predicate.as_ref(), Some(mv.clone()), Some(mv))?;
     }

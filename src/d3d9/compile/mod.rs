@@ -36,7 +36,7 @@ mod texaddr;
 
 use super::{Inst, Item, Opcode, Reg, RegKind, Shader};
 use crate::abi::Executable;
-use emit::{Alu, Dpp, Val};
+use emit::{Alu, Cond, Dpp, Flow, Operand, Val};
 use std::collections::BTreeMap;
 use std::fmt;
 
@@ -105,7 +105,7 @@ enum Block {
         end_label: String,
         has_else: bool,
         at: usize,
-        cond: String,
+        cond: Cond,
     },
     /// `rep` or `loop` and its integer constant.
     Loop {
@@ -285,19 +285,19 @@ impl<'s> Compiler<'s> {
     }
 
     /// A constant register holding `v` (reused when it exists).
-    pub(super) fn constant(&mut self, v: [f32; 4]) -> Result<String, CompileError> {
+    pub(super) fn constant(&mut self, v: [f32; 4]) -> Result<Operand, CompileError> {
         if v.iter().all(|&x| x == v[0] && x.is_sign_positive())
             && crate::isa::inline_code(v[0]).is_some()
         {
-            return Ok(format!("{:?}", v[0]));
+            return Ok(Operand::Inline(v[0]));
         }
         let bits = v.map(f32::to_bits);
         if let Some((n, _)) = self.consts.iter().find(|(_, b)| *b == bits) {
-            return Ok(format!("c{n}"));
+            return Ok(Operand::Const(*n));
         }
         let n = self.const_slot()?;
         self.consts.push((n, bits));
-        Ok(format!("c{n}"))
+        Ok(Operand::Const(n))
     }
 
     /// The DPP temporary of a shader temporary or input register.
@@ -321,25 +321,25 @@ impl<'s> Compiler<'s> {
         }
     }
 
-    /// The operand text of a source register.
-    pub(super) fn operand(&mut self, s: &super::Src) -> Result<String, CompileError> {
+    /// The operand of a source register.
+    pub(super) fn operand(&mut self, s: &super::Src) -> Result<Operand, CompileError> {
         let r = s.reg;
         if let Some((saved, t)) = self.redirect
             && saved == r
         {
-            return Ok(format!("r{t}"));
+            return Ok(Operand::Temp(t));
         }
         Ok(match (r.kind, s.rel) {
             (RegKind::Const, None) => match self.clamped.get(&r.num) {
-                Some(t) => format!("r{t}"),
-                None => format!("c{}", r.num),
+                Some(&t) => Operand::Temp(t),
+                None => Operand::Const(r.num),
             },
-            (RegKind::Const, Some(_)) => format!("c[aL+{}]", r.num),
+            (RegKind::Const, Some(_)) => Operand::ConstRel(r.num),
             (RegKind::Input, Some(_)) => match self.v_block {
-                Some(base) => format!("r[aL+{}]", base + r.num),
+                Some(base) => Operand::TempRel(base + r.num),
                 None => return self.error("v[aL+n] outside ps_3_0"),
             },
-            (RegKind::Misc, _) if r.num == 0 => "r0".into(),
+            (RegKind::Misc, _) if r.num == 0 => Operand::Temp(0),
             (RegKind::Misc, _) => {
                 let c = match self.vface {
                     Some(c) => c,
@@ -349,9 +349,9 @@ impl<'s> Compiler<'s> {
                         c
                     }
                 };
-                format!("c{c}")
+                Operand::Const(c)
             }
-            (RegKind::Temp | RegKind::Input | RegKind::Texture, _) => format!("r{}", self.temp(r)?),
+            (RegKind::Temp | RegKind::Input | RegKind::Texture, _) => Operand::Temp(self.temp(r)?),
             _ => return self.error(format!("{r} cannot be read as a value")),
         })
     }
@@ -368,7 +368,7 @@ impl<'s> Compiler<'s> {
         }
         use super::SrcMod::*;
         Ok(Val {
-            opnd,
+            opnd: Some(opnd),
             swz,
             neg: matches!(s.modifier, Neg | AbsNeg),
             abs: matches!(s.modifier, Abs | AbsNeg),
@@ -410,7 +410,7 @@ impl<'s> Compiler<'s> {
                         return self.error("`ret` inside if/rep/loop is not supported (ctm)");
                     }
                     if in_sub {
-                        self.code.push(Dpp::Fc("RET".into()));
+                        self.code.push(Dpp::flow(Flow::Ret));
                         in_sub = false;
                     } else if !main_done {
                         self.epilogue()?;

@@ -1,7 +1,7 @@
 //! The passes over a compiled program: RGB/alpha pairing, the texture
 //! semaphore (`docs/isa.md` §5.3), the NOP before derivatives (§8.2).
 
-use super::emit::{Alu, Dpp};
+use super::emit::{Alu, Dpp, Reg};
 
 /// The passes over the finished code: co-issue, the texture semaphore,
 /// the NOP before derivatives.
@@ -10,41 +10,37 @@ pub(super) fn run(code: &mut Vec<Dpp>, origin: &mut Vec<Vec<usize>>) -> usize {
     let paired = coissue(code, origin);
     semaphore(code);
     for k in 1..code.len() {
-        let deriv = matches!(&code[k], Dpp::Alu(a) if a.rgb.as_ref().is_some_and(|u| u.op.starts_with("md")) || a.alpha.as_ref().is_some_and(|u| u.op.starts_with("md")));
-        if deriv {
+        if matches!(&code[k], Dpp::Alu(a) if a.has_derivative()) {
             let mut p = k - 1;
             while p > 0 && matches!(code[p], Dpp::Label(_)) {
                 p -= 1;
             }
-            match &mut code[p] {
-                Dpp::Alu(a) => a.nop = true,
-                Dpp::Fc(s) => s.push_str(" nop"),
-                _ => {}
-            }
+            code[p].set_nop();
         }
     }
     paired
 }
 
-/// The registers an ALU instruction reads and writes, by name (`r5`,
-/// `rtA`, `depth`, `p`); None when relative addressing makes it any.
-fn reads_writes(a: &Alu) -> Option<(Vec<String>, Vec<String>)> {
-    let name = register;
+/// The registers an ALU instruction reads and writes; None when relative
+/// addressing makes it any.
+fn reads_writes(a: &Alu) -> Option<(Vec<Reg>, Vec<Reg>)> {
     let mut reads = Vec::new();
     for u in a.rgb.iter().chain(a.alpha.iter()) {
         for v in &u.inputs {
-            if !v.opnd.is_empty() {
-                reads.push(name(&v.opnd)?);
+            if let Some(o) = v.opnd {
+                reads.extend(o.reg()?);
             }
         }
     }
     if a.pred.is_some() || a.apred.is_some() {
-        reads.push("p".into());
+        reads.push(Reg::Pred);
     }
-    let mut writes = Vec::new();
-    for d in a.rgb_dst.iter().chain(a.alpha_dst.iter()) {
-        writes.push(name(d)?);
-    }
+    let writes = a
+        .rgb_dst
+        .iter()
+        .chain(a.alpha_dst.iter())
+        .map(|d| d.reg())
+        .collect();
     Some((reads, writes))
 }
 
@@ -61,7 +57,7 @@ fn coissue(code: &mut Vec<Dpp>, origin: &mut Vec<Vec<usize>>) -> usize {
     while k < code.len() {
         let mut found = None;
         if let Dpp::Alu(a) = &code[k] {
-            let mut between: Vec<(Vec<String>, Vec<String>)> = Vec::new();
+            let mut between: Vec<(Vec<Reg>, Vec<Reg>)> = Vec::new();
             let Some(first) = reads_writes(a) else {
                 k += 1;
                 continue;
@@ -111,14 +107,12 @@ fn merge(a: &Alu, b: &Alu) -> Option<Alu> {
         x.res.is_none()
             && !x.last
             && !x.nop
-            && [&x.rgb, &x.alpha]
-                .iter()
-                .all(|u| u.as_ref().is_none_or(|u| !u.op.starts_with("md")))
+            && !x.has_derivative()
             && !x
                 .rgb_dst
                 .iter()
                 .chain(x.alpha_dst.iter())
-                .any(|d| d.starts_with("p."))
+                .any(|d| d.is_pred())
     };
     if !plain(a) || !plain(b) {
         return None;
@@ -148,39 +142,25 @@ fn merge(a: &Alu, b: &Alu) -> Option<Alu> {
         rgb_dst: rgb.rgb_dst.clone(),
         alpha_dst: alpha.alpha_dst.clone(),
         res: None,
-        pred: rgb.pred.clone(),
-        apred: alpha.apred.clone(),
+        pred: rgb.pred,
+        apred: alpha.apred,
         wait: a.wait || b.wait,
         nop: false,
         last: false,
     };
     // The operands must fit the three shared slots.
-    m.text().ok().map(|_| m)
-}
-
-/// The register an operand or destination names (`r5.rg` → `r5`,
-/// `p.a<0` → `p`); None when it is relative (`r[aL+3]`: any).
-fn register(t: &str) -> Option<String> {
-    if t.contains('[') {
-        return None;
-    }
-    Some(
-        t.split(['.', '<', '>', '=', '!'])
-            .next()
-            .unwrap_or(t)
-            .to_string(),
-    )
+    m.slots().ok().map(|_| m)
 }
 
 /// The registers an instruction reads or writes (None: any, through
 /// relative addressing).
-fn touched(d: &Dpp) -> Option<Vec<String>> {
+fn touched(d: &Dpp) -> Option<Vec<Reg>> {
     match d {
         Dpp::Alu(a) => reads_writes(a).map(|(mut r, w)| {
             r.extend(w);
             r
         }),
-        Dpp::Tex { dst, coord, .. } => Some(vec![register(dst)?, register(coord)?]),
+        Dpp::Tex(t) => Some(vec![Reg::Temp(t.dst), Reg::Temp(t.coord)]),
         _ => Some(Vec::new()),
     }
 }
@@ -191,7 +171,7 @@ fn touched(d: &Dpp) -> Option<Vec<String>> {
 /// waits (`docs/isa.md` §5.3).
 fn semaphore(code: &mut [Dpp]) {
     let mut pending: Vec<usize> = Vec::new();
-    let mut regs: Vec<String> = Vec::new();
+    let mut regs: Vec<Reg> = Vec::new();
     for k in 0..code.len() {
         let boundary = matches!(code[k], Dpp::Label(_) | Dpp::Fc(_));
         let hits = match touched(&code[k]) {
@@ -201,9 +181,9 @@ fn semaphore(code: &mut [Dpp]) {
         let last = k + 1 == code.len();
         if !pending.is_empty() && (boundary || hits || last) {
             let j = *pending.last().expect("pending");
-            if let Dpp::Tex { acquire, wait, .. } = &mut code[j] {
-                *acquire = true;
-                *wait = true;
+            if let Dpp::Tex(t) = &mut code[j] {
+                t.acquire = true;
+                t.wait = true;
             }
             // The waiting instruction: this one, or for a label the next
             // real instruction after it.
@@ -217,9 +197,11 @@ fn semaphore(code: &mut [Dpp]) {
             pending.clear();
             regs.clear();
         }
-        if let Dpp::Tex { op: "ld", dst, .. } = &code[k] {
+        if let Dpp::Tex(t) = &code[k]
+            && !t.kill
+        {
             pending.push(k);
-            regs.extend(register(dst));
+            regs.push(Reg::Temp(t.dst));
         }
     }
 }

@@ -4,9 +4,10 @@
 //! (both read their sources before either writes), the texture
 //! instructions, and the result left in r0.
 
+use super::dest::dst;
 use super::dest::{R, to_scratch, write};
-use super::emit::{HALF, ONE, Unit, Val, ZERO};
-use super::lower::{dst, mad, neg_zero};
+use super::emit::{AluOp, HALF, ONE, Unit, Val, ZERO};
+use super::emit::{mad, neg_zero};
 use super::{CompileError, Compiler};
 use crate::d3d9::{Def, Dst, IDENTITY, Inst, Item, Opcode, Reg, RegKind, Src, SrcMod};
 use crate::fp;
@@ -42,8 +43,8 @@ impl Compiler<'_> {
             .map(|(_, &(_, t))| t)
             .collect();
         for t in colours {
-            let v = Val::reg(format!("r{t}"));
-            let sat = Unit::exact("max", vec![v.clone(), v], true);
+            let v = Val::temp(t);
+            let sat = Unit::exact(AluOp::Max, vec![v.clone(), v], true);
             to_scratch(self, t, 0xF, Some(sat.clone()), Some(sat));
         }
         let defined: BTreeSet<u16> = self
@@ -65,16 +66,12 @@ impl Compiler<'_> {
         for n in read {
             let t = self.fresh()?;
             let low = Unit::exact(
-                "max",
-                vec![Val::reg(format!("c{n}")), Val::constant(ONE).negated()],
+                AluOp::Max,
+                vec![Val::konst(n), Val::constant(ONE).negated()],
                 false,
             );
             to_scratch(self, t, 0xF, Some(low.clone()), Some(low));
-            let high = Unit::exact(
-                "min",
-                vec![Val::reg(format!("r{t}")), Val::constant(ONE)],
-                false,
-            );
+            let high = Unit::exact(AluOp::Min, vec![Val::temp(t), Val::constant(ONE)], false);
             to_scratch(self, t, 0xF, Some(high.clone()), Some(high));
             self.clamped.insert(n, t);
         }
@@ -105,7 +102,7 @@ impl Compiler<'_> {
         };
         let t = self.mod_scratch()?;
         to_scratch(self, t, 0xF, Some(u.clone()), Some(u));
-        let mut v = Val::reg(format!("r{t}"));
+        let mut v = Val::temp(t);
         for (c, x) in v.swz.iter_mut().enumerate() {
             *x = crate::d3d9::swizzle_channel(s.swizzle, c) as u8;
         }
@@ -147,8 +144,8 @@ impl Compiler<'_> {
         }
         let ct = self.scratch(COISSUE_SCRATCH)?;
         let t = self.temp(d.reg)?;
-        let v = Val::reg(format!("r{t}"));
-        let mv = Unit::exact("max", vec![v.clone(), v], false);
+        let v = Val::temp(t);
+        let mv = Unit::exact(AluOp::Max, vec![v.clone(), v], false);
         to_scratch(self, ct, 0xF, Some(mv.clone()), Some(mv));
         self.saved = Some((d.reg, ct));
         Ok(())
@@ -160,8 +157,8 @@ impl Compiler<'_> {
             return Ok(());
         }
         let t = self.temp(Reg::new(RegKind::Temp, 0))?;
-        let v = Val::reg(format!("r{t}"));
-        let mv = Unit::exact("max", vec![v.clone(), v], false);
+        let v = Val::temp(t);
+        let mv = Unit::exact(AluOp::Max, vec![v.clone(), v], false);
         write(
             self,
             &Dst::full(Reg::new(RegKind::ColorOut, 0)),
@@ -190,16 +187,16 @@ pub(super) fn tex(c: &mut Compiler, i: &Inst) -> R {
         // `texcoord tN`: (u, v, w) clamped to [0, 1], and 1.
         Opcode::Texcoord if i.src.is_empty() => {
             let t = c.val(&Src::plain(d.reg))?;
-            let rgb = Unit::exact("max", vec![t.clone(), t], true);
+            let rgb = Unit::exact(AluOp::Max, vec![t.clone(), t], true);
             let one = Val::constant(ONE);
-            let a = Unit::exact("max", vec![one.clone(), one], false);
+            let a = Unit::exact(AluOp::Max, vec![one.clone(), one], false);
             write(c, &d, None, Some(rgb), Some(a))
         }
         // `texcrd rN, src`: the coordinates as they are (the fourth
         // channel is never written).
         Opcode::Texcoord => {
             let coord = coordinates(c, &i.src[0])?;
-            let mv = Unit::exact("max", vec![coord.clone(), coord], false);
+            let mv = Unit::exact(AluOp::Max, vec![coord.clone(), coord], false);
             let d = Dst {
                 mask: d.mask & 7,
                 ..d
@@ -207,7 +204,7 @@ pub(super) fn tex(c: &mut Compiler, i: &Inst) -> R {
             write(c, &d, None, Some(mv), None)
         }
         // Kills where x, y or z is negative.
-        Opcode::Texkill => super::lower::kill(c, d.reg, d.mask & 7),
+        Opcode::Texkill => super::tex::kill(c, d.reg, d.mask & 7),
         _ => super::texaddr::lower(c, i),
     }
 }
@@ -227,13 +224,13 @@ fn coordinates(c: &mut Compiler, s: &Src) -> Result<Val, CompileError> {
         _ => return Ok(x),
     };
     let t = c.mod_scratch()?;
-    let tv = Val::reg(format!("r{t}"));
+    let tv = Val::temp(t);
     to_scratch(
         c,
         t,
         8,
         None,
-        Some(Unit::new("rcp", vec![x.clone().scalar(k)])),
+        Some(Unit::new(AluOp::Rcp, vec![x.clone().scalar(k)])),
     );
     to_scratch(
         c,
@@ -249,13 +246,13 @@ fn coordinates(c: &mut Compiler, s: &Src) -> Result<Val, CompileError> {
     divisor.swz[2] = ZERO;
     let one = Val::constant(ONE);
     // −|divisor| ≥ 0 exactly where it is ±0: then 1.
-    let select = Unit::exact("cmp", vec![one.clone(), quotient, divisor], false);
+    let select = Unit::exact(AluOp::Cmp, vec![one.clone(), quotient, divisor], false);
     to_scratch(
         c,
         t,
         0xF,
         Some(select),
-        Some(Unit::exact("max", vec![one.clone(), one], false)),
+        Some(Unit::exact(AluOp::Max, vec![one.clone(), one], false)),
     );
     Ok(tv)
 }

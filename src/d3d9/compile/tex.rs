@@ -2,8 +2,9 @@
 //! §3.1), or at texel coordinates in the ctm dialect (§5); the lookup
 //! itself by the DPP's texture unit.
 
-use super::emit::{Dpp, ONE, Unit, Val};
-use super::lower::{R, dst, mad, mask_rgba, neg_zero, pred_groups, scratch, to_scratch};
+use super::dest::{R, dst, pred_groups, scratch, to_scratch};
+use super::emit::{AluOp, Dpp, Lookup, ONE, Unit, Val};
+use super::emit::{mad, neg_zero};
 use super::{Compiler, Dialect};
 use crate::d3d9::op::TEXLD_PROJECT;
 use crate::d3d9::{Dst, Inst, Opcode, Src, swizzle_channel};
@@ -48,7 +49,7 @@ pub(super) fn sample(
             s,
             8,
             None,
-            Some(Unit::new("rcp", vec![coord.clone().scalar(3)])),
+            Some(Unit::new(AluOp::Rcp, vec![coord.clone().scalar(3)])),
         );
         to_scratch(
             c,
@@ -62,14 +63,8 @@ pub(super) fn sample(
     match c.dialect {
         // Wrapped, normalised: texel ⌊frc(u)·W⌋.
         Dialect::D3d9 => {
-            to_scratch(c, s, 3, Some(Unit::new("frc", vec![uv])), None);
-            to_scratch(
-                c,
-                s,
-                3,
-                Some(mad(sv, Val::reg(format!("c{size}")), neg_zero())),
-                None,
-            );
+            to_scratch(c, s, 3, Some(Unit::new(AluOp::Frc, vec![uv])), None);
+            to_scratch(c, s, 3, Some(mad(sv, Val::konst(size), neg_zero())), None);
         }
         // Texel coordinates as they are: texel ⌊u⌋ (u·1 − 0 is u, bit for
         // bit, after the DPP's own flush and NaN rules).
@@ -79,23 +74,32 @@ pub(super) fn sample(
             }
         }
     }
-    let chan: String = (0..4)
-        .map(|k| ['r', 'g', 'b', 'a'][swizzle_channel(swizzle, k)])
-        .collect();
+    let chan: [u8; 4] = std::array::from_fn(|k| swizzle_channel(swizzle, k) as u8);
     let t = c.temp(d.reg)?;
     for (m, p, ap) in pred_groups(pred, d.mask) {
-        c.code.push(Dpp::Tex {
-            op: "ld",
-            dst: format!("r{t}.{}", mask_rgba(m)),
-            input: surface,
-            chan: chan.clone(),
-            coord: format!("r{s}.rgba"),
-            unscaled: true,
-            acquire: false,
-            wait: false,
+        c.code.push(Dpp::Tex(Lookup {
+            mask: m,
+            chan,
             pred: p,
             apred: ap,
-        });
+            ..Lookup::load(t, surface, s)
+        }));
     }
+    Ok(())
+}
+
+/// Kills the pixel where a channel of `reg` in `mask` is negative (no
+/// channel: nothing to test).
+pub(super) fn kill(c: &mut Compiler, reg: crate::d3d9::Reg, mask: u8) -> R {
+    let t = c.temp(reg)?;
+    if mask & 0xF == 0 {
+        return Ok(());
+    }
+    c.code.push(Dpp::Tex(Lookup {
+        kill: true,
+        mask: mask & 0xF,
+        unscaled: false,
+        ..Lookup::load(t, 0, t)
+    }));
     Ok(())
 }

@@ -6,9 +6,10 @@
 //! (`texm3x2depth`, `texdepth`). The destination's number is the texture
 //! stage: its sampler, its coordinates and its bump-environment values.
 
+use super::dest::dst;
 use super::dest::{R, to_scratch, write};
-use super::emit::{ONE, Unit, Val, ZERO};
-use super::lower::{dst, mad, neg_zero, permute};
+use super::emit::{AluOp, ONE, Unit, Val, ZERO};
+use super::emit::{mad, neg_zero, permute};
 use super::tex::sample;
 use super::{CompileError, Compiler};
 use crate::d3d9::{Dst, IDENTITY, Inst, Opcode, Reg, RegKind, Src};
@@ -53,14 +54,14 @@ impl Compiler<'_> {
 
 /// A move of `v`'s channels (exact).
 fn mov(v: Val) -> Unit {
-    Unit::exact("max", vec![v.clone(), v], false)
+    Unit::exact(AluOp::Max, vec![v.clone(), v], false)
 }
 
 /// The DPP's dot product of R, G, B (both units).
 fn dot3(a: Val, b: Val) -> (Option<Unit>, Option<Unit>) {
     (
-        Some(Unit::new("dp3", vec![a, b])),
-        Some(Unit::new("dp", vec![])),
+        Some(Unit::new(AluOp::Dp3, vec![a, b])),
+        Some(Unit::new(AluOp::Dp, vec![])),
     )
 }
 
@@ -72,10 +73,10 @@ fn pick(v: &Val, perm: [usize; 4]) -> Val {
 /// `(u, v) + (m00, m01)·du + (m10, m11)·dv` into `s`'s R and G: `uv` the
 /// coordinates, `d` (du, dv), `bump` the matrix constant; two MADs.
 fn bump_step(c: &mut Compiler, s: u16, uv: Val, d: &Val, bump: u16) {
-    let m = Val::reg(format!("c{bump}"));
+    let m = Val::konst(bump);
     let first = mad(d.clone().scalar(0), pick(&m, [0, 1, 1, 1]), uv);
     to_scratch(c, s, 3, Some(first), None);
-    let sv = Val::reg(format!("r{s}"));
+    let sv = Val::temp(s);
     let second = mad(d.clone().scalar(1), pick(&m, [2, 3, 3, 3]), sv);
     to_scratch(c, s, 3, Some(second), None);
 }
@@ -83,8 +84,8 @@ fn bump_step(c: &mut Compiler, s: u16, uv: Val, d: &Val, bump: u16) {
 /// `x / y` with 1 where y is ±0, into the depth output: the reciprocal
 /// into `s`.a, the product into `s`.r, then the selection.
 fn depth(c: &mut Compiler, s: u16, x: Val, y: Val) -> R {
-    to_scratch(c, s, 8, None, Some(Unit::new("rcp", vec![y.clone()])));
-    let sv = Val::reg(format!("r{s}"));
+    to_scratch(c, s, 8, None, Some(Unit::new(AluOp::Rcp, vec![y.clone()])));
+    let sv = Val::temp(s);
     to_scratch(
         c,
         s,
@@ -94,7 +95,11 @@ fn depth(c: &mut Compiler, s: u16, x: Val, y: Val) -> R {
     );
     let mut zero = y;
     (zero.abs, zero.neg) = (true, true);
-    let select = Unit::exact("cmp", vec![Val::constant(ONE), sv.scalar(0), zero], false);
+    let select = Unit::exact(
+        AluOp::Cmp,
+        vec![Val::constant(ONE), sv.scalar(0), zero],
+        false,
+    );
     let d = Dst {
         mask: 1,
         ..Dst::full(Reg::new(RegKind::DepthOut, 0))
@@ -125,14 +130,14 @@ pub(super) fn lower(c: &mut Compiler, i: &Inst) -> R {
     let own = c.val(&Src::plain(d.reg))?;
     let src = c.val(&i.src[0])?;
     let s = c.scratch(COORD)?;
-    let sv = Val::reg(format!("r{s}"));
+    let sv = Val::temp(s);
     match i.op {
         Texbem | Texbeml => {
             let bump = c.bumpenv(stage, false)?;
             let lit = i.op == Texbeml;
             if lit {
                 // The luminance factor b · scale + offset, in `s`.a.
-                let l = Val::reg(format!("c{}", c.bumpenv(stage, true)?));
+                let l = Val::konst(c.bumpenv(stage, true)?);
                 let f = mad(src.clone().scalar(2), l.clone().scalar(0), l.scalar(1));
                 to_scratch(c, s, 8, None, Some(f));
             }
@@ -195,7 +200,7 @@ fn bem(c: &mut Compiler, i: &Inst, d: Dst) -> R {
     let (a, b) = (c.val(&i.src[0])?, c.val(&i.src[1])?);
     let bump = c.bumpenv(d.reg.num, false)?;
     let s = c.scratch(COORD)?;
-    let m = Val::reg(format!("c{bump}"));
+    let m = Val::konst(bump);
     to_scratch(
         c,
         s,
@@ -203,11 +208,7 @@ fn bem(c: &mut Compiler, i: &Inst, d: Dst) -> R {
         Some(mad(b.clone().scalar(0), pick(&m, [0, 1, 1, 1]), a)),
         None,
     );
-    let last = mad(
-        b.scalar(1),
-        pick(&m, [2, 3, 3, 3]),
-        Val::reg(format!("r{s}")),
-    );
+    let last = mad(b.scalar(1), pick(&m, [2, 3, 3, 3]), Val::temp(s));
     let out = Dst {
         mask: d.mask & 3,
         ..d
@@ -222,7 +223,7 @@ fn bem(c: &mut Compiler, i: &Inst, d: Dst) -> R {
 /// `texm3x3vspec`: the rows' w coordinates).
 fn matrix3(c: &mut Compiler, i: &Inst, whole: &Dst, own: Val, src: Val) -> R {
     let s = c.scratch(COORD)?;
-    let sv = Val::reg(format!("r{s}"));
+    let sv = Val::temp(s);
     let stage = whole.reg.num;
     let u = c.pad(whole, 2)?;
     let v = c.pad(whole, 1)?;
@@ -244,7 +245,7 @@ fn matrix3(c: &mut Compiler, i: &Inst, whole: &Dst, own: Val, src: Val) -> R {
                 to_scratch(c, e, 1, Some(mov(u.scalar(3))), None);
                 to_scratch(c, e, 2, Some(mov(v.scalar(3))), None);
                 to_scratch(c, e, 4, Some(mov(own.scalar(3))), None);
-                Val::reg(format!("r{e}"))
+                Val::temp(e)
             };
             reflect(c, s, eye)?;
             sample(c, whole, sv, stage, IDENTITY, false, None)
@@ -256,8 +257,8 @@ fn matrix3(c: &mut Compiler, i: &Inst, whole: &Dst, own: Val, src: Val) -> R {
 /// products, the reciprocal, their product doubled, one MAD per channel.
 fn reflect(c: &mut Compiler, n: u16, eye: Val) -> R {
     let a = c.scratch(AUX)?;
-    let nv = Val::reg(format!("r{n}"));
-    let av = Val::reg(format!("r{a}"));
+    let nv = Val::temp(n);
+    let av = Val::temp(a);
     let (rgb, alpha) = dot3(nv.clone(), eye.clone());
     to_scratch(c, a, 1, rgb, alpha);
     let (rgb, alpha) = dot3(nv.clone(), nv.clone());
@@ -267,10 +268,10 @@ fn reflect(c: &mut Compiler, n: u16, eye: Val) -> R {
         a,
         8,
         None,
-        Some(Unit::new("rcp", vec![av.clone().scalar(1)])),
+        Some(Unit::new(AluOp::Rcp, vec![av.clone().scalar(1)])),
     );
     let mut k = Unit::new(
-        "mad",
+        AluOp::Mad,
         vec![av.clone().scalar(0), av.clone().scalar(3), neg_zero()],
     );
     k.omod = 1;
