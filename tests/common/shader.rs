@@ -25,6 +25,19 @@ pub fn kernel_in(src: &str, dialect: d3d9::Dialect) -> Kernel {
             .all(|&k| k < shader.items.len()),
         "{src}"
     );
+    // The compiler encodes its instructions itself; its listing, run
+    // through the assembler, gives the same words.
+    let assembled = ctm::isa::asm::assemble(&compiled.listing).unwrap_or_else(|e| {
+        panic!(
+            "{src}\nlists as\n{}\nwhich does not assemble: {e}",
+            compiled.listing
+        )
+    });
+    assert!(
+        assembled == compiled.exe.code,
+        "{src}\nencodes differently from its listing\n{}",
+        compiled.listing
+    );
     let warnings = ctm::isa::validate::validate(&ctm::isa::decode_program(&compiled.exe.code));
     assert!(
         warnings.is_empty(),

@@ -1,5 +1,5 @@
 //! The end of a compilation: subroutines placed before the main program,
-//! the last passes, the program assembled and checked, and the executable
+//! the last passes, the program encoded, and the executable
 //! with its carried values (`def`, `defi`, `defb`, the compiler's own
 //! constants), bindings and statistics.
 
@@ -43,21 +43,45 @@ impl Compiler<'_> {
         // The whole program, counted again: code moved and grew above.
         (self.counted, self.scanned) = (0, 0);
         self.check_size()?;
-        let listing = emit::program_text(&self.code).map_err(|m| CompileError {
-            item: None,
-            text: String::new(),
-            message: format!("internal: {m}"),
-        })?;
-        let words = crate::isa::asm::assemble(&listing).map_err(|e| CompileError {
-            item: None,
-            text: String::new(),
-            message: format!(
-                "internal: the generated program does not assemble: {e}\n{}",
-                listing.lines().take(40).collect::<Vec<_>>().join("\n")
-            ),
-        })?;
+        // The compiler builds only what encodes: a failure here is a bug
+        // in it, not in the shader.
+        let listing = emit::program_text(&self.code)
+            .unwrap_or_else(|m| panic!("the compiler built an instruction it cannot list: {m}"));
+        let words = emit::encode(&self.code).unwrap_or_else(|m| {
+            panic!("the compiler built an instruction it cannot encode: {m}\n{listing}")
+        });
         let mut exe = Executable::from_code(words);
-        // Carried values: def, defi, defb, the compiler's constants.
+        let values = self.carried_values()?;
+        let bindings = self.bindings();
+        exe.info.values = values;
+        exe.info.bindings = bindings.clone();
+        let mut stats = self.stats;
+        let insts: Vec<crate::isa::Inst> = crate::isa::decode_program(&exe.code)
+            .into_iter()
+            .flatten()
+            .collect();
+        // Every constant a relative read reaches in a loop the shader
+        // defines (`defi`), not only its base.
+        let ints = &exe.info.values.ints;
+        exe.info.f32_consts = crate::abi::reachable_consts(&insts, &exe.info.f32_consts, |k| {
+            ints.iter()
+                .rev()
+                .find(|(n, _)| *n == k)
+                .map(|&(_, [c, i, s])| (c, i, s as i8))
+        });
+        count(&mut stats, &insts);
+        Ok(Compiled {
+            exe,
+            listing,
+            bindings,
+            stats,
+            origins,
+        })
+    }
+
+    /// The values the executable carries: `def`, `defi`, `defb` (ps_1_x's
+    /// floats clamped), the compiler's constants and vFace's default.
+    fn carried_values(&mut self) -> Result<ConstValues, CompileError> {
         let mut values = ConstValues::default();
         for (k, item) in self.shader.items.iter().enumerate() {
             self.item = Some(k);
@@ -92,40 +116,21 @@ impl Compiler<'_> {
                 .defaults
                 .push((u32::from(c), [1f32.to_bits(), 0, 0, 0]));
         }
-        let bindings = self.bindings();
-        exe.info.values = values;
-        exe.info.bindings = bindings.clone();
-        let mut stats = self.stats;
-        let insts: Vec<crate::isa::Inst> = crate::isa::decode_program(&exe.code)
-            .into_iter()
-            .flatten()
-            .collect();
-        // Every constant a relative read reaches in a loop the shader
-        // defines (`defi`), not only its base.
-        let ints = &exe.info.values.ints;
-        exe.info.f32_consts = crate::abi::reachable_consts(&insts, &exe.info.f32_consts, |k| {
-            ints.iter()
-                .rev()
-                .find(|(n, _)| *n == k)
-                .map(|&(_, [c, i, s])| (c, i, s as i8))
-        });
-        stats.dpp_insts = insts.len();
-        for i in &insts {
-            if let crate::isa::Body::Alu(_) = &i.body {
-                stats.alu_insts += 1;
-                if (i.cmn.rgb_wmask != 0 || i.cmn.rgb_omask != 0)
-                    && (i.cmn.alpha_wmask || i.cmn.alpha_omask)
-                {
-                    stats.coissued += 1;
-                }
+        Ok(values)
+    }
+}
+
+/// Counts the DPP instructions, the ALU ones and those using both units.
+fn count(stats: &mut super::Stats, insts: &[crate::isa::Inst]) {
+    stats.dpp_insts = insts.len();
+    for i in insts {
+        if let crate::isa::Body::Alu(_) = &i.body {
+            stats.alu_insts += 1;
+            if (i.cmn.rgb_wmask != 0 || i.cmn.rgb_omask != 0)
+                && (i.cmn.alpha_wmask || i.cmn.alpha_omask)
+            {
+                stats.coissued += 1;
             }
         }
-        Ok(Compiled {
-            exe,
-            listing,
-            bindings,
-            stats,
-            origins,
-        })
     }
 }

@@ -7,7 +7,11 @@
 use crate::d3d9::op::Compare;
 use std::fmt::{self, Write};
 
+mod encode;
+mod flow;
 mod text;
+pub use encode::encode;
+pub use flow::{Cond, Fc, Flow, Label};
 pub use text::program_text;
 
 /// Swizzle codes of a DPP input channel: 0–3 r g b a, then the constants.
@@ -490,134 +494,6 @@ impl Lookup {
             wait: false,
             pred: None,
             apred: None,
-        }
-    }
-}
-
-/// A label in the compiler's output.
-pub type Label = String;
-
-/// What a flow-control construct tests (`docs/asm.md`, flow control).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Cond {
-    /// Boolean constant bN is false.
-    BoolFalse(u16),
-    /// The ALU result is zero.
-    ResultZero,
-    /// The ALU result is not zero.
-    ResultNonZero,
-    /// Predicate bit `bit` (inverted when `not`) is zero.
-    PredZero {
-        /// Inverted.
-        not: bool,
-        /// Bit 0–3.
-        bit: u8,
-    },
-    /// Predicate bit `bit` (inverted when `not`) is not zero.
-    PredNonZero {
-        /// Inverted.
-        not: bool,
-        /// Bit 0–3.
-        bit: u8,
-    },
-}
-
-impl fmt::Display for Cond {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let p = |f: &mut fmt::Formatter<'_>, not: bool, bit: u8| {
-            write!(
-                f,
-                "{}p.{}",
-                if not { "!" } else { "" },
-                SWZ[usize::from(bit)]
-            )
-        };
-        match *self {
-            Cond::BoolFalse(n) => write!(f, "b{n} == 0"),
-            Cond::ResultZero => f.write_str("alu_result == 0"),
-            Cond::ResultNonZero => f.write_str("alu_result != 0"),
-            Cond::PredZero { not, bit } => {
-                p(f, not, bit)?;
-                f.write_str(" == 0")
-            }
-            Cond::PredNonZero { not, bit } => {
-                p(f, not, bit)?;
-                f.write_str(" != 0")
-            }
-        }
-    }
-}
-
-/// A flow-control construct (`docs/asm.md`), its target a label.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Flow {
-    /// `IF cond -> target`, with `jump=incr` when an ELSE follows.
-    If {
-        /// The test.
-        cond: Cond,
-        /// ENDIF+1, or ELSE+1.
-        target: Label,
-        /// An ELSE follows.
-        has_else: bool,
-    },
-    /// `ELSE -> target` (ENDIF+1).
-    Else(Label),
-    /// `ENDIF`.
-    Endif,
-    /// `LOOP iN -> target` or `REP iN -> target` (past the end).
-    Loop {
-        /// REP rather than LOOP.
-        rep: bool,
-        /// Integer constant.
-        int: u16,
-        /// Past the matching end.
-        target: Label,
-    },
-    /// `ENDLOOP iN -> target` or `ENDREP` (the first body instruction).
-    EndLoop {
-        /// ENDREP rather than ENDLOOP.
-        rep: bool,
-        /// Integer constant.
-        int: u16,
-        /// The first body instruction.
-        target: Label,
-    },
-    /// `BREAKLOOP [cond] -> target pop=d` or `BREAKREP`.
-    Break {
-        /// BREAKREP rather than BREAKLOOP.
-        rep: bool,
-        /// Only where this holds.
-        cond: Option<Cond>,
-        /// Past the loop's end.
-        target: Label,
-        /// IF levels between the loop and the break.
-        pop: usize,
-    },
-    /// `CALL -> target`.
-    Call(Label),
-    /// `RET`.
-    Ret,
-    /// `JUMP -> target`.
-    Jump(Label),
-}
-
-/// A flow-control instruction.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Fc {
-    /// The construct.
-    pub flow: Flow,
-    /// Wait for the texture semaphore.
-    pub wait: bool,
-    /// An idle cycle after it.
-    pub nop: bool,
-}
-
-impl From<Flow> for Fc {
-    fn from(flow: Flow) -> Fc {
-        Fc {
-            flow,
-            wait: false,
-            nop: false,
         }
     }
 }
