@@ -66,6 +66,17 @@ fn if_to(cond: Cond, target: &Label, has_else: bool) -> Dpp {
 pub(super) fn inst(c: &mut Compiler, i: &Inst) -> R {
     use Opcode::*;
     match i.op {
+        If | Ifc | Else | Endif => branch(c, i),
+        Rep | Loop | Endrep | Endloop => looping(c, i),
+        Break | Breakc | Breakp | Call | Callnz => exit(c, i),
+        _ => unreachable!("only flow control comes here"),
+    }
+}
+
+/// `if`/`if_comp`, `else`, `endif`: IF (patched to jump to the ELSE when one comes), ELSE, ENDIF.
+fn branch(c: &mut Compiler, i: &Inst) -> R {
+    use Opcode::*;
+    match i.op {
         If | Ifc => {
             let cond = if i.op == If {
                 Cond::BoolFalse(i.src[0].reg.num)
@@ -115,6 +126,14 @@ pub(super) fn inst(c: &mut Compiler, i: &Inst) -> R {
             }
             _ => c.error("endif without if"),
         },
+        _ => unreachable!("branch is called for its own opcodes"),
+    }
+}
+
+/// `rep`/`loop` and their ends: LOOP/REP over the body, ENDLOOP/ENDREP back to it.
+fn looping(c: &mut Compiler, i: &Inst) -> R {
+    use Opcode::*;
+    match i.op {
         Rep | Loop => {
             let int = i.src[if i.op == Loop { 1 } else { 0 }].reg.num;
             let (body_label, end_label) = (c.label(), c.label());
@@ -153,6 +172,14 @@ pub(super) fn inst(c: &mut Compiler, i: &Inst) -> R {
                 if i.op == Endrep { "rep" } else { "loop" }
             )),
         },
+        _ => unreachable!("looping is called for its own opcodes"),
+    }
+}
+
+/// The breaks out of the innermost loop, and calls.
+fn exit(c: &mut Compiler, i: &Inst) -> R {
+    use Opcode::*;
+    match i.op {
         Break => {
             let b = break_of(c, None)?;
             c.code.push(b);
@@ -190,6 +217,6 @@ pub(super) fn inst(c: &mut Compiler, i: &Inst) -> R {
             c.code.push(Dpp::Label(skip));
             Ok(())
         }
-        _ => unreachable!("only flow control comes here"),
+        _ => unreachable!("exit is called for its own opcodes"),
     }
 }

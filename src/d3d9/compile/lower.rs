@@ -15,11 +15,40 @@ use crate::d3d9::{Dst, Inst, Opcode, RegKind};
 /// One shader instruction's DPP code.
 pub(super) fn inst(c: &mut Compiler, i: &Inst) -> R {
     use Opcode::*;
-    let pred = i.predicate.as_ref();
-    let v = |c: &mut Compiler, k: usize| c.val(&i.src[k]);
     match i.op {
         Tex | Texcoord | Texkill if c.shader.version.is_1x() => super::ps1x::tex(c, i),
         Nop => Ok(()),
+        Mov | Abs | Add | Sub | Mul | Mad | Min | Max | Cmp | Cnd | Frc | Slt | Sge | Lrp => {
+            arith(c, i)
+        }
+        Dp3 | Dp4 | Dp2add | Nrm | Crs => dots(c, i),
+        Rcp | Rsq | Exp | Log | Pow | Sincos => scalar(c, i),
+        M4x4 | M4x3 | M3x4 | M3x3 | M3x2 => matrix(c, i),
+        Dsx | Dsy => derivative(c, i),
+        Texkill => {
+            let Some(d) = i.dst else {
+                return c.error("texkill without its register");
+            };
+            kill(c, d.reg, d.mask)
+        }
+        Texbem | Texbeml | Texreg2ar | Texreg2gb | Texreg2rgb | Texm3x2pad | Texm3x2tex
+        | Texm3x2depth | Texm3x3pad | Texm3x3tex | Texm3x3spec | Texm3x3vspec | Texm3x3
+        | Texdp3 | Texdp3tex | Texdepth | Bem | Texcoord => super::ps1x::tex(c, i),
+        Phase => Ok(()),
+        Tex | Texldl | Texldd => super::tex::lookup(c, i),
+        Setp => setp(c, i),
+        If | Ifc | Else | Endif | Rep | Loop | Endrep | Endloop | Break | Breakc | Breakp
+        | Call | Callnz => super::flow::inst(c, i),
+        Label | Ret => unreachable!("handled by the body"),
+    }
+}
+
+/// Moves, arithmetic, selections and comparisons: one or two ALU instructions each.
+fn arith(c: &mut Compiler, i: &Inst) -> R {
+    use Opcode::*;
+    let pred = i.predicate.as_ref();
+    let v = |c: &mut Compiler, k: usize| c.val(&i.src[k]);
+    match i.op {
         Mov | Abs => {
             let mut a = v(c, 0)?;
             if i.op == Abs {
@@ -90,6 +119,26 @@ pub(super) fn inst(c: &mut Compiler, i: &Inst) -> R {
             let d = dst(c, i)?;
             write(c, &d, pred, Some(u.clone()), Some(u))
         }
+        Lrp => {
+            // a · (b − c) + c.
+            let (a, b, x) = (v(c, 0)?, v(c, 1)?, v(c, 2)?);
+            let s = c.scratch(0)?;
+            let diff = mad(b, Val::constant(ONE), x.clone().negated());
+            to_scratch(c, s, 0xF, Some(diff.clone()), Some(diff));
+            let u = mad(a, scratch(c, 0), x);
+            let d = dst(c, i)?;
+            write(c, &d, pred, Some(u.clone()), Some(u))
+        }
+        _ => unreachable!("arith is called for its own opcodes"),
+    }
+}
+
+/// Dot products and what is built from them.
+fn dots(c: &mut Compiler, i: &Inst) -> R {
+    use Opcode::*;
+    let pred = i.predicate.as_ref();
+    let v = |c: &mut Compiler, k: usize| c.val(&i.src[k]);
+    match i.op {
         Dp3 | Dp4 => {
             let (a, b) = (v(c, 0)?, v(c, 1)?);
             let d = dst(c, i)?;
@@ -121,54 +170,6 @@ pub(super) fn inst(c: &mut Compiler, i: &Inst) -> R {
                 Some(Unit::new(AluOp::D2a, vec![a, b, x.scalar(0)])),
                 Some(Unit::new(AluOp::Dp, vec![])),
             )
-        }
-        Rcp | Rsq | Exp | Log => {
-            let mut a = v(c, 0)?.scalar(0);
-            if matches!(i.op, Rsq | Log) {
-                (a.abs, a.neg) = (true, false);
-            }
-            let op = match i.op {
-                Rcp => AluOp::Rcp,
-                Rsq => AluOp::Rsq,
-                Exp => AluOp::Ex2,
-                _ => AluOp::Ln2,
-            };
-            let d = dst(c, i)?;
-            write(
-                c,
-                &d,
-                pred,
-                Some(Unit::new(AluOp::Sop, vec![])),
-                Some(Unit::new(op, vec![a])),
-            )
-        }
-        Pow => {
-            // |a|^b = 2^(b · log2 |a|).
-            let mut a = v(c, 0)?.scalar(0);
-            (a.abs, a.neg) = (true, false);
-            let b = v(c, 1)?.scalar(0);
-            let s = c.scratch(0)?;
-            to_scratch(c, s, 8, None, Some(Unit::new(AluOp::Ln2, vec![a])));
-            let sa = scratch(c, 0).scalar(3);
-            to_scratch(c, s, 8, None, Some(mad(sa.clone(), b, neg_zero())));
-            let d = dst(c, i)?;
-            write(
-                c,
-                &d,
-                pred,
-                Some(Unit::new(AluOp::Sop, vec![])),
-                Some(Unit::new(AluOp::Ex2, vec![sa])),
-            )
-        }
-        Lrp => {
-            // a · (b − c) + c.
-            let (a, b, x) = (v(c, 0)?, v(c, 1)?, v(c, 2)?);
-            let s = c.scratch(0)?;
-            let diff = mad(b, Val::constant(ONE), x.clone().negated());
-            to_scratch(c, s, 0xF, Some(diff.clone()), Some(diff));
-            let u = mad(a, scratch(c, 0), x);
-            let d = dst(c, i)?;
-            write(c, &d, pred, Some(u.clone()), Some(u))
         }
         Nrm => {
             // a · (1 / √(a.x² + a.y² + a.z²)).
@@ -211,6 +212,54 @@ pub(super) fn inst(c: &mut Compiler, i: &Inst) -> R {
             d.mask &= 7;
             write(c, &d, pred, Some(u), None)
         }
+        _ => unreachable!("dots is called for its own opcodes"),
+    }
+}
+
+/// The transcendental operations of the alpha unit, their results copied to RGB by SOP.
+fn scalar(c: &mut Compiler, i: &Inst) -> R {
+    use Opcode::*;
+    let pred = i.predicate.as_ref();
+    let v = |c: &mut Compiler, k: usize| c.val(&i.src[k]);
+    match i.op {
+        Rcp | Rsq | Exp | Log => {
+            let mut a = v(c, 0)?.scalar(0);
+            if matches!(i.op, Rsq | Log) {
+                (a.abs, a.neg) = (true, false);
+            }
+            let op = match i.op {
+                Rcp => AluOp::Rcp,
+                Rsq => AluOp::Rsq,
+                Exp => AluOp::Ex2,
+                _ => AluOp::Ln2,
+            };
+            let d = dst(c, i)?;
+            write(
+                c,
+                &d,
+                pred,
+                Some(Unit::new(AluOp::Sop, vec![])),
+                Some(Unit::new(op, vec![a])),
+            )
+        }
+        Pow => {
+            // |a|^b = 2^(b · log2 |a|).
+            let mut a = v(c, 0)?.scalar(0);
+            (a.abs, a.neg) = (true, false);
+            let b = v(c, 1)?.scalar(0);
+            let s = c.scratch(0)?;
+            to_scratch(c, s, 8, None, Some(Unit::new(AluOp::Ln2, vec![a])));
+            let sa = scratch(c, 0).scalar(3);
+            to_scratch(c, s, 8, None, Some(mad(sa.clone(), b, neg_zero())));
+            let d = dst(c, i)?;
+            write(
+                c,
+                &d,
+                pred,
+                Some(Unit::new(AluOp::Sop, vec![])),
+                Some(Unit::new(AluOp::Ex2, vec![sa])),
+            )
+        }
         Sincos => {
             // x = cos, y = sin of the angle in radians; the DPP's SIN and
             // COS take turns.
@@ -240,7 +289,16 @@ pub(super) fn inst(c: &mut Compiler, i: &Inst) -> R {
             }
             Ok(())
         }
-        M4x4 | M4x3 | M3x4 | M3x3 | M3x2 => matrix(c, i),
+        _ => unreachable!("scalar is called for its own opcodes"),
+    }
+}
+
+/// Screen-space derivatives (MDH, MDV).
+fn derivative(c: &mut Compiler, i: &Inst) -> R {
+    use Opcode::*;
+    let pred = i.predicate.as_ref();
+    let v = |c: &mut Compiler, k: usize| c.val(&i.src[k]);
+    match i.op {
         Dsx | Dsy => {
             let mut a = v(c, 0)?;
             if a.swz != [0, 1, 2, 3]
@@ -267,17 +325,16 @@ pub(super) fn inst(c: &mut Compiler, i: &Inst) -> R {
             let d = dst(c, i)?;
             write(c, &d, pred, Some(u.clone()), Some(u))
         }
-        Texkill => {
-            let Some(d) = i.dst else {
-                return c.error("texkill without its register");
-            };
-            kill(c, d.reg, d.mask)
-        }
-        Texbem | Texbeml | Texreg2ar | Texreg2gb | Texreg2rgb | Texm3x2pad | Texm3x2tex
-        | Texm3x2depth | Texm3x3pad | Texm3x3tex | Texm3x3spec | Texm3x3vspec | Texm3x3
-        | Texdp3 | Texdp3tex | Texdepth | Bem | Texcoord => super::ps1x::tex(c, i),
-        Phase => Ok(()),
-        Tex | Texldl | Texldd => super::tex::lookup(c, i),
+        _ => unreachable!("derivative is called for its own opcodes"),
+    }
+}
+
+/// Predicate bits from a comparison, under the current predicate.
+fn setp(c: &mut Compiler, i: &Inst) -> R {
+    use Opcode::*;
+    let pred = i.predicate.as_ref();
+    let v = |c: &mut Compiler, k: usize| c.val(&i.src[k]);
+    match i.op {
         Setp => {
             let Some(cmp) = Compare::from_code(i.control) else {
                 return c.error("setp without a comparison");
@@ -301,9 +358,7 @@ pub(super) fn inst(c: &mut Compiler, i: &Inst) -> R {
             }
             Ok(())
         }
-        If | Ifc | Else | Endif | Rep | Loop | Endrep | Endloop | Break | Breakc | Breakp
-        | Call | Callnz => super::flow::inst(c, i),
-        Label | Ret => unreachable!("handled by the body"),
+        _ => unreachable!("setp is called for its own opcodes"),
     }
 }
 
