@@ -43,13 +43,33 @@ pub struct CompileArgs {
     listing: bool,
     /// Which meaning inputs and texture reads have: `d3d9` (Direct3D 9) or
     /// `ctm` (the CTM SDK compiler's: texel coordinates, interpolants).
-    #[arg(long, default_value = "d3d9", value_parser = ["d3d9", "ctm"])]
-    dialect: String,
+    #[arg(long, value_enum, default_value_t = DialectArg::D3d9)]
+    dialect: DialectArg,
     /// What to write: `elf` (the DPP executable), or the shader itself as
     /// `bytecode` (Direct3D 9 tokens) or `text` (its assembly) — text to
     /// bytecode and back without compiling.
-    #[arg(long, default_value = "elf", value_parser = ["elf", "bytecode", "text"])]
-    to: String,
+    #[arg(long, value_enum, default_value_t = ToArg::Elf)]
+    to: ToArg,
+}
+
+/// `--dialect`: what inputs and texture reads mean.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum DialectArg {
+    /// Direct3D 9's.
+    D3d9,
+    /// The CTM SDK compiler's.
+    Ctm,
+}
+
+/// `--to`: what `ctm compile` writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum ToArg {
+    /// The DPP executable.
+    Elf,
+    /// Direct3D 9 tokens.
+    Bytecode,
+    /// Shader assembly.
+    Text,
 }
 
 /// `ctm compile`: every error is about the shader or the flags (status 2).
@@ -70,8 +90,8 @@ fn compile_shader(a: CompileArgs, v: Verbosity) -> Result<u8, Error> {
         format!("{}{sep}{e}", a.shader.display())
     };
     let shader = ctm::program::read_shader(&bytes).map_err(at_path)?;
-    if a.to != "elf" {
-        let (bytes, ext): (Vec<u8>, _) = if a.to == "text" {
+    if a.to != ToArg::Elf {
+        let (bytes, ext): (Vec<u8>, _) = if a.to == ToArg::Text {
             (d3d9::disassemble(&shader).into_bytes(), "psh")
         } else {
             let tokens = d3d9::write(&shader);
@@ -93,7 +113,10 @@ fn compile_shader(a: CompileArgs, v: Verbosity) -> Result<u8, Error> {
         super::data::write_to(&output, &bytes)?;
         return Ok(EXIT_OK);
     }
-    let dialect = d3d9::Dialect::parse(&a.dialect).unwrap_or_default();
+    let dialect = match a.dialect {
+        DialectArg::D3d9 => d3d9::Dialect::D3d9,
+        DialectArg::Ctm => d3d9::Dialect::Ctm,
+    };
     let compiled = d3d9::compile_dialect(&shader, dialect)
         .map_err(|e| at_path(ctm::program::compile_error_at(&bytes, &e)))?;
     let output = match a.output {
