@@ -61,22 +61,17 @@
 #[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;
 
-pub mod abi;
-pub mod co;
-pub mod d3d9;
-pub mod device;
-pub mod engine;
-pub mod frontend;
-pub mod host;
-pub mod interp;
-pub mod isa;
-pub mod jit;
-pub mod kernel;
-pub mod mc;
-pub mod pe;
-pub mod program;
-pub mod runtime;
-pub mod trace;
+// The source tree is one folder per layer; the public paths are the
+// modules themselves (`ctm::kernel`, `ctm::mc`, …).
+mod api;
+mod code;
+mod engines;
+mod machine;
+
+pub use api::{device, host, kernel};
+pub use code::{abi, d3d9, isa, program};
+pub use engines::{engine, frontend, interp, jit, runtime, trace};
+pub use machine::{co, mc, pe};
 
 pub use ctm_jit::compile::{JitOptions, OptLevel};
 /// The DPP's numeric rules, one function per operation (from `ctm-jit`).

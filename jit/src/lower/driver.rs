@@ -1,7 +1,7 @@
 //! A loop region ([`crate::regions`]) as one function: it calls the
 //! region's compiled clauses in turn and performs, on the group's bit
 //! masks, the flow-control transitions that keep the loop going — exactly
-//! as the runtime shim's `exec_fc` does (`src/runtime/flow.rs`). Any other
+//! as the runtime shim's `exec_fc` does (`src/engines/runtime/flow.rs` of the `ctm` crate). Any other
 //! transition (leaving the loop, a break of every lane, the count running
 //! out) and the runaway budget's exhaustion return to the shim, which then
 //! executes it from the unchanged state.

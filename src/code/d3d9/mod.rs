@@ -38,11 +38,11 @@ mod read;
 mod text;
 mod write;
 
-pub use compile::{CompileError, Compiled, Dialect, Stats, compile, compile_dialect};
+pub use compile::{CompileError, CompiledShader, Dialect, Stats, compile, compile_dialect};
 pub use disasm::{disassemble, item_text};
 pub use op::{Compare, Opcode};
 pub use read::{ReadError, ReadErrorKind, read, read_bytes};
-pub use text::{AsmError, assemble, assemble_with_lines};
+pub use text::{TextError, assemble, assemble_with_lines};
 pub use write::{item_offsets, write};
 
 /// A pixel shader version: 1.1–1.4, 2.0, 2.x (written 2.1 in the version

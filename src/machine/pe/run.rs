@@ -152,79 +152,46 @@ impl Pe {
             .copied()
             .filter(|c| !planes.contains(c))
             .collect();
-        let file = |base: Option<u32>,
-                    size: u64,
-                    count: usize,
-                    used: &[u32],
-                    what: &str,
-                    cache: CacheId,
-                    put: &mut dyn FnMut(usize, &[u8])|
-         -> Result<(), PeError> {
-            for c in 0..count {
-                let mapped = base
-                    .map(|b| u64::from(b) + size * c as u64)
-                    .filter(|&a| mc.mem.check(a, size).is_ok());
-                match mapped {
-                    Some(a) => {
-                        let mut b = [0u8; 16];
-                        mc.read(cache, a, &mut b[..size as usize]);
-                        put(c, &b[..size as usize]);
-                    }
-                    None if used.contains(&(c as u32)) => {
-                        return Err(Self::fail(
-                            offset,
-                            match base {
-                                None => format!("{what} {c} is used but no {what} memory is set"),
-                                Some(b) => format!(
-                                    "{what} {c} at {:#010x} is not in mapped memory",
-                                    u64::from(b) + size * c as u64
-                                ),
-                            },
-                        ));
-                    }
-                    None => {}
-                }
-            }
-            Ok(())
-        };
         let word = |b: &[u8], k: usize| u32::from_le_bytes([b[k], b[k + 1], b[k + 2], b[k + 3]]);
-        file(
-            self.constf,
-            16,
-            CONSTS,
-            &from_memory,
-            "float constant",
-            CacheId::ConstF,
-            &mut |c, b| u.consts[c] = [word(b, 0), word(b, 4), word(b, 8), word(b, 12)],
-        )?;
-        file(
-            self.consti,
-            4,
-            INT_CONSTS,
-            &info.i32_consts,
-            "integer constant",
-            CacheId::ConstI,
-            &mut |c, b| {
-                u.ints[c] = IntConst {
-                    count: b[0],
-                    init: b[1],
-                    step: b[2] as i8,
-                }
-            },
-        )?;
-        file(
-            self.constb,
-            4,
-            32,
-            &[],
-            "boolean constant",
-            CacheId::ConstB,
-            &mut |c, b| {
-                if word(b, 0) != 0 {
-                    u.bools |= 1 << c;
-                }
-            },
-        )?;
+        let floats = ConstFile {
+            base: self.constf,
+            size: 16,
+            count: CONSTS,
+            used: &from_memory,
+            what: "float constant",
+            cache: CacheId::ConstF,
+        };
+        floats.read(mc, offset, &mut |c, b| {
+            u.consts[c] = [word(b, 0), word(b, 4), word(b, 8), word(b, 12)]
+        })?;
+        let ints = ConstFile {
+            base: self.consti,
+            size: 4,
+            count: INT_CONSTS,
+            used: &info.i32_consts,
+            what: "integer constant",
+            cache: CacheId::ConstI,
+        };
+        ints.read(mc, offset, &mut |c, b| {
+            u.ints[c] = IntConst {
+                count: b[0],
+                init: b[1],
+                step: b[2] as i8,
+            }
+        })?;
+        let bools = ConstFile {
+            base: self.constb,
+            size: 4,
+            count: 32,
+            used: &[],
+            what: "boolean constant",
+            cache: CacheId::ConstB,
+        };
+        bools.read(mc, offset, &mut |c, b| {
+            if word(b, 0) != 0 {
+                u.bools |= 1 << c;
+            }
+        })?;
         if !planes.is_empty() {
             let base = self.params.ok_or_else(|| {
                 Self::fail(
@@ -469,5 +436,56 @@ impl Pe {
             self.counters.total += report.clocks;
             self.counters.active += report.clocks;
         }
+    }
+}
+
+/// One constant file in memory: where it is, its element size and count,
+/// the elements the program uses (an unmapped one of those is an error)
+/// and the cache it is read through.
+struct ConstFile<'a> {
+    base: Option<u32>,
+    size: u64,
+    count: usize,
+    used: &'a [u32],
+    what: &'static str,
+    cache: CacheId,
+}
+
+impl ConstFile<'_> {
+    /// Hands each mapped element to `put` (index, bytes).
+    fn read(
+        &self,
+        mc: &Mc,
+        offset: usize,
+        put: &mut dyn FnMut(usize, &[u8]),
+    ) -> Result<(), PeError> {
+        let (what, size) = (self.what, self.size);
+        for c in 0..self.count {
+            let mapped = self
+                .base
+                .map(|b| u64::from(b) + size * c as u64)
+                .filter(|&a| mc.mem.check(a, size).is_ok());
+            match mapped {
+                Some(a) => {
+                    let mut b = [0u8; 16];
+                    mc.read(self.cache, a, &mut b[..size as usize]);
+                    put(c, &b[..size as usize]);
+                }
+                None if self.used.contains(&(c as u32)) => {
+                    return Err(Pe::fail(
+                        offset,
+                        match self.base {
+                            None => format!("{what} {c} is used but no {what} memory is set"),
+                            Some(b) => format!(
+                                "{what} {c} at {:#010x} is not in mapped memory",
+                                u64::from(b) + size * c as u64
+                            ),
+                        },
+                    ));
+                }
+                None => {}
+            }
+        }
+        Ok(())
     }
 }

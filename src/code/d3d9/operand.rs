@@ -2,11 +2,11 @@
 //! masks, sources with swizzles, modifiers and relative addressing
 //! (`docs/d3d9.md` §2).
 
-use super::text::{AsmError, Parser};
+use super::text::{Parser, TextError};
 use super::{Dst, IDENTITY, Reg, RegKind, Rel, Src, SrcMod};
 
 impl Parser<'_> {
-    pub(super) fn int(&self, at: usize, t: &str) -> Result<i64, AsmError> {
+    pub(super) fn int(&self, at: usize, t: &str) -> Result<i64, TextError> {
         let bad = || self.err_at(at, format!("`{t}` is not an integer"));
         let (neg, body) = match t.strip_prefix('-') {
             Some(b) => (true, b),
@@ -23,7 +23,7 @@ impl Parser<'_> {
     }
 
     /// A float value: decimal, or `0x…` for its bit pattern.
-    pub(super) fn float(&self, at: usize, t: &str) -> Result<u32, AsmError> {
+    pub(super) fn float(&self, at: usize, t: &str) -> Result<u32, TextError> {
         if let Some(h) = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
             return u32::from_str_radix(h, 16)
                 .map_err(|_| self.err_at(at, format!("`{t}` is not a 32-bit pattern")));
@@ -35,7 +35,7 @@ impl Parser<'_> {
     }
 
     /// A register name (no modifiers).
-    pub(super) fn reg(&self, at: usize, t: &str) -> Result<Reg, AsmError> {
+    pub(super) fn reg(&self, at: usize, t: &str) -> Result<Reg, TextError> {
         let lower = t.to_ascii_lowercase();
         let named = match lower.as_str() {
             "odepth" => Some(Reg::new(RegKind::DepthOut, 0)),
@@ -70,7 +70,7 @@ impl Parser<'_> {
         Ok(Reg::new(kind, num))
     }
 
-    pub(super) fn dst(&self, at: usize, t: &str) -> Result<Dst, AsmError> {
+    pub(super) fn dst(&self, at: usize, t: &str) -> Result<Dst, TextError> {
         let (name, mask) = match t.split_once('.') {
             Some((n, m)) => (n, Some(m)),
             None => (t, None),
@@ -109,7 +109,7 @@ impl Parser<'_> {
         })
     }
 
-    pub(super) fn swizzle(&self, at: usize, s: &str) -> Result<u8, AsmError> {
+    pub(super) fn swizzle(&self, at: usize, s: &str) -> Result<u8, TextError> {
         let chans: Vec<usize> = s
             .chars()
             .map(channel)
@@ -131,7 +131,7 @@ impl Parser<'_> {
         &self,
         at: usize,
         body: &'t str,
-    ) -> Result<(String, Option<Rel>, &'t str), AsmError> {
+    ) -> Result<(String, Option<Rel>, &'t str), TextError> {
         let Some(open) = body.find('[') else {
             return Ok(match body.find('.') {
                 Some(dot) => (body[..dot].to_string(), None, &body[dot..]),
@@ -176,7 +176,7 @@ impl Parser<'_> {
         ))
     }
 
-    pub(super) fn src(&self, at: usize, t: &str) -> Result<Src, AsmError> {
+    pub(super) fn src(&self, at: usize, t: &str) -> Result<Src, TextError> {
         let mut body = t;
         // Prefixes: `-`, `!` (the predicate), `1-` (ps_1_x's complement).
         let (mut neg, mut not, mut comp) = (false, false, false);

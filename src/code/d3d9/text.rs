@@ -12,7 +12,7 @@ pub const MAX_SOURCE: usize = 16 << 20;
 
 /// A text error with its position (1-based line and column).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct AsmError {
+pub struct TextError {
     /// Line, 1-based.
     pub line: usize,
     /// Column, 1-based (in characters).
@@ -21,25 +21,25 @@ pub struct AsmError {
     pub message: String,
 }
 
-impl fmt::Display for AsmError {
+impl fmt::Display for TextError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}:{}: {}", self.line, self.col, self.message)
     }
 }
 
-impl std::error::Error for AsmError {}
+impl std::error::Error for TextError {}
 
 /// Assembles shader text. The first statement is the version (`ps_1_1` …
 /// `ps_1_4`, `ps_2_0`, `ps_2_x`, `ps_3_0`); comments start with `//` or `;`; an optional
 /// trailing `end` is accepted.
-pub fn assemble(source: &str) -> Result<Shader, AsmError> {
+pub fn assemble(source: &str) -> Result<Shader, TextError> {
     assemble_with_lines(source).map(|(s, _)| s)
 }
 
 /// [`assemble`], also giving the line and column of every item.
-pub fn assemble_with_lines(source: &str) -> Result<(Shader, Vec<(usize, usize)>), AsmError> {
+pub fn assemble_with_lines(source: &str) -> Result<(Shader, Vec<(usize, usize)>), TextError> {
     if source.len() > MAX_SOURCE {
-        return Err(AsmError {
+        return Err(TextError {
             line: 1,
             col: 1,
             message: format!(
@@ -70,7 +70,7 @@ pub fn assemble_with_lines(source: &str) -> Result<(Shader, Vec<(usize, usize)>)
         match version {
             None => {
                 let name = p.word();
-                version = Some(version_named(name).ok_or_else(|| AsmError {
+                version = Some(version_named(name).ok_or_else(|| TextError {
                     line,
                     col: col0 + 1,
                     message: format!(
@@ -90,7 +90,7 @@ pub fn assemble_with_lines(source: &str) -> Result<(Shader, Vec<(usize, usize)>)
         }
     }
     let Some(version) = version else {
-        return Err(AsmError {
+        return Err(TextError {
             line: 1,
             col: 1,
             message:
@@ -111,7 +111,7 @@ pub fn assemble_with_lines(source: &str) -> Result<(Shader, Vec<(usize, usize)>)
             let len = one.len() - 2;
             if e.offset < at + len {
                 let (line, col) = lines[k];
-                return Err(AsmError {
+                return Err(TextError {
                     line,
                     col,
                     message: e.kind.to_string(),
@@ -120,7 +120,7 @@ pub fn assemble_with_lines(source: &str) -> Result<(Shader, Vec<(usize, usize)>)
             at += len;
         }
         let (line, col) = lines.last().copied().unwrap_or((1, 1));
-        return Err(AsmError {
+        return Err(TextError {
             line,
             col,
             message: e.kind.to_string(),
@@ -164,8 +164,8 @@ pub(super) struct Parser<'a> {
 }
 
 impl<'a> Parser<'a> {
-    fn error(&self, message: impl Into<String>) -> AsmError {
-        AsmError {
+    fn error(&self, message: impl Into<String>) -> TextError {
+        TextError {
             line: self.line,
             col: self.text[..self.at.min(self.text.len())].chars().count() + 1,
             message: message.into(),
@@ -192,7 +192,7 @@ impl<'a> Parser<'a> {
         &r[..n]
     }
 
-    fn end(&mut self) -> Result<(), AsmError> {
+    fn end(&mut self) -> Result<(), TextError> {
         self.skip_space();
         if !self.rest().is_empty() {
             return Err(self.error(format!("unexpected `{}`", self.rest().trim_end())));
@@ -240,15 +240,15 @@ impl<'a> Parser<'a> {
             .collect()
     }
 
-    pub(super) fn err_at(&self, at: usize, message: impl Into<String>) -> AsmError {
-        AsmError {
+    pub(super) fn err_at(&self, at: usize, message: impl Into<String>) -> TextError {
+        TextError {
             line: self.line,
             col: self.text[..at].chars().count() + 1,
             message: message.into(),
         }
     }
 
-    fn item(&mut self, v: Version) -> Result<Item, AsmError> {
+    fn item(&mut self, v: Version) -> Result<Item, TextError> {
         // `+`: ps_1_x co-issue.
         let coissue = self.eat('+');
         // `(p0.x)` / `(!p0)` predication.
@@ -344,7 +344,7 @@ impl<'a> Parser<'a> {
         at: usize,
         base: &str,
         suffixes: &[&'s str],
-    ) -> Result<(Opcode, u8, Vec<&'s str>), AsmError> {
+    ) -> Result<(Opcode, u8, Vec<&'s str>), TextError> {
         let compare =
             |s: Option<&&str>| s.and_then(|s| Compare::ALL.into_iter().find(|c| c.name() == *s));
         let first = suffixes.first();
@@ -378,7 +378,7 @@ impl<'a> Parser<'a> {
     }
 
     /// `_sat`, `_pp`, `_centroid` and ps_1_x's result shifts (`_x2` …).
-    fn result_mods(&self, at: usize, rest: &[&str]) -> Result<(bool, bool, bool, i8), AsmError> {
+    fn result_mods(&self, at: usize, rest: &[&str]) -> Result<(bool, bool, bool, i8), TextError> {
         let (mut sat, mut pp, mut centroid, mut shift) = (false, false, false, 0);
         for s in rest {
             let scale = SHIFTS.iter().position(|n| n == s);
@@ -401,7 +401,7 @@ impl<'a> Parser<'a> {
         at: usize,
         suffixes: &[&str],
         ops: &[(usize, &str)],
-    ) -> Result<Item, AsmError> {
+    ) -> Result<Item, TextError> {
         let mut kind = DclKind::Plain;
         let mut rest = suffixes;
         if let Some(first) = suffixes.first() {
@@ -462,7 +462,7 @@ impl<'a> Parser<'a> {
         Ok(Item::Dcl(Dcl { kind, dst }))
     }
 
-    fn def(&self, at: usize, base: &str, ops: &[(usize, &str)]) -> Result<Item, AsmError> {
+    fn def(&self, at: usize, base: &str, ops: &[(usize, &str)]) -> Result<Item, TextError> {
         let n = if base == "defb" { 2 } else { 5 };
         if ops.len() != n {
             return Err(self.err_at(

@@ -304,7 +304,7 @@ mod tests {
     /// name, opcode and parameters, in the table's order.
     #[test]
     fn the_docs_table_is_the_command_table() {
-        let docs = include_str!("../../../docs/machine.md");
+        let docs = include_str!("../../../../docs/machine.md");
         let section = &docs[docs.find("### 3.3 The commands").unwrap()..];
         let rows: Vec<&str> = section
             .lines()

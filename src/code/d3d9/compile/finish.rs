@@ -4,12 +4,12 @@
 //! constants), bindings and statistics.
 
 use super::emit::{Dpp, Flow};
-use super::{CompileError, Compiled, Compiler, emit, passes, ps1x};
+use super::{CompileError, CompiledShader, Compiler, emit, passes, ps1x};
 use crate::abi::{ConstValues, Executable};
 use crate::d3d9::{Def, Item};
 
 impl Compiler<'_> {
-    pub(super) fn finish(mut self) -> Result<Compiled, CompileError> {
+    pub(super) fn finish(mut self) -> Result<CompiledShader, CompileError> {
         self.item = None;
         // Entries from before the first item (loads) and after the last
         // (the epilogue) come from no item.
@@ -70,7 +70,7 @@ impl Compiler<'_> {
                 .map(|&(_, [c, i, s])| (c, i, s as i8))
         });
         count(&mut stats, &insts);
-        Ok(Compiled {
+        Ok(CompiledShader {
             exe,
             listing,
             bindings,

@@ -21,7 +21,7 @@ use super::Pe;
 use crate::co::{Co, CondLoc, CondTest};
 use crate::mc::{CacheId, CacheMode, Format, Mc, Surface};
 use crate::runtime::{GroupOut, Sink};
-use ctm_jit::state::Lanes;
+use ctm_jit::state::{Lanes, Mask};
 
 /// One finished pixel's results.
 #[derive(Clone, Copy, Debug)]
@@ -193,44 +193,55 @@ impl RowSink<'_> {
                 }
                 continue;
             }
-            for parity in 0..2 {
-                let mut buf = [0u8; 16 * ctm_jit::state::GROUP_LANES / 2];
-                // (i, j) of the first element of the run being gathered, and
-                // its length.
-                let mut run = (0u32, 0u32, 0usize);
-                for q in 0..quads {
-                    for lane in [4 * q + 2 * parity, 4 * q + 2 * parity + 1] {
-                        let bit = 1 << lane;
-                        if any & bit == 0 {
-                            continue;
-                        }
-                        let (i, j) = g.pixels[lane];
-                        let value = [out[0][lane], out[1][lane], out[2][lane], out[3][lane]];
-                        if full & bit == 0 {
-                            let mask =
-                                (0..4).fold(0, |m, c| m | u8::from(chans[c] & bit != 0) << c);
-                            // SAFETY: as in `write_span`.
-                            unsafe { self.mc.write_element_shared(s, i, j, value, mask) };
-                            continue;
-                        }
-                        let (i0, j0, e) = run;
-                        if e > 0 && (j != j0 || i != i0 + e as u32) {
-                            self.write_span(s, i0, j0, &buf[..e * n], e);
-                            run.2 = 0;
-                        }
-                        if run.2 == 0 {
-                            run = (i, j, 0);
-                        }
-                        format.write(&mut buf[run.2 * n..(run.2 + 1) * n], value, 0xF);
-                        run.2 += 1;
-                    }
-                }
-                if run.2 > 0 {
-                    self.write_span(s, run.0, run.1, &buf[..run.2 * n], run.2);
-                }
-            }
+            self.runs(s, g, k, Written { chans, any, full });
         }
         true
+    }
+
+    /// Writes output `k` of the group's lanes that `w` lets write, one
+    /// pixel row at a time: runs of neighbouring lanes that write every
+    /// channel in one copy, the others element by element.
+    fn runs(&self, s: &Surface, g: &GroupOut<'_>, k: usize, w: Written) {
+        let Written { chans, any, full } = w;
+        let format = s.fmt.format;
+        let n = format.bytes();
+        let out = &g.lanes.out[k];
+        let quads = g.lanes.lane_count() / 4;
+        for parity in 0..2 {
+            let mut buf = [0u8; 16 * ctm_jit::state::GROUP_LANES / 2];
+            // (i, j) of the first element of the run being gathered, and
+            // its length.
+            let mut run = (0u32, 0u32, 0usize);
+            for q in 0..quads {
+                for lane in [4 * q + 2 * parity, 4 * q + 2 * parity + 1] {
+                    let bit = 1 << lane;
+                    if any & bit == 0 {
+                        continue;
+                    }
+                    let (i, j) = g.pixels[lane];
+                    let value = [out[0][lane], out[1][lane], out[2][lane], out[3][lane]];
+                    if full & bit == 0 {
+                        let mask = (0..4).fold(0, |m, c| m | u8::from(chans[c] & bit != 0) << c);
+                        // SAFETY: as in `write_span`.
+                        unsafe { self.mc.write_element_shared(s, i, j, value, mask) };
+                        continue;
+                    }
+                    let (i0, j0, e) = run;
+                    if e > 0 && (j != j0 || i != i0 + e as u32) {
+                        self.write_span(s, i0, j0, &buf[..e * n], e);
+                        run.2 = 0;
+                    }
+                    if run.2 == 0 {
+                        run = (i, j, 0);
+                    }
+                    format.write(&mut buf[run.2 * n..(run.2 + 1) * n], value, 0xF);
+                    run.2 += 1;
+                }
+            }
+            if run.2 > 0 {
+                self.write_span(s, run.0, run.1, &buf[..run.2 * n], run.2);
+            }
+        }
     }
 
     /// Writes `count` encoded elements starting at (i, j) of `s`.
@@ -344,4 +355,13 @@ pub(super) fn deliver_ordered(targets: &Targets<'_>, mc: &mut Mc, pending: &[Px]
         }
     }
     discarded
+}
+
+/// Which lanes write an output: per channel, any channel, every channel of
+/// its format.
+#[derive(Clone, Copy)]
+struct Written {
+    chans: [Mask; 4],
+    any: Mask,
+    full: Mask,
 }

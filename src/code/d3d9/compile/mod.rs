@@ -1,7 +1,7 @@
 //! Compiling pixel shaders to DPP programs (`docs/d3d9.md` §3).
 //!
 //! The shader's registers map onto the machine as follows (ctm's choices,
-//! listed by [`Compiled::bindings`]): each input `v#`/`t#` it reads is an
+//! listed by [`CompiledShader::bindings`]): each input `v#`/`t#` it reads is an
 //! input surface read at the pixel's own position, loaded into a temporary
 //! at the start; each sampler `s#` is an input surface read with point
 //! sampling and wrapped coordinates; `oC0`–`oC3` are outputs 0–3 (render
@@ -64,7 +64,7 @@ impl std::error::Error for CompileError {}
 
 /// A compiled shader.
 #[derive(Clone, Debug)]
-pub struct Compiled {
+pub struct CompiledShader {
     /// The executable (code, notes, carried constants, bindings).
     pub exe: Executable,
     /// The DPP assembly it was built from.
@@ -142,12 +142,12 @@ impl Dialect {
 }
 
 /// Compiles a shader to a DPP executable (the Direct3D 9 dialect).
-pub fn compile(shader: &Shader) -> Result<Compiled, CompileError> {
+pub fn compile(shader: &Shader) -> Result<CompiledShader, CompileError> {
     compile_dialect(shader, Dialect::D3d9)
 }
 
 /// Compiles a shader in `dialect`.
-pub fn compile_dialect(shader: &Shader, dialect: Dialect) -> Result<Compiled, CompileError> {
+pub fn compile_dialect(shader: &Shader, dialect: Dialect) -> Result<CompiledShader, CompileError> {
     limits::check(shader)?;
     let mut c = Compiler::new(shader, dialect)?;
     c.body()?;

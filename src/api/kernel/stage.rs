@@ -122,6 +122,54 @@ impl Kernel {
             fmt: none,
         });
 
+        let (constf, consti, constb) = self.constant_files(job);
+        let mut files = Vec::new();
+        for (data, make) in [
+            (
+                &constf,
+                (|base, fmt| Command::SetConstfFmt { base, fmt })
+                    as fn(u32, SurfaceFormat) -> Command,
+            ),
+            (&consti, |base, fmt| Command::SetConstiFmt { base, fmt }),
+            (&constb, |base, fmt| Command::SetConstbFmt { base, fmt }),
+        ] {
+            let base = dev.alloc(arena, data.len())?;
+            dev.write(base, data)?;
+            cb.push(make(base, none));
+            files.push(base);
+        }
+
+        let (inputs, outs, cond) = self.surfaces(&mut dev, &mut cb, job)?;
+        cb.push(Command::SetCondVal(job.cond_val.to_bits()))
+            .push(Command::InvInstCache)
+            .push(Command::InvConstfCache)
+            .push(Command::InvConstiCache)
+            .push(Command::InvConstbCache)
+            .push(Command::InvInpCache)
+            .push(Command::InvCondOutCache)
+            .push(Command::SetDomain(Domain::new(job.width, job.height)))
+            .push(Command::StartProgram)
+            .push(Command::FlushOutCache)
+            .push(Command::FlushCondOutCache);
+        Ok(Staged {
+            dev,
+            commands: cb,
+            program_base: prog,
+            outputs: outs,
+            cond,
+            constf: files[0],
+            inputs,
+            width: job.width,
+            height: job.height,
+            threads: job.settings.threads,
+            pool: recycle.then(|| self.memory.clone()),
+        })
+    }
+
+    /// The float, integer and boolean constant files: the executable's
+    /// defaults, the samplers' sizes, the job's values, then the values
+    /// the executable carries.
+    fn constant_files(&self, job: &Job) -> (Vec<u8>, Vec<u8>, Vec<u8>) {
         let mut constf = vec![0u8; 256 * 16];
         // Defaults the executable carries, then the job's values.
         for &(n, v) in &self.exe.info.values.defaults {
@@ -180,25 +228,22 @@ impl Kernel {
         for &(n, b) in &carried.bools {
             constb[n as usize * 4] = u8::from(b);
         }
-        let mut files = Vec::new();
-        for (data, make) in [
-            (
-                &constf,
-                (|base, fmt| Command::SetConstfFmt { base, fmt })
-                    as fn(u32, SurfaceFormat) -> Command,
-            ),
-            (&consti, |base, fmt| Command::SetConstiFmt { base, fmt }),
-            (&constb, |base, fmt| Command::SetConstbFmt { base, fmt }),
-        ] {
-            let base = dev.alloc(arena, data.len())?;
-            dev.write(base, data)?;
-            cb.push(make(base, none));
-            files.push(base);
-        }
+        (constf, consti, constb)
+    }
 
+    /// Places the job's inputs, outputs, conditional buffer and
+    /// interpolation parameters on `dev` and names them in `cb`.
+    fn surfaces(
+        &self,
+        dev: &mut Device,
+        cb: &mut CommandBuffer,
+        job: &Job,
+    ) -> Result<Surfaces, KernelError> {
+        let arena = ArenaKind::SystemCached;
+        let bindings = &self.exe.info.bindings;
         let mut inputs = Vec::new();
         for (n, s) in &job.inputs {
-            let (base, fmt) = place(&mut dev, s, &format!("input {n}"))?;
+            let (base, fmt) = place(dev, s, &format!("input {n}"))?;
             inputs.push((*n, base, fmt, s.width, s.height));
             cb.push(Command::SetInpFmt {
                 input: *n,
@@ -211,9 +256,9 @@ impl Kernel {
         for &(n, format) in &job.outputs {
             let what = format!("output {n}");
             let (base, fmt) = match job.output_init.iter().rev().find(|(k, _)| *k == n) {
-                Some((_, s)) => place(&mut dev, s, &what)?,
+                Some((_, s)) => place(dev, s, &what)?,
                 // Fresh device memory reads as zero: nothing to copy.
-                None => reserve(&mut dev, format, job.width, job.height, &what)?,
+                None => reserve(dev, format, job.width, job.height, &what)?,
             };
             cb.push(Command::SetOutFmt {
                 output: n,
@@ -225,7 +270,7 @@ impl Kernel {
         }
         let mut cond = None;
         if let Some(c) = &job.cond {
-            let (base, fmt) = place(&mut dev, &c.buffer, "the conditional buffer")?;
+            let (base, fmt) = place(dev, &c.buffer, "the conditional buffer")?;
             cb.push(Command::SetCondOutFmt {
                 base,
                 fmt,
@@ -248,29 +293,14 @@ impl Kernel {
             dev.write(base, &bytes)?;
             cb.push(Command::SetParams { base });
         }
-        cb.push(Command::SetCondVal(job.cond_val.to_bits()))
-            .push(Command::InvInstCache)
-            .push(Command::InvConstfCache)
-            .push(Command::InvConstiCache)
-            .push(Command::InvConstbCache)
-            .push(Command::InvInpCache)
-            .push(Command::InvCondOutCache)
-            .push(Command::SetDomain(Domain::new(job.width, job.height)))
-            .push(Command::StartProgram)
-            .push(Command::FlushOutCache)
-            .push(Command::FlushCondOutCache);
-        Ok(Staged {
-            dev,
-            commands: cb,
-            program_base: prog,
-            outputs: outs,
-            cond,
-            constf: files[0],
-            inputs,
-            width: job.width,
-            height: job.height,
-            threads: job.settings.threads,
-            pool: recycle.then(|| self.memory.clone()),
-        })
+        Ok((inputs, outs, cond))
     }
 }
+
+/// Where a staged job's inputs (id, base, format, width, height), outputs
+/// (id, base, format) and conditional buffer are.
+type Surfaces = (
+    Vec<(u8, u32, SurfaceFormat, u32, u32)>,
+    Vec<(u8, u32, SurfaceFormat)>,
+    Option<(u32, SurfaceFormat)>,
+);
