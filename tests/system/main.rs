@@ -1,11 +1,19 @@
 //! The machine around the DPP (`docs/machine.md`): every command, every CO
 //! test at both locations, the format conversions, the 2×2 gather, bounds,
-//! the strict caches and malformed command streams (the host API: host.rs).
+//! the strict caches and malformed command streams; the host API
+//! (`host.rs`), the two ways results reach memory (`delivery.rs`) and
+//! prepared jobs (`prepared.rs`).
 //! The rig below sets up a device; the cases are grouped by unit.
+
+#[path = "../common/mod.rs"]
+mod common;
 
 mod co;
 mod commands;
+mod delivery;
+mod host;
 mod memory;
+mod prepared;
 
 use ctm::abi::Executable;
 use ctm::co::{CondLoc, CondTest};

@@ -2,7 +2,7 @@
 //! compiled to the DPP, with hand-computed results, run on both engines
 //! (bit-identical between them, `common::both`).
 
-mod common;
+use crate::common;
 
 use common::shader::{bind, kernel, output, run, with_output};
 use ctm::d3d9;

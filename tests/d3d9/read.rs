@@ -7,7 +7,6 @@ use ctm::d3d9::{self, Item, Opcode, ReadErrorKind, Reg, RegKind, SrcMod, Version
 use ctm_tools::diff::Rng;
 use proptest::prelude::*;
 
-#[path = "d3d9_read/valid.rs"]
 mod valid;
 use valid::Gen;
 

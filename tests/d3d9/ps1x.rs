@@ -3,8 +3,8 @@
 //! engines; the behaviours Wine's Direct3D 9 tests check (constant
 //! clamping, `cnd`, `texkill`, colour clamping, co-issue) hold.
 
-mod common;
-#[path = "d3d9_ps1x/random.rs"]
+use crate::common;
+
 mod random;
 
 use common::d3d9_ref::{Pixel, eval};

@@ -2,7 +2,7 @@
 //! evaluation of their Direct3D 9 semantics (`common::d3d9_ref`), on both
 //! engines, over special and random inputs.
 
-mod common;
+use crate::common;
 
 use common::d3d9_ref::{Pixel, eval};
 use common::shader::{bind, kernel, output, run, with_output};

@@ -1,5 +1,5 @@
 //! Valid shaders of every version, built at random from their parts, for
-//! the round trips of `d3d9_read.rs`.
+//! the round trips of `read.rs`.
 
 use ctm::d3d9::{
     Dcl, DclKind, Def, Dst, IDENTITY, Inst, Item, Opcode, Reg, RegKind, Rel, Shader, Src, SrcMod,

@@ -2,7 +2,7 @@
 //! reads and kills on both engines, with hand-computed results; the ctm
 //! dialect's texel coordinates and interpolants.
 
-mod common;
+use crate::common;
 
 use common::shader::{bind, kernel, kernel_in, output, run, with_output};
 use ctm::kernel::{HostSurface, Job, Resource};

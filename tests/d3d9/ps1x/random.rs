@@ -1,5 +1,5 @@
 //! Random ps_1_x shaders of every version, as text, for the differential
-//! test of `d3d9_ps1x.rs`.
+//! test of `ps1x.rs`.
 
 use ctm_tools::diff::Rng;
 

@@ -5,7 +5,7 @@
 //! evaluator's results for every pixel. Prints the quality of the output
 //! (DPP instructions per shader instruction, co-issue rate).
 
-mod common;
+use crate::common;
 
 use common::d3d9_ref::{Pixel, eval};
 use common::shader::{kernel, run};

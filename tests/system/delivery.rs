@@ -3,7 +3,7 @@
 //! (strict caches, overlapping surfaces). Both ways, any thread count and
 //! both engines must leave the same bytes.
 
-mod common;
+use crate::common;
 
 use ctm::abi::Executable;
 use ctm::device::{Device, DeviceConfig};

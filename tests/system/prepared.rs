@@ -3,7 +3,7 @@
 //! contents on each run (zeros, initial contents, the conditional buffer),
 //! constants set between runs take effect, on both engines.
 
-mod common;
+use crate::common;
 
 use ctm::engine::EngineKind;
 use ctm::kernel::{HostSurface, Job, JobResult, Kernel};
