@@ -342,6 +342,49 @@ pub fn load(bytes: &[u8]) -> Result<Loaded, AbiError> {
             len,
         });
     }
+    let header = check_header(bytes, &mut warnings)?;
+    let (text, notes) = segments(bytes, &header)?;
+    let phoff = header.e_phoff;
+    let Some((text_offset, text_size)) = text else {
+        return Err(AbiError::NoCode { offset: phoff });
+    };
+    if text_size % INST_BYTES as u64 != 0 {
+        return Err(AbiError::TextNotWholeInstructions {
+            offset: text_offset,
+            size: text_size,
+        });
+    }
+    let count = text_size / INST_BYTES as u64;
+    if count > MAX_INSTS as u64 {
+        return Err(AbiError::TooManyInstructions {
+            offset: text_offset,
+            count,
+        });
+    }
+    let text_bytes = &bytes[text_offset as usize..(text_offset + text_size) as usize];
+    let code: Vec<u32> = text_bytes
+        .chunks_exact(4)
+        .map(|c| u32::from_le_bytes(c.try_into().expect("4")))
+        .collect();
+
+    let info = parse_notes(bytes, &notes, phoff, &mut warnings)?;
+    check_sections(bytes, &header, (text_offset, text_size), &mut warnings);
+    Ok(Loaded {
+        exe: Executable {
+            code,
+            info,
+            text_offset,
+        },
+        warnings,
+    })
+}
+
+/// The ELF header, checked field by field against §3 (a file of at least
+/// 52 bytes that starts like ELF).
+fn check_header(
+    bytes: &[u8],
+    warnings: &mut Vec<AbiWarning>,
+) -> Result<goblin::elf::header::Header, AbiError> {
     let bad = |offset: u64, field: &'static str, found: u64, expected: &'static str| {
         Err(AbiError::BadHeader {
             offset,
@@ -407,7 +450,19 @@ pub fn load(bytes: &[u8]) -> Result<Loaded, AbiError> {
         return bad(42, "e_phentsize", header.e_phentsize.into(), "32");
     }
 
-    // Program headers.
+    Ok(header)
+}
+
+/// A segment's file offset and size.
+type Span = (u64, u64);
+
+/// The code segment (offset, size) and the note segments of the program
+/// header table (§4).
+fn segments(
+    bytes: &[u8],
+    header: &goblin::elf::header::Header,
+) -> Result<(Option<Span>, Vec<Span>), AbiError> {
+    let len = bytes.len() as u64;
     let phoff = header.e_phoff;
     let phnum = usize::from(header.e_phnum);
     let table = 32 * phnum as u64;
@@ -460,38 +515,7 @@ pub fn load(bytes: &[u8]) -> Result<Loaded, AbiError> {
             notes.push((ph.p_offset, ph.p_filesz));
         }
     }
-    let Some((text_offset, text_size)) = text else {
-        return Err(AbiError::NoCode { offset: phoff });
-    };
-    if text_size % INST_BYTES as u64 != 0 {
-        return Err(AbiError::TextNotWholeInstructions {
-            offset: text_offset,
-            size: text_size,
-        });
-    }
-    let count = text_size / INST_BYTES as u64;
-    if count > MAX_INSTS as u64 {
-        return Err(AbiError::TooManyInstructions {
-            offset: text_offset,
-            count,
-        });
-    }
-    let text_bytes = &bytes[text_offset as usize..(text_offset + text_size) as usize];
-    let code: Vec<u32> = text_bytes
-        .chunks_exact(4)
-        .map(|c| u32::from_le_bytes(c.try_into().expect("4")))
-        .collect();
-
-    let info = parse_notes(bytes, &notes, phoff, &mut warnings)?;
-    check_sections(bytes, &header, (text_offset, text_size), &mut warnings);
-    Ok(Loaded {
-        exe: Executable {
-            code,
-            info,
-            text_offset,
-        },
-        warnings,
-    })
+    Ok((text, notes))
 }
 
 /// Loads a DPP executable from a file (at most [`MAX_IMAGE`] bytes, refused

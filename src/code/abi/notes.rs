@@ -16,33 +16,18 @@ pub(super) fn parse_notes(
         let end = start + size;
         let mut at = start;
         while at < end {
-            if end - at < 12 {
-                return Err(AbiError::NotePastSegment {
-                    offset: at,
-                    needed: 12,
-                    end,
-                });
-            }
-            let o = at as usize;
-            let (namesz, descsz, ty) =
-                (u32_at(bytes, o), u32_at(bytes, o + 4), u32_at(bytes, o + 8));
-            let name_pad = u64::from(namesz).div_ceil(4) * 4;
-            let desc_pad = u64::from(descsz).div_ceil(4) * 4;
-            let needed = 12 + name_pad + desc_pad;
-            if needed > end - at {
-                return Err(AbiError::NotePastSegment {
-                    offset: at,
-                    needed,
-                    end,
-                });
-            }
-            let name = &bytes[o + 12..o + 12 + namesz as usize];
-            let desc_at = at + 12 + name_pad;
-            let desc = &bytes[desc_at as usize..(desc_at + u64::from(descsz)) as usize];
+            let Record {
+                name,
+                desc_at,
+                desc,
+                ty,
+                needed,
+            } = record_at(bytes, at, end)?;
+            let descsz = desc.len() as u32;
             let record = at;
             at += needed;
             if name == CTM_NOTE_NAME {
-                if descsz % 4 != 0 {
+                if !descsz.is_multiple_of(4) {
                     return Err(AbiError::BadNoteSize {
                         offset: record,
                         note: "ctm",
@@ -76,7 +61,7 @@ pub(super) fn parse_notes(
                 });
             }
             seen[ty as usize] = Some(record);
-            if descsz % 4 != 0 {
+            if !descsz.is_multiple_of(4) {
                 return Err(AbiError::BadNoteSize {
                     offset: record,
                     note: kind,
@@ -88,75 +73,15 @@ pub(super) fn parse_notes(
                 .chunks_exact(4)
                 .map(|c| u32::from_le_bytes(c.try_into().expect("4")))
                 .collect();
-            let flag = |warnings: &mut Vec<AbiWarning>| -> Result<bool, AbiError> {
-                match words.as_slice() {
-                    [v] => {
-                        if *v > 1 {
-                            warnings.push(AbiWarning {
-                                offset: desc_at,
-                                message: format!("{kind} flag {v} treated as 1"),
-                            });
-                        }
-                        Ok(*v != 0)
-                    }
-                    _ => Err(AbiError::BadNoteSize {
-                        offset: record,
-                        note: kind,
-                        descsz,
-                        expected: "exactly 4 (one flag word)",
-                    }),
-                }
+            let note = AtiNote {
+                ty,
+                kind,
+                record,
+                desc_at,
+                descsz,
+                words,
             };
-            let list = |limit: u32, warnings: &mut Vec<AbiWarning>| -> Result<Vec<u32>, AbiError> {
-                let mut out: Vec<u32> = Vec::with_capacity(words.len());
-                for (k, &index) in words.iter().enumerate() {
-                    let offset = desc_at + 4 * k as u64;
-                    if index >= limit {
-                        return Err(AbiError::IndexOutOfRange {
-                            offset,
-                            note: kind,
-                            index,
-                            limit,
-                        });
-                    }
-                    if out.contains(&index) {
-                        warnings.push(AbiWarning {
-                            offset,
-                            message: format!("{kind} lists {index} twice"),
-                        });
-                    }
-                    out.push(index);
-                }
-                Ok(out)
-            };
-            match ty {
-                note::PROGINFO => {
-                    if words.len() < 2 {
-                        return Err(AbiError::BadNoteSize {
-                            offset: record,
-                            note: kind,
-                            descsz,
-                            expected: "at least 8 (reserved word and FG_DEPTH_SRC)",
-                        });
-                    }
-                    if words[0] != 1 {
-                        warnings.push(AbiWarning {
-                            offset: desc_at,
-                            message: format!("dpp_proginfo word 0 is {}, expected 1", words[0]),
-                        });
-                    }
-                    info.proginfo_reserved = words[0];
-                    info.fg_depth_src = words[1];
-                    info.proginfo_extra = words[2..].to_vec();
-                }
-                note::INPUTS => info.inputs = list(16, warnings)?,
-                note::OUTPUTS => info.outputs = list(4, warnings)?,
-                note::CONDOUT => info.cond_out = flag(warnings)?,
-                note::FLOAT32CONSTS => info.f32_consts = list(256, warnings)?,
-                note::INT32CONSTS => info.i32_consts = list(32, warnings)?,
-                note::EARLYEXIT => info.early_exit = flag(warnings)?,
-                _ => unreachable!("types 1..=7 handled"),
-            }
+            note.apply(&mut info, warnings)?;
         }
     }
     let Some(proginfo_at) = seen[note::PROGINFO as usize] else {
@@ -173,6 +98,53 @@ pub(super) fn parse_notes(
         });
     }
     Ok(info)
+}
+
+/// A note record's header and payload.
+struct Record<'a> {
+    /// Its name.
+    name: &'a [u8],
+    /// Where its description starts.
+    desc_at: u64,
+    /// The description.
+    desc: &'a [u8],
+    /// Its type.
+    ty: u32,
+    /// The record's size with padding.
+    needed: u64,
+}
+
+/// The note record at `at` of a segment ending at `end`.
+fn record_at(bytes: &[u8], at: u64, end: u64) -> Result<Record<'_>, AbiError> {
+    if end - at < 12 {
+        return Err(AbiError::NotePastSegment {
+            offset: at,
+            needed: 12,
+            end,
+        });
+    }
+    let o = at as usize;
+    let (namesz, descsz, ty) = (u32_at(bytes, o), u32_at(bytes, o + 4), u32_at(bytes, o + 8));
+    let name_pad = u64::from(namesz).div_ceil(4) * 4;
+    let desc_pad = u64::from(descsz).div_ceil(4) * 4;
+    let needed = 12 + name_pad + desc_pad;
+    if needed > end - at {
+        return Err(AbiError::NotePastSegment {
+            offset: at,
+            needed,
+            end,
+        });
+    }
+    let name = &bytes[o + 12..o + 12 + namesz as usize];
+    let desc_at = at + 12 + name_pad;
+    let desc = &bytes[desc_at as usize..(desc_at + u64::from(descsz)) as usize];
+    Ok(Record {
+        name,
+        desc_at,
+        desc,
+        ty,
+        needed,
+    })
 }
 
 /// One of ctm's notes (§5.5): constant values and bindings.
@@ -301,5 +273,101 @@ pub(super) fn check_sections(
                 "no SHT_PROGBITS section with flags ALLOC|EXECINSTR matches the PT_LOAD segment"
                     .into(),
         });
+    }
+}
+
+/// One "ATI DPP" note record (§5): its type, where it and its description
+/// start, and the description's words.
+struct AtiNote {
+    ty: u32,
+    kind: &'static str,
+    record: u64,
+    desc_at: u64,
+    descsz: u32,
+    words: Vec<u32>,
+}
+
+impl AtiNote {
+    /// A note holding one flag word.
+    fn flag(&self, warnings: &mut Vec<AbiWarning>) -> Result<bool, AbiError> {
+        match self.words.as_slice() {
+            [v] => {
+                if *v > 1 {
+                    warnings.push(AbiWarning {
+                        offset: self.desc_at,
+                        message: format!("{} flag {v} treated as 1", self.kind),
+                    });
+                }
+                Ok(*v != 0)
+            }
+            _ => Err(AbiError::BadNoteSize {
+                offset: self.record,
+                note: self.kind,
+                descsz: self.descsz,
+                expected: "exactly 4 (one flag word)",
+            }),
+        }
+    }
+
+    /// A note listing indices below `limit` (a repeated one is a warning).
+    fn list(&self, limit: u32, warnings: &mut Vec<AbiWarning>) -> Result<Vec<u32>, AbiError> {
+        let mut out: Vec<u32> = Vec::with_capacity(self.words.len());
+        for (k, &index) in self.words.iter().enumerate() {
+            let offset = self.desc_at + 4 * k as u64;
+            if index >= limit {
+                return Err(AbiError::IndexOutOfRange {
+                    offset,
+                    note: self.kind,
+                    index,
+                    limit,
+                });
+            }
+            if out.contains(&index) {
+                warnings.push(AbiWarning {
+                    offset,
+                    message: format!("{} lists {index} twice", self.kind),
+                });
+            }
+            out.push(index);
+        }
+        Ok(out)
+    }
+
+    /// What the note says, into `info`.
+    fn apply(
+        &self,
+        info: &mut ProgramInfo,
+        warnings: &mut Vec<AbiWarning>,
+    ) -> Result<(), AbiError> {
+        let words = &self.words;
+        match self.ty {
+            note::PROGINFO => {
+                if words.len() < 2 {
+                    return Err(AbiError::BadNoteSize {
+                        offset: self.record,
+                        note: self.kind,
+                        descsz: self.descsz,
+                        expected: "at least 8 (reserved word and FG_DEPTH_SRC)",
+                    });
+                }
+                if words[0] != 1 {
+                    warnings.push(AbiWarning {
+                        offset: self.desc_at,
+                        message: format!("dpp_proginfo word 0 is {}, expected 1", words[0]),
+                    });
+                }
+                info.proginfo_reserved = words[0];
+                info.fg_depth_src = words[1];
+                info.proginfo_extra = words[2..].to_vec();
+            }
+            note::INPUTS => info.inputs = self.list(16, warnings)?,
+            note::OUTPUTS => info.outputs = self.list(4, warnings)?,
+            note::CONDOUT => info.cond_out = self.flag(warnings)?,
+            note::FLOAT32CONSTS => info.f32_consts = self.list(256, warnings)?,
+            note::INT32CONSTS => info.i32_consts = self.list(32, warnings)?,
+            note::EARLYEXIT => info.early_exit = self.flag(warnings)?,
+            _ => unreachable!("types 1..=7 handled"),
+        }
+        Ok(())
     }
 }
