@@ -121,60 +121,17 @@ impl Kernel {
     /// assert_eq!(w, [JobWarning::UnsetConst(2)]);
     /// ```
     pub fn check(&self, job: &Job) -> Result<Vec<JobWarning>, KernelError> {
-        let bad = |m: String| Err(KernelError::Job(m));
         if self.exe.code.is_empty() {
             return Err(KernelError::EmptyProgram);
         }
-        let (w, h) = (job.width, job.height);
-        if w == 0 || h == 0 || w > MAX_DOMAIN || h > MAX_DOMAIN {
-            return bad(format!(
-                "domain {w}×{h}: each side must be 1–{MAX_DOMAIN} (the widest surface row)"
-            ));
-        }
-        for (n, s) in &job.inputs {
-            if *n > 15 {
-                return bad(format!("input {n} out of range (0–15)"));
-            }
-            s.check(&format!("input {n}"))?;
-        }
-        for &(n, _) in &job.outputs {
-            if n > 3 {
-                return bad(format!("output {n} out of range (0–3)"));
-            }
-        }
-        for (n, s) in &job.output_init {
-            let Some(&(_, format)) = job.outputs.iter().rev().find(|(k, _)| k == n) else {
-                return bad(format!(
-                    "output {n} has initial contents but is not requested"
-                ));
-            };
-            if (s.width, s.height, s.format) != (w, h, format) {
-                return bad(format!(
-                    "output {n}: initial contents are {}×{} of {}, the output {w}×{h} of {format}",
-                    s.width, s.height, s.format
-                ));
-            }
-            s.check(&format!("output {n}'s initial contents"))?;
-        }
-        if let Some((n, _)) = job.consts.iter().find(|c| c.0 > 255) {
-            return bad(format!("float constant {n} out of range (0–255)"));
-        }
-        if let Some((n, _)) = job.ints.iter().find(|c| c.0 > 31) {
-            return bad(format!("integer constant {n} out of range (0–31)"));
-        }
-        if let Some((n, _)) = job.bools.iter().find(|c| c.0 > 31) {
-            return bad(format!("boolean constant {n} out of range (0–31)"));
-        }
-        if let Some(c) = &job.cond {
-            c.buffer.check("the conditional buffer")?;
-            if (c.buffer.width, c.buffer.height) != (w, h) {
-                return bad(format!(
-                    "conditional buffer is {}×{}, the domain {w}×{h}",
-                    c.buffer.width, c.buffer.height
-                ));
-            }
-        }
+        check_shape(job)?;
+        let writes = self.check_bindings(job)?;
+        Ok(self.warnings(job, &writes))
+    }
 
+    /// What the program needs bound is bound, it has an effect and the job
+    /// fits in memory; returns the outputs the program writes.
+    fn check_bindings(&self, job: &Job) -> Result<Vec<u32>, KernelError> {
         let info = &self.exe.info;
         let uncached = info.uncached();
         let bound_input = |n: u32| job.inputs.iter().any(|(k, _)| u32::from(*k) == n);
@@ -208,6 +165,13 @@ impl Kernel {
             });
         }
 
+        Ok(writes)
+    }
+
+    /// Constants the program reads that nothing sets, inputs it does not
+    /// read, outputs it does not write.
+    fn warnings(&self, job: &Job, writes: &[u32]) -> Vec<JobWarning> {
+        let info = &self.exe.info;
         let mut warnings = Vec::new();
         // Constants the PE fills with interpolation planes.
         let planes = crate::pe::params::constants(&crate::pe::params::planes(&info.bindings));
@@ -252,6 +216,63 @@ impl Kernel {
                 warnings.push(JobWarning::UnwrittenOutput(n));
             }
         }
-        Ok(warnings)
+        warnings
     }
+}
+
+/// The job's own sizes and ranges: domain, input, output and constant
+/// numbers, initial contents, the conditional buffer.
+fn check_shape(job: &Job) -> Result<(), KernelError> {
+    let bad = |m: String| Err(KernelError::Job(m));
+    let (w, h) = (job.width, job.height);
+    if w == 0 || h == 0 || w > MAX_DOMAIN || h > MAX_DOMAIN {
+        return bad(format!(
+            "domain {w}×{h}: each side must be 1–{MAX_DOMAIN} (the widest surface row)"
+        ));
+    }
+    for (n, s) in &job.inputs {
+        if *n > 15 {
+            return bad(format!("input {n} out of range (0–15)"));
+        }
+        s.check(&format!("input {n}"))?;
+    }
+    for &(n, _) in &job.outputs {
+        if n > 3 {
+            return bad(format!("output {n} out of range (0–3)"));
+        }
+    }
+    for (n, s) in &job.output_init {
+        let Some(&(_, format)) = job.outputs.iter().rev().find(|(k, _)| k == n) else {
+            return bad(format!(
+                "output {n} has initial contents but is not requested"
+            ));
+        };
+        if (s.width, s.height, s.format) != (w, h, format) {
+            return bad(format!(
+                "output {n}: initial contents are {}×{} of {}, the output {w}×{h} of {format}",
+                s.width, s.height, s.format
+            ));
+        }
+        s.check(&format!("output {n}'s initial contents"))?;
+    }
+    if let Some((n, _)) = job.consts.iter().find(|c| c.0 > 255) {
+        return bad(format!("float constant {n} out of range (0–255)"));
+    }
+    if let Some((n, _)) = job.ints.iter().find(|c| c.0 > 31) {
+        return bad(format!("integer constant {n} out of range (0–31)"));
+    }
+    if let Some((n, _)) = job.bools.iter().find(|c| c.0 > 31) {
+        return bad(format!("boolean constant {n} out of range (0–31)"));
+    }
+    if let Some(c) = &job.cond {
+        c.buffer.check("the conditional buffer")?;
+        if (c.buffer.width, c.buffer.height) != (w, h) {
+            return bad(format!(
+                "conditional buffer is {}×{}, the domain {w}×{h}",
+                c.buffer.width, c.buffer.height
+            ));
+        }
+    }
+
+    Ok(())
 }
