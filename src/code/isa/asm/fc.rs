@@ -153,7 +153,28 @@ impl Parser<'_> {
                 Some("-> @N or -> label"),
             );
         }
-        // Options.
+        let raw_items = self.fc_options(&mut inst, &mut fc, &mut had_cond)?;
+        if t.needs_cond && !had_cond {
+            return Err(err(
+                self.line,
+                cond_col,
+                format!("{} needs a jump condition", t.name),
+                Some(
+                    "alu_result == 0, alu_result != 0, p.r == 0, !p.g != 0, b3 == 0, … or func=N"
+                        .into(),
+                ),
+            ));
+        }
+        inst.body = Body::Fc(fc);
+        self.apply_raw(&mut inst, raw_items)?;
+        Ok(inst)
+    }
+
+    /// The options after a construct's target (flags, stack and counter
+    /// operations, `pop=`, `func=`, `bool=`, common items); raw fields are
+    /// returned by position, to apply once the body is complete. `func=`
+    /// counts as a condition.
+    fn fc_options(&mut self, inst: &mut Inst, fc: &mut Fc, had_cond: &mut bool) -> R<Vec<usize>> {
         let mut raw_items = Vec::new();
         while !self.at_end() {
             let Some(Tok::Ident(name)) = self.peek().cloned() else {
@@ -205,41 +226,28 @@ impl Parser<'_> {
                     self.pos += 1;
                     self.expect("=", "after func")?;
                     fc.inst.jump_func = self.number("a jump function", 255)? as u8;
-                    had_cond = true;
+                    *had_cond = true;
                 }
                 "bool" => {
                     self.pos += 1;
                     self.expect("=", "after bool")?;
                     fc.addr.bool_addr = self.number("a boolean index", 31)? as u8;
                 }
-                _ if self.is_raw_field(&inst, &name) => {
+                _ if self.is_raw_field(inst, &name) => {
                     raw_items.push(self.pos);
                     self.pos += 3;
                 }
                 _ => {
-                    if !self.common_item(&mut inst)? {
+                    if !self.common_item(inst)? {
                         return self.error(
-                            "unexpected flow-control option",
-                            Some("any all else noelse global aop=… stay=… jump=… pop=N func=N bool=N, flags, or WORD.FIELD=value"),
-                        );
+                        "unexpected flow-control option",
+                        Some("any all else noelse global aop=… stay=… jump=… pop=N func=N bool=N, flags, or WORD.FIELD=value"),
+                    );
                     }
                 }
             }
         }
-        if t.needs_cond && !had_cond {
-            return Err(err(
-                self.line,
-                cond_col,
-                format!("{} needs a jump condition", t.name),
-                Some(
-                    "alu_result == 0, alu_result != 0, p.r == 0, !p.g != 0, b3 == 0, … or func=N"
-                        .into(),
-                ),
-            ));
-        }
-        inst.body = Body::Fc(fc);
-        self.apply_raw(&mut inst, raw_items)?;
-        Ok(inst)
+        Ok(raw_items)
     }
 
     /// `alu_result ==|!= 0`, `[!]p.X ==|!= 0`, `bN ==|!= 0`, `always`, `never`.

@@ -112,65 +112,7 @@ pub fn assemble_source(text: &str) -> Result<Assembled, AsmError> {
             ));
         }
         let mut toks = tokenize(raw, line)?;
-        let mut start = 0;
-        loop {
-            match (toks.get(start), toks.get(start + 1)) {
-                (
-                    Some(Token {
-                        tok: Tok::Ident(name),
-                        col,
-                    }),
-                    Some(Token {
-                        tok: Tok::Punct(":"),
-                        ..
-                    }),
-                ) if !name.starts_with('.') => {
-                    if labels.insert(name.clone(), count).is_some() {
-                        return Err(err(
-                            line,
-                            *col,
-                            format!("label `{name}` defined twice"),
-                            None,
-                        ));
-                    }
-                    start += 2;
-                }
-                (
-                    Some(Token {
-                        tok: Tok::Punct("@"),
-                        col,
-                    }),
-                    _,
-                ) => {
-                    // `@N:` asserts the index of the statement that follows.
-                    let (
-                        Some(Token {
-                            tok: Tok::Num(num), ..
-                        }),
-                        Some(Token {
-                            tok: Tok::Punct(":"),
-                            ..
-                        }),
-                    ) = (toks.get(start + 1), toks.get(start + 2))
-                    else {
-                        break;
-                    };
-                    let want = parse_number(num);
-                    if want != Some(count as u32) {
-                        return Err(err(
-                            line,
-                            *col,
-                            format!("`@{num}:` but this is instruction {count}"),
-                            Some(
-                                "remove the index prefix or fix the instructions before it".into(),
-                            ),
-                        ));
-                    }
-                    start += 3;
-                }
-                _ => break,
-            }
-        }
+        let start = line_prefix(&toks, line, count, &mut labels)?;
         toks.drain(..start);
         if let [
             Token {
@@ -214,6 +156,74 @@ pub fn assemble_source(text: &str) -> Result<Assembled, AsmError> {
         words.extend_from_slice(&w);
     }
     Ok(Assembled { words, uncached })
+}
+
+/// The labels (`name:`, recorded at instruction `count`) and index
+/// assertions (`@N:`) that start a line; returns how many tokens they take.
+fn line_prefix(
+    toks: &[Token],
+    line: usize,
+    count: usize,
+    labels: &mut HashMap<String, usize>,
+) -> Result<usize, AsmError> {
+    let mut start = 0;
+    loop {
+        match (toks.get(start), toks.get(start + 1)) {
+            (
+                Some(Token {
+                    tok: Tok::Ident(name),
+                    col,
+                }),
+                Some(Token {
+                    tok: Tok::Punct(":"),
+                    ..
+                }),
+            ) if !name.starts_with('.') => {
+                if labels.insert(name.clone(), count).is_some() {
+                    return Err(err(
+                        line,
+                        *col,
+                        format!("label `{name}` defined twice"),
+                        None,
+                    ));
+                }
+                start += 2;
+            }
+            (
+                Some(Token {
+                    tok: Tok::Punct("@"),
+                    col,
+                }),
+                _,
+            ) => {
+                // `@N:` asserts the index of the statement that follows.
+                let (
+                    Some(Token {
+                        tok: Tok::Num(num), ..
+                    }),
+                    Some(Token {
+                        tok: Tok::Punct(":"),
+                        ..
+                    }),
+                ) = (toks.get(start + 1), toks.get(start + 2))
+                else {
+                    break;
+                };
+                let want = parse_number(num);
+                if want != Some(count as u32) {
+                    return Err(err(
+                        line,
+                        *col,
+                        format!("`@{num}:` but this is instruction {count}"),
+                        Some("remove the index prefix or fix the instructions before it".into()),
+                    ));
+                }
+                start += 3;
+            }
+            _ => break,
+        }
+    }
+    Ok(start)
 }
 
 /// Parses one statement (no labels; targets written `@N`) into an instruction.

@@ -13,7 +13,15 @@ impl Parser<'_> {
             TexOp::from_mnemonic,
             &names(TexOp::ALL),
         )?;
-        // Operands: dst, inN.swz, src.strq (optional as a group).
+        self.tex_operands(&mut inst, &mut tex)?;
+        let raw_items = self.tex_options(&mut inst, &mut tex)?;
+        inst.body = Body::Tex(tex);
+        self.apply_raw(&mut inst, raw_items)?;
+        Ok(inst)
+    }
+
+    /// `DST, inN.SWZ, SRC.STRQ` (optional as a group).
+    fn tex_operands(&mut self, inst: &mut Inst, tex: &mut Tex) -> R<()> {
         if matches!(self.peek(), Some(Tok::Ident(s)) if s.starts_with('r') || s == "_") {
             let col = self.col();
             if !self.eat("_") {
@@ -68,6 +76,12 @@ impl Parser<'_> {
                 tex.addr.src_q_swiz,
             ) = (s, t, r, q);
         }
+        Ok(())
+    }
+
+    /// The items after the operands (`unscaled`, `acquire`, gradients,
+    /// common items); raw fields are returned by position.
+    fn tex_options(&mut self, inst: &mut Inst, tex: &mut Tex) -> R<Vec<usize>> {
         let mut raw_items = Vec::new();
         while !self.at_end() {
             let Some(Tok::Ident(name)) = self.peek().cloned() else {
@@ -102,20 +116,18 @@ impl Parser<'_> {
                         ) = (index, rel, s, t, r, q);
                     }
                 }
-                _ if self.is_raw_field(&inst, &name) => {
+                _ if self.is_raw_field(inst, &name) => {
                     raw_items.push(self.pos);
                     self.pos += 3;
                 }
                 _ => {
-                    if !self.common_item(&mut inst)? {
+                    if !self.common_item(inst)? {
                         return self.unknown_item();
                     }
                 }
             }
         }
-        inst.body = Body::Tex(tex);
-        self.apply_raw(&mut inst, raw_items)?;
-        Ok(inst)
+        Ok(raw_items)
     }
 
     /// `rN.xxxx` with a 4-channel swizzle (default rgba).
