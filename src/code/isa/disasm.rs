@@ -195,8 +195,29 @@ fn alu_text(inst: &Inst, a: &Alu) -> String {
     let c = &inst.cmn;
     let out = c.ty == InstType::Out;
     let mut s = String::from(if out { "out " } else { "alu " });
+    let mut read = rgb_unit(inst, a, &mut s);
+    s.push_str(" | ");
+    for sel in alpha_unit(inst, a, &mut s) {
+        read[sel as usize] = true;
+    }
+    sources(a, read, &mut s);
+    if a.rgb.alu_wmask {
+        write!(
+            s,
+            " res={}{}0",
+            c.alu_result_sel, CMP[c.alu_result_op as usize]
+        )
+        .expect("write to String");
+    }
+    flags(inst, &mut s, true, true);
+    s
+}
 
-    // RGB unit.
+/// The RGB unit's destinations, operation and inputs; returns which
+/// sources its printed inputs read.
+fn rgb_unit(inst: &Inst, a: &Alu, s: &mut String) -> [bool; 4] {
+    let c = &inst.cmn;
+    let out = c.ty == InstType::Out;
     let mut dests = Vec::new();
     if c.rgb_wmask != 0 {
         dests.push(format!(
@@ -215,9 +236,9 @@ fn alu_text(inst: &Inst, a: &Alu) -> String {
         });
     }
     let natural = [Swz::R, Swz::G, Swz::B];
-    let rgb_inputs: Vec<RgbInput> = (0..3).map(|i| a.rgb_input(i)).collect();
-    let n_rgb = arg_count(a.rgba.op.arity(), &rgb_inputs);
-    let args: Vec<String> = rgb_inputs[..n_rgb]
+    let inputs: Vec<RgbInput> = (0..3).map(|i| a.rgb_input(i)).collect();
+    let n = arg_count(a.rgba.op.arity(), &inputs);
+    let args: Vec<String> = inputs[..n]
         .iter()
         .map(|x| {
             let mut t = x.sel.mnemonic().to_string();
@@ -229,16 +250,25 @@ fn alu_text(inst: &Inst, a: &Alu) -> String {
         })
         .collect();
     unit_text(
-        &mut s,
+        s,
         &dests,
         a.rgba.op.mnemonic(),
         a.rgb.omod,
         c.rgb_clamp,
         &args,
     );
-    s.push_str(" | ");
+    let mut read = [false; 4];
+    for x in &inputs[..n] {
+        read[x.sel as usize] = true;
+    }
+    read
+}
 
-    // Alpha unit.
+/// The alpha unit's destinations, operation and inputs; returns the
+/// sources its printed inputs read.
+fn alpha_unit(inst: &Inst, a: &Alu, s: &mut String) -> Vec<Sel> {
+    let c = &inst.cmn;
+    let out = c.ty == InstType::Out;
     let mut dests = Vec::new();
     if c.alpha_wmask {
         dests.push(format!("{}.a", reg('r', a.alpha.addrd, a.alpha.addrd_rel)));
@@ -254,9 +284,9 @@ fn alu_text(inst: &Inst, a: &Alu) -> String {
     if a.alpha.w_omask {
         dests.push("depth".into());
     }
-    let alpha_inputs: Vec<AlphaInput> = (0..3).map(|i| a.alpha_input(i)).collect();
-    let n_alpha = arg_count(a.alpha.op.arity(), &alpha_inputs);
-    let args: Vec<String> = alpha_inputs[..n_alpha]
+    let inputs: Vec<AlphaInput> = (0..3).map(|i| a.alpha_input(i)).collect();
+    let n = arg_count(a.alpha.op.arity(), &inputs);
+    let args: Vec<String> = inputs[..n]
         .iter()
         .map(|x| {
             let mut t = x.sel.mnemonic().to_string();
@@ -268,23 +298,19 @@ fn alu_text(inst: &Inst, a: &Alu) -> String {
         })
         .collect();
     unit_text(
-        &mut s,
+        s,
         &dests,
         a.alpha.op.mnemonic(),
         a.alpha.omod,
         c.alpha_clamp,
         &args,
     );
+    inputs[..n].iter().map(|x| x.sel).collect()
+}
 
-    // Sources actually read by the printed inputs.
-    let mut read = [false; 4];
-    for sel in rgb_inputs[..n_rgb]
-        .iter()
-        .map(|x| x.sel)
-        .chain(alpha_inputs[..n_alpha].iter().map(|x| x.sel))
-    {
-        read[sel as usize] = true;
-    }
+/// The sources the printed inputs read (or that are not r0), and the
+/// presubtract operation when it is read or not the default.
+fn sources(a: &Alu, mut read: [bool; 4], s: &mut String) {
     let derivative = matches!(a.rgba.op, RgbOp::Mdh | RgbOp::Mdv)
         || matches!(a.alpha.op, AlphaOp::Mdh | AlphaOp::Mdv);
     read[0] |= read[3] || derivative;
@@ -309,16 +335,6 @@ fn alu_text(inst: &Inst, a: &Alu) -> String {
             write!(s, "/{pa}").expect("write to String");
         }
     }
-    if a.rgb.alu_wmask {
-        write!(
-            s,
-            " res={}{}0",
-            c.alu_result_sel, CMP[c.alu_result_op as usize]
-        )
-        .expect("write to String");
-    }
-    flags(inst, &mut s, true, true);
-    s
 }
 
 /// Inputs to print: the operation's arity, or more if later inputs are set.
