@@ -374,7 +374,27 @@ impl Builder {
         let a = self.finish(a_raw, alu.alpha.omod, c.alpha_clamp, a_sel);
         let res = [rgb[0], rgb[1], rgb[2], a];
 
-        // Temporaries (§4.8.1).
+        self.write_temps(inst, alu, res);
+        self.write_outputs(inst, alu, res, uncached);
+        // The ALU result (§4.8.5).
+        if alu.rgb.alu_wmask {
+            let from = match c.alu_result_sel {
+                crate::isa::table::ResultSel::Red => 0,
+                crate::isa::table::ResultSel::Alpha => 3,
+            };
+            self.emit(Op::SetAluResult {
+                test: test_code(c.alu_result_op as u8),
+                v: res[from],
+                gate: gate(inst, from),
+            });
+        }
+        Ok(())
+    }
+
+    /// The writes to temporaries (§4.8.1).
+    fn write_temps(&mut self, inst: &Inst, alu: &Alu, res: [V; 4]) {
+        let c = &inst.cmn;
+        let a = res[3];
         let rgb_dst = Index {
             base: alu.rgba.addrd,
             rel: alu.rgba.addrd_rel,
@@ -403,7 +423,14 @@ impl Builder {
                 fetched: false,
             });
         }
-        // Outputs (§4.8.2, §5.4) or predicate bits (§4.8.3).
+    }
+
+    /// The writes to outputs (§4.8.2, §5.4; uncached ones as UMRT writes)
+    /// or to predicate bits (§4.8.3), and the conditional value.
+    fn write_outputs(&mut self, inst: &Inst, alu: &Alu, res: [V; 4], uncached: bool) {
+        let c = &inst.cmn;
+        let is_out = c.ty == InstType::Out;
+        let a = res[3];
         if is_out && uncached {
             if c.rgb_omask == 7 {
                 let (index, acquire) = match alu.rgb.target & 3 {
@@ -470,18 +497,5 @@ impl Builder {
                 gate: gate(inst, 3),
             });
         }
-        // The ALU result (§4.8.5).
-        if alu.rgb.alu_wmask {
-            let from = match c.alu_result_sel {
-                crate::isa::table::ResultSel::Red => 0,
-                crate::isa::table::ResultSel::Alpha => 3,
-            };
-            self.emit(Op::SetAluResult {
-                test: test_code(c.alu_result_op as u8),
-                v: res[from],
-                gate: gate(inst, from),
-            });
-        }
-        Ok(())
     }
 }
