@@ -219,7 +219,17 @@ fn info(path: &Path, raw: bool) -> Result<u8, Error> {
             String::new()
         }
     );
-    let i = &exe.info;
+    out += &notes_text(&exe.info);
+    out += &carried(&exe.info);
+    out += &findings(&loaded, &slots);
+    print(&out)?;
+    // Nothing to run is what the user pointed at, as for `run` and `asm`.
+    Ok(if exe.is_empty() { EXIT_USAGE } else { EXIT_OK })
+}
+
+/// The output mode and what the notes say, one line each.
+fn notes_text(i: &abi::ProgramInfo) -> String {
+    let mut out = String::new();
     let yes = |b: bool| if b { "yes" } else { "no" };
     out += &format!(
         "output mode:       {}\n",
@@ -270,7 +280,14 @@ fn info(path: &Path, raw: bool) -> Result<u8, Error> {
             i.proginfo_extra.len()
         );
     }
-    out += &carried(i);
+    out
+}
+
+/// The loader's warnings, undecodable instructions and the validator's
+/// findings, or that there are none.
+fn findings(loaded: &program::Loaded, slots: &[Result<isa::Inst, isa::DecodeError>]) -> String {
+    let exe = &loaded.exe;
+    let mut out = String::new();
     let mut findings: Vec<String> = loaded
         .warnings
         .iter()
@@ -296,9 +313,7 @@ fn info(path: &Path, raw: bool) -> Result<u8, Error> {
             out += &format!("  {f}\n");
         }
     }
-    print(&out)?;
-    // Nothing to run is what the user pointed at, as for `run` and `asm`.
-    Ok(if exe.is_empty() { EXIT_USAGE } else { EXIT_OK })
+    out
 }
 
 /// `ctm clif`: each clause's Cranelift IR, annotated with the source.
