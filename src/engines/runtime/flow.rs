@@ -86,64 +86,102 @@ pub(super) fn exec_fc(
     len: u16,
     pixels: &[(u32, u32); GROUP_LANES],
 ) -> Result<u16, RunError> {
+    let at = At { pc, pixels };
     let running = lanes.running;
-    let pixel = |m: Mask| pixels[first_lane(m)];
     let k = uniforms.ints[usize::from(fc.int_addr) % uniforms.ints.len()];
     let is_end = matches!(fc.op, FcOp::EndLoop | FcOp::EndRep);
     if is_end && k.count == 0 {
         // Zero-count landing (§6.6): the LOOP pushed nothing.
         return Ok(pc + 1);
     }
-    let needs_frame = matches!(
-        fc.op,
-        FcOp::EndLoop | FcOp::EndRep | FcOp::BreakLoop | FcOp::BreakRep | FcOp::Continue
-    );
-    if needs_frame {
-        let Some(top) = flow.loops.last() else {
-            return Err(RunError::Underflow {
-                pc,
-                stack: Stack::Loop,
-                pixel: pixel(running),
-            });
-        };
-        let want_loop = match fc.op {
-            FcOp::EndLoop | FcOp::BreakLoop => Some(true),
-            FcOp::EndRep | FcOp::BreakRep => Some(false),
-            _ => None,
-        };
-        if let Some(w) = want_loop
-            && w != top.is_loop
-        {
-            return Err(RunError::FrameMismatch {
-                pc,
-                op: op_name(fc.op),
-                frame: if top.is_loop { "LOOP" } else { "REP" },
-                pixel: pixel(running),
-            });
-        }
-    }
+    check_frame(fc, &at, flow, running)?;
     if is_end {
         let top = flow.loops.last_mut().expect("checked above");
         lanes.active |= top.continued & running;
         top.continued = 0;
     }
-    let held = flow.held();
     if fc.b_else {
-        let free = running & !held;
-        let old_active = lanes.active & free;
-        let wake = each(free & !lanes.active)
-            .filter(|&l| flow.bc[l] == 0)
-            .fold(0, |m, l| m | 1 << l);
-        for l in each(old_active) {
-            flow.bc[l] = 0;
-        }
-        lanes.active = (lanes.active & !free) | wake;
+        else_wake(lanes, flow);
     }
-    let b = (uniforms.bools >> (fc.bool_addr & 31)) & 1;
     let active = lanes.active & running;
-    // The jump function (§6.3) on bit masks: bit alu·4 + p·2 + b of `func`
-    // says whether a lane with ALU result `alu` and predicate `p` wants to
-    // jump; `b` is uniform.
+    let want = wanted(fc, lanes, uniforms) & active;
+    let jump = if fc.any { want != 0 } else { want == active };
+    let jump = stacks(fc, &at, k, lanes, flow, want, jump)?;
+    counters(fc, &at, lanes, flow, want, jump)?;
+    if !jump {
+        return Ok(pc + 1);
+    }
+    target(fc, &at, flow, len, (running, active))
+}
+
+/// The instruction being executed, for errors: its pc and the group's
+/// pixels.
+struct At<'a> {
+    pc: u16,
+    pixels: &'a [(u32, u32); GROUP_LANES],
+}
+
+impl At<'_> {
+    /// The pixel of the first lane of `m`.
+    fn pixel(&self, m: Mask) -> (u32, u32) {
+        self.pixels[first_lane(m)]
+    }
+}
+
+/// The loop frame an end, break or continue needs is there and of its
+/// kind.
+fn check_frame(fc: &Fc, at: &At<'_>, flow: &Flow, running: Mask) -> Result<(), RunError> {
+    let needs_frame = matches!(
+        fc.op,
+        FcOp::EndLoop | FcOp::EndRep | FcOp::BreakLoop | FcOp::BreakRep | FcOp::Continue
+    );
+    if !needs_frame {
+        return Ok(());
+    }
+    let Some(top) = flow.loops.last() else {
+        return Err(RunError::Underflow {
+            pc: at.pc,
+            stack: Stack::Loop,
+            pixel: at.pixel(running),
+        });
+    };
+    let want_loop = match fc.op {
+        FcOp::EndLoop | FcOp::BreakLoop => Some(true),
+        FcOp::EndRep | FcOp::BreakRep => Some(false),
+        _ => None,
+    };
+    if let Some(w) = want_loop
+        && w != top.is_loop
+    {
+        return Err(RunError::FrameMismatch {
+            pc: at.pc,
+            op: op_name(fc.op),
+            frame: if top.is_loop { "LOOP" } else { "REP" },
+            pixel: at.pixel(running),
+        });
+    }
+    Ok(())
+}
+
+/// B_ELSE (§6.4): among the lanes no loop holds, the active ones go to
+/// sleep with counter 0 and the sleeping ones with counter 0 wake.
+fn else_wake(lanes: &mut Lanes, flow: &mut Flow) {
+    let free = lanes.running & !flow.held();
+    let old_active = lanes.active & free;
+    let wake = each(free & !lanes.active)
+        .filter(|&l| flow.bc[l] == 0)
+        .fold(0, |m, l| m | 1 << l);
+    for l in each(old_active) {
+        flow.bc[l] = 0;
+    }
+    lanes.active = (lanes.active & !free) | wake;
+}
+
+/// The lanes whose jump function (§6.3) says jump: bit alu·4 + p·2 + b of
+/// `func` for a lane with ALU result `alu` and predicate `p` (`b` is
+/// uniform).
+fn wanted(fc: &Fc, lanes: &Lanes, uniforms: &Uniforms) -> Mask {
+    let b = (uniforms.bools >> (fc.bool_addr & 31)) & 1;
     let alu = lanes.alu_result;
     let p = match fc.pred.0 {
         Some(c) => lanes.pred[usize::from(c & 3)],
@@ -157,8 +195,22 @@ pub(super) fn exec_fc(
             }
         }
     }
-    want &= active;
-    let mut jump = if fc.any { want != 0 } else { want == active };
+    want
+}
+
+/// The loop stack's part (§6.6): LOOP/REP push a frame, their ends count
+/// down, BREAK and CONTINUE hold lanes; returns whether the instruction
+/// jumps after all.
+fn stacks(
+    fc: &Fc,
+    at: &At<'_>,
+    k: ctm_jit::state::IntConst,
+    lanes: &mut Lanes,
+    flow: &mut Flow,
+    want: Mask,
+    mut jump: bool,
+) -> Result<bool, RunError> {
+    let (running, active) = (lanes.running, lanes.active & lanes.running);
     match fc.op {
         FcOp::Jump => {}
         FcOp::Loop | FcOp::Rep => {
@@ -167,9 +219,9 @@ pub(super) fn exec_fc(
             } else if !jump {
                 if flow.loops.len() >= MAX_DEPTH {
                     return Err(RunError::Overflow {
-                        pc,
+                        pc: at.pc,
                         stack: Stack::Loop,
-                        pixel: pixel(active),
+                        pixel: at.pixel(active),
                     });
                 }
                 flow.loops.push(LoopFrame {
@@ -216,8 +268,19 @@ pub(super) fn exec_fc(
             jump = top.entry & running & !(top.broken | top.continued) == 0;
         }
     }
-    // Branch counters of the lanes no loop holds (§6.4).
-    let free = running & !flow.held();
+    Ok(jump)
+}
+
+/// The branch counters of the lanes no loop holds (§6.4).
+fn counters(
+    fc: &Fc,
+    at: &At<'_>,
+    lanes: &mut Lanes,
+    flow: &mut Flow,
+    want: Mask,
+    jump: bool,
+) -> Result<(), RunError> {
+    let free = lanes.running & !flow.held();
     match if jump { fc.jump } else { fc.stay } {
         Counter::None => {}
         Counter::Incr => {
@@ -226,9 +289,9 @@ pub(super) fn exec_fc(
                 flow.bc[l] += 1;
                 if flow.bc[l] >= MAX_DEPTH as i32 {
                     return Err(RunError::Overflow {
-                        pc,
+                        pc: at.pc,
                         stack: Stack::Branch,
-                        pixel: pixels[l],
+                        pixel: at.pixels[l],
                     });
                 }
             }
@@ -247,15 +310,27 @@ pub(super) fn exec_fc(
             }
         }
     }
-    if !jump {
-        return Ok(pc + 1);
-    }
+    Ok(())
+}
+
+/// Where a jump goes: the target, or the address stack's top for a
+/// return (a call pushes the next pc); past a LOOP/REP's landing where
+/// the construct says so. `running` and `active` are the lanes at the
+/// vote, for errors.
+fn target(
+    fc: &Fc,
+    at: &At<'_>,
+    flow: &mut Flow,
+    len: u16,
+    (running, active): (Mask, Mask),
+) -> Result<u16, RunError> {
+    let pc = at.pc;
     if fc.stack == StackOp::Push {
         if flow.ret.len() >= MAX_DEPTH {
             return Err(RunError::Overflow {
                 pc,
                 stack: Stack::Address,
-                pixel: pixel(active),
+                pixel: at.pixel(active),
             });
         }
         flow.ret.push(pc + 1);
@@ -264,7 +339,7 @@ pub(super) fn exec_fc(
         flow.ret.pop().ok_or(RunError::Underflow {
             pc,
             stack: Stack::Address,
-            pixel: pixel(running),
+            pixel: at.pixel(running),
         })?
     } else {
         fc.target
@@ -277,7 +352,7 @@ pub(super) fn exec_fc(
             pc,
             target,
             len,
-            pixel: pixel(running),
+            pixel: at.pixel(running),
         });
     }
     Ok(target)
