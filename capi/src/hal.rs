@@ -345,7 +345,7 @@ pub unsafe extern "C" fn ctmSetEngine(dev: *mut ManagedDevice, name: *const c_ch
 pub unsafe extern "C" fn ctmGetEngine(dev: *mut ManagedDevice) -> *const c_char {
     guard(std::ptr::null(), || {
         let d = device(dev)?;
-        Ok(match d.conn.device().pe().settings.engine {
+        Ok(match d.conn.device().settings().engine {
             EngineKind::Jit => c"jit".as_ptr(),
             EngineKind::Interp => c"interp".as_ptr(),
         })

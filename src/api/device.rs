@@ -193,6 +193,8 @@ pub enum DeviceError {
 pub struct Device {
     mc: Mc,
     pe: Pe,
+    /// How the PE's runs execute: host policy beside the machine's state.
+    settings: RunSettings,
     next: [u32; 4],
     /// Reports of submitted buffers not yet read, by id (at most
     /// [`MAX_UNREAD`]; the oldest go first).
@@ -231,7 +233,8 @@ impl Device {
         };
         Ok(Device {
             mc: Mc::new(memory, config.cache_mode),
-            pe: Pe::new(config.settings),
+            pe: Pe::new(),
+            settings: config.settings,
             next: [0; 4],
             buffers: Default::default(),
             submitted: 0,
@@ -352,7 +355,7 @@ impl Device {
             .chunks_exact(4)
             .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
             .collect();
-        let result = self.pe.execute(&mut self.mc, &words);
+        let result = self.pe.execute(&mut self.mc, &words, &self.settings);
         self.submitted += 1;
         self.buffers.insert(self.submitted, result);
         while self.buffers.len() > MAX_UNREAD {
@@ -403,13 +406,19 @@ impl Device {
     /// Chooses the clause engine for later runs.
     pub fn set_engine(&mut self, engine: EngineKind) -> Result<(), DeviceError> {
         engine.check()?;
-        self.pe.settings.engine = engine;
+        self.settings.engine = engine;
         Ok(())
     }
 
-    /// Run settings (threads, budget, hazard checking, progress).
+    /// How runs execute (engine, threads, budget, hazard checking,
+    /// progress).
+    pub fn settings(&self) -> &RunSettings {
+        &self.settings
+    }
+
+    /// How runs execute, to change.
     pub fn settings_mut(&mut self) -> &mut RunSettings {
-        &mut self.pe.settings
+        &mut self.settings
     }
 
     /// The PE's state (domain, surfaces, counters, …).

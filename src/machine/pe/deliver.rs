@@ -87,11 +87,7 @@ pub(super) fn direct_allowed(
     outputs: &[u32],
     uncached: bool,
 ) -> bool {
-    if uncached
-        || mc.mode() != CacheMode::Coherent
-        || pe.settings.options.check_hazards
-        || pe.co.writes_back(CondLoc::Dpp)
-    {
+    if uncached || mc.mode() != CacheMode::Coherent || pe.co.writes_back(CondLoc::Dpp) {
         return false;
     }
     let span = |s: &Surface| (u64::from(s.base), u64::from(s.base) + s.span());

@@ -147,8 +147,6 @@ pub struct Pe {
     pub counters: Counters,
     /// Programs placed by the loader, by instruction base.
     pub programs: HashMap<u32, ProgramDesc>,
-    /// How runs execute.
-    pub settings: RunSettings,
     /// Built programs by content and build options, with the tick they
     /// were last used (at most [`MAX_BUILT`], the least recently used go).
     compiled: HashMap<BuildKey, (Arc<Program>, u64)>,
@@ -173,7 +171,7 @@ impl std::fmt::Debug for SpareLanes {
 
 impl Pe {
     /// The initial state of a connection (§8).
-    pub fn new(settings: RunSettings) -> Pe {
+    pub fn new() -> Pe {
         Pe {
             domain: Domain {
                 i0: 1,
@@ -182,7 +180,6 @@ impl Pe {
                 j1: 0,
             },
             out_mask: 0xF,
-            settings,
             ..Pe::default()
         }
     }
@@ -192,15 +189,21 @@ impl Pe {
         self.compiled.len()
     }
 
-    /// Executes a stream of words.
-    pub fn execute(&mut self, mc: &mut Mc, words: &[u32]) -> Result<BufferReport, PeError> {
+    /// Executes a stream of words; its runs execute as `settings` say
+    /// (engine, threads, limits, progress: host policy, not machine state).
+    pub fn execute(
+        &mut self,
+        mc: &mut Mc,
+        words: &[u32],
+        settings: &RunSettings,
+    ) -> Result<BufferReport, PeError> {
         let mut report = BufferReport::default();
         for packet in decode_stream(words) {
             let (offset, cmd) = packet?;
             if self.counters.counting {
                 self.counters.total += cmd.op().info().params as u64 + 1;
             }
-            if let Some(run) = self.command(mc, offset, cmd)? {
+            if let Some(run) = self.command(mc, offset, cmd, settings)? {
                 report.runs.push(run);
             }
             report.commands += 1;
@@ -213,12 +216,13 @@ impl Pe {
         mc: &mut Mc,
         offset: usize,
         cmd: Command,
+        settings: &RunSettings,
     ) -> Result<Option<RunReport>, PeError> {
         use Command as C;
         match cmd {
             C::SetCondVal(v) => self.cond_val = v,
             C::SetDomain(d) => self.domain = d,
-            C::StartProgram => return self.start(mc, offset).map(Some),
+            C::StartProgram => return self.start(mc, offset, settings).map(Some),
             C::InitPerfCounters => self.counters.enabled = true,
             C::StartPerfCounters => {
                 self.counters.total = 0;

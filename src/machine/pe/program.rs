@@ -16,10 +16,13 @@ use ctm_jit::ir::Program;
 use std::sync::Arc;
 
 impl Pe {
+    /// The program at the instruction base, built for runs with `options`
+    /// (kept for later runs).
     pub(super) fn program(
         &mut self,
         mc: &Mc,
         offset: usize,
+        options: crate::runtime::RunOptions,
     ) -> Result<(Arc<Program>, ProgramInfo, ProgramDesc), PeError> {
         let base = self
             .inst
@@ -61,7 +64,7 @@ impl Pe {
             .collect();
         let info = ProgramInfo::from_code(&insts);
         // The hazard checker and the tracer must see every register write.
-        let o = self.settings.options;
+        let o = options;
         let checked = o.check_hazards || o.single_step;
         let key = (words, desc.uncached, checked, o.single_step);
         self.tick += 1;

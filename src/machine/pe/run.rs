@@ -268,12 +268,14 @@ impl Pe {
         &mut self,
         mc: &mut Mc,
         offset: usize,
+        settings: &RunSettings,
     ) -> Result<super::RunReport, PeError> {
-        let (program, info, desc) = self.program(mc, offset)?;
+        let (program, info, desc) = self.program(mc, offset, settings.options)?;
         let uncached = desc.uncached;
         let uniforms = self.uniforms(mc, &info, &desc, offset)?;
         self.check_surfaces(mc, &info, uncached, offset)?;
-        let direct = direct_allowed(self, mc, &info.inputs, &info.outputs, uncached);
+        let direct = !settings.options.check_hazards
+            && direct_allowed(self, mc, &info.inputs, &info.outputs, uncached);
         let before = mc.diagnostics.counts();
         let mut report = RunReport::default();
         let d = self.domain;
@@ -300,7 +302,7 @@ impl Pe {
             (d.j0 / 2..=d.j1 / 2).collect()
         };
         let total_rows = rows.len() as u64;
-        let mut workers = self.workers(&program, rows.len(), offset)?;
+        let mut workers = self.workers(&program, rows.len(), offset, settings)?;
         let temps = program.temps_used();
         let pool = self.pool(workers.len());
         let out0 = uncached.then_some(self.outputs[0]).flatten();
@@ -312,7 +314,7 @@ impl Pe {
         };
         let rows_done = AtomicU64::new(0);
         // The watchdog ends with this function (also on an error).
-        let (stop, _watchdog) = self.stop();
+        let (stop, _watchdog) = Self::stop(settings);
         let mut hazards: Vec<Hazard> = Vec::new();
         let chunk = if direct {
             rows.len().max(1)
@@ -334,7 +336,7 @@ impl Pe {
                     direct,
                     program: &program,
                     uniforms: &uniforms,
-                    options: self.settings.options,
+                    options: settings.options,
                     stop: &stop,
                     domain: d,
                     v,
@@ -342,7 +344,7 @@ impl Pe {
                     temps,
                     rows_done: &rows_done,
                     total_rows,
-                    progress: self.settings.progress.as_ref(),
+                    progress: settings.progress.as_ref(),
                 };
                 run_rows(
                     rows,
@@ -355,7 +357,7 @@ impl Pe {
                 let row = result.map_err(|source| PeError::Run { offset, source })?;
                 deliver_row(&targets, mc, &mut report, &mut hazards, row);
             }
-            if !direct && let Some(p) = &self.settings.progress {
+            if !direct && let Some(p) = &settings.progress {
                 p(rows_done.load(Ordering::Relaxed), total_rows);
             }
         }
@@ -367,16 +369,13 @@ impl Pe {
 
     /// What stops the run — cancellation, the instruction limit, the
     /// timeout — and the watchdog that pulls it when the time is up.
-    fn stop(&self) -> (Arc<Stop>, Option<Watchdog>) {
+    fn stop(settings: &RunSettings) -> (Arc<Stop>, Option<Watchdog>) {
         let stop = Arc::new(Stop::new(
-            self.settings.cancel.clone(),
-            self.settings.max_instructions,
-            self.settings.timeout,
+            settings.cancel.clone(),
+            settings.max_instructions,
+            settings.timeout,
         ));
-        let watchdog = self
-            .settings
-            .timeout
-            .map(|t| Watchdog::start(stop.clone(), t));
+        let watchdog = settings.timeout.map(|t| Watchdog::start(stop.clone(), t));
         (stop, watchdog)
     }
 
@@ -403,13 +402,14 @@ impl Pe {
         program: &ctm_jit::ir::Program,
         rows: usize,
         offset: usize,
+        settings: &RunSettings,
     ) -> Result<Vec<Worker>, PeError> {
-        let mut workers = (0..self.settings.threads.clamp(1, rows.max(1)))
+        let mut workers = (0..settings.threads.clamp(1, rows.max(1)))
             .map(|_| {
                 Ok(Worker {
-                    engine: match &self.settings.engine_factory {
+                    engine: match &settings.engine_factory {
                         Some(make) => make(),
-                        None => self.settings.engine.make(self.settings.jit)?,
+                        None => settings.engine.make(settings.jit)?,
                     },
                     lanes: self.spare_lanes.0.pop().unwrap_or_else(Lanes::new_boxed),
                 })
