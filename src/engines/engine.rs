@@ -3,8 +3,9 @@
 use crate::interp::Interpreter;
 use crate::jit::JitEngine;
 use crate::runtime::Engine;
-use ctm_jit::compile::JitOptions;
+use ctm_jit::compile::{CodeCache, JitOptions};
 use std::fmt;
+use std::sync::Arc;
 
 /// The engines ctm offers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -56,12 +57,25 @@ impl EngineKind {
     }
 
     /// A fresh engine (one per thread); JIT engines compile with `jit` and
-    /// share compiled code.
+    /// share the process-wide code cache.
     pub fn make(self, jit: JitOptions) -> Result<Box<dyn Engine + Send>, EngineUnavailable> {
+        self.make_with(jit, None)
+    }
+
+    /// [`EngineKind::make`] with JIT engines sharing `cache` instead
+    /// (`None`: the process-wide one).
+    pub fn make_with(
+        self,
+        jit: JitOptions,
+        cache: Option<&Arc<CodeCache>>,
+    ) -> Result<Box<dyn Engine + Send>, EngineUnavailable> {
         self.check()?;
         Ok(match self {
             EngineKind::Interp => Box::new(Interpreter::new()),
-            EngineKind::Jit => Box::new(JitEngine::new(jit)),
+            EngineKind::Jit => Box::new(match cache {
+                Some(c) => JitEngine::with_cache(jit, c.clone()),
+                None => JitEngine::new(jit),
+            }),
         })
     }
 }

@@ -20,7 +20,7 @@
 
 use crate::interp::{Interpreter, fetch_lanes, umrt_lanes};
 use crate::runtime::{Ctx, Engine, EngineStats, FetchRequest, LoopEntry, LoopExit, RunError};
-use ctm_jit::compile::{ClauseCode, Compiled, JitOptions, cached};
+use ctm_jit::compile::{ClauseCode, CodeCache, Compiled, JitOptions};
 use ctm_jit::host::DazGuard;
 use ctm_jit::ir::{Clause, Op, Program};
 use ctm_jit::state::{GROUP_LANES, Io, Lanes, LoopState, TexTable, Uniforms, loop_exit};
@@ -30,6 +30,8 @@ use std::sync::Arc;
 /// The JIT engine. One per thread; they share compiled code.
 pub struct JitEngine {
     opts: JitOptions,
+    /// Where compiled programs are found and kept.
+    cache: Arc<CodeCache>,
     /// The program last prepared (a copy, to recognise it), its code, and
     /// the address it was prepared at: within a run every clause call
     /// passes that same reference, so a pointer check suffices there.
@@ -79,10 +81,17 @@ fn splat_used(program: &Program) -> Vec<(u8, u8)> {
 }
 
 impl JitEngine {
-    /// A new engine compiling with `opts`.
+    /// A new engine compiling with `opts`, sharing the process-wide code
+    /// cache.
     pub fn new(opts: JitOptions) -> JitEngine {
+        JitEngine::with_cache(opts, CodeCache::global().clone())
+    }
+
+    /// A new engine compiling with `opts` into `cache`.
+    pub fn with_cache(opts: JitOptions, cache: Arc<CodeCache>) -> JitEngine {
         JitEngine {
             opts,
+            cache,
             current: None,
             splat_used: Vec::new(),
             interp: Interpreter::new(),
@@ -110,10 +119,13 @@ impl JitEngine {
             *at = addr;
             return Ok(());
         }
-        let (code, fresh) = cached(program, self.opts).map_err(|e| RunError::Engine {
-            engine: "jit",
-            message: e.to_string(),
-        })?;
+        let (code, fresh) = self
+            .cache
+            .get(program, self.opts)
+            .map_err(|e| RunError::Engine {
+                engine: "jit",
+                message: e.to_string(),
+            })?;
         if fresh {
             self.stats.compiled += 1;
             self.stats.compile_time += code.compile_time;

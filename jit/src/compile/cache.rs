@@ -1,5 +1,7 @@
-//! The process-wide code cache: compiled programs keyed by their content
-//! (`docs/design.md`, decisions).
+//! Code caches: compiled programs keyed by their content
+//! (`docs/design.md`, decisions). Engines share the process-wide one unless
+//! they are handed their own ([`CodeCache::new`]) — a test that counts
+//! compilations, or a host that keeps workloads apart.
 
 use super::{Compiled, JitError, JitOptions, compile};
 use crate::ir::Program;
@@ -20,7 +22,78 @@ struct Entry {
     slot: Slot,
 }
 
-static CACHE: Mutex<Vec<Entry>> = Mutex::new(Vec::new());
+/// Compiled programs, at most a fixed number, the least recently used
+/// dropped first.
+pub struct CodeCache {
+    entries: Mutex<Vec<Entry>>,
+    capacity: usize,
+}
+
+impl std::fmt::Debug for CodeCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let n = self.entries.lock().map_or(0, |e| e.len());
+        write!(f, "CodeCache({n} of {} programs)", self.capacity)
+    }
+}
+
+impl CodeCache {
+    /// An empty cache of at most `capacity` programs (at least one).
+    pub fn new(capacity: usize) -> Arc<CodeCache> {
+        Arc::new(CodeCache {
+            entries: Mutex::new(Vec::new()),
+            capacity: capacity.max(1),
+        })
+    }
+
+    /// The process-wide cache (64 programs) engines use by default.
+    pub fn global() -> &'static Arc<CodeCache> {
+        static GLOBAL: OnceLock<Arc<CodeCache>> = OnceLock::new();
+        GLOBAL.get_or_init(|| CodeCache::new(CACHE_ENTRIES))
+    }
+
+    /// The compiled code of `program`, compiling it on a miss; the flag
+    /// says whether this call compiled it.
+    ///
+    /// Entries are keyed by [`program_hash`] and the options and confirmed
+    /// by comparing the whole program. Threads asking for the same program
+    /// wait for one compilation; different programs compile in parallel.
+    pub fn get(
+        &self,
+        program: &Program,
+        opts: JitOptions,
+    ) -> Result<(Arc<Compiled>, bool), JitError> {
+        let hash = program_hash(program);
+        let slot = {
+            let mut cache = self.entries.lock().unwrap_or_else(|p| p.into_inner());
+            let found = cache
+                .iter()
+                .position(|e| e.hash == hash && e.opts == opts && *e.program == *program);
+            let entry = match found {
+                Some(k) => cache.remove(k),
+                None => {
+                    if cache.len() >= self.capacity {
+                        cache.remove(0);
+                    }
+                    Entry {
+                        hash,
+                        opts,
+                        program: Arc::new(program.clone()),
+                        slot: Slot::default(),
+                    }
+                }
+            };
+            let slot = entry.slot.clone();
+            cache.push(entry);
+            slot
+        };
+        let mut fresh = false;
+        let code = slot.get_or_init(|| {
+            fresh = true;
+            compile(program, opts).map(Arc::new)
+        });
+        code.clone().map(|c| (c, fresh))
+    }
+}
 
 /// The hash the code cache keys programs by.
 pub fn program_hash(program: &Program) -> u64 {
@@ -29,42 +102,9 @@ pub fn program_hash(program: &Program) -> u64 {
     h.finish()
 }
 
-/// The compiled code of `program` from the process-wide cache, compiling it
-/// on a miss. The flag says whether this call compiled it.
-///
-/// Entries are keyed by [`program_hash`] and the options and confirmed by
-/// comparing the whole program; the least recently used entry is dropped
-/// beyond 64 programs. Threads asking for the same program wait for one
-/// compilation; different programs compile in parallel.
+/// The compiled code of `program` from the process-wide cache
+/// ([`CodeCache::global`], 64 programs), compiling it on a miss; the flag
+/// says whether this call compiled it.
 pub fn cached(program: &Program, opts: JitOptions) -> Result<(Arc<Compiled>, bool), JitError> {
-    let hash = program_hash(program);
-    let slot = {
-        let mut cache = CACHE.lock().unwrap_or_else(|p| p.into_inner());
-        let found = cache
-            .iter()
-            .position(|e| e.hash == hash && e.opts == opts && *e.program == *program);
-        let entry = match found {
-            Some(k) => cache.remove(k),
-            None => {
-                if cache.len() >= CACHE_ENTRIES {
-                    cache.remove(0);
-                }
-                Entry {
-                    hash,
-                    opts,
-                    program: Arc::new(program.clone()),
-                    slot: Slot::default(),
-                }
-            }
-        };
-        let slot = entry.slot.clone();
-        cache.push(entry);
-        slot
-    };
-    let mut fresh = false;
-    let code = slot.get_or_init(|| {
-        fresh = true;
-        compile(program, opts).map(Arc::new)
-    });
-    code.clone().map(|c| (c, fresh))
+    CodeCache::global().get(program, opts)
 }

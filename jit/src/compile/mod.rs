@@ -429,6 +429,6 @@ mod loops;
 mod options;
 mod print;
 
-pub use cache::{cached, program_hash};
+pub use cache::{CodeCache, cached, program_hash};
 pub use options::{JitOptions, OptLevel};
 pub use print::clif;

@@ -304,6 +304,13 @@ impl Job {
         self
     }
 
+    /// Sets the code cache the JIT finds and keeps compiled code in
+    /// (default: the process-wide one).
+    pub fn code_cache(mut self, cache: &std::sync::Arc<crate::CodeCache>) -> Job {
+        self.settings.code_cache = Some(cache.clone());
+        self
+    }
+
     /// Turns the texture-semaphore hazard checker on or off.
     pub fn check_hazards(mut self, on: bool) -> Job {
         self.settings.options.check_hazards = on;

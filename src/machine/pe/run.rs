@@ -26,7 +26,7 @@ use crate::engine::EngineKind;
 use crate::mc::{CacheId, DiagnosticCounts, DirectInputs, Mc, Surface};
 use crate::runtime::hazard::Hazard;
 use crate::runtime::{Cancel, Engine, EngineStats, RunOptions, Stop, Watchdog};
-use ctm_jit::compile::JitOptions;
+use ctm_jit::compile::{CodeCache, JitOptions};
 use ctm_jit::ir::{CONSTS, INT_CONSTS};
 use ctm_jit::state::{IntConst, Lanes, Uniforms};
 use std::sync::Arc;
@@ -63,6 +63,8 @@ pub struct RunSettings {
     pub cancel: Option<Cancel>,
     /// Wall-clock limit of each run.
     pub timeout: Option<Duration>,
+    /// The code cache JIT engines use (`None`: the process-wide one).
+    pub code_cache: Option<Arc<CodeCache>>,
     /// Instructions each run may execute in all (counted per group of
     /// quads, as the per-group budget counts them).
     pub max_instructions: Option<u64>,
@@ -86,6 +88,7 @@ impl Default for RunSettings {
             cancel: None,
             timeout: None,
             max_instructions: None,
+            code_cache: None,
         }
     }
 }
@@ -409,7 +412,9 @@ impl Pe {
                 Ok(Worker {
                     engine: match &settings.engine_factory {
                         Some(make) => make(),
-                        None => settings.engine.make(settings.jit)?,
+                        None => settings
+                            .engine
+                            .make_with(settings.jit, settings.code_cache.as_ref())?,
                     },
                     lanes: self.spare_lanes.0.pop().unwrap_or_else(Lanes::new_boxed),
                 })

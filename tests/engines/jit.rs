@@ -7,7 +7,7 @@ use ctm::kernel::{Job, Kernel};
 use ctm::mc::Format;
 use ctm_jit::compile::{JitError, JitOptions, OptLevel, compile};
 
-mod common;
+use crate::common;
 use common::jit_available;
 use ctm_tools::check::{Observed, assert_agree};
 
@@ -22,10 +22,13 @@ fn a_second_run_of_the_same_program_compiles_nothing() {
     out rtA.rgb = max.off(s0, s0) | rtA.a = max.off(s0, s0) src0=r1 wait last",
     )
     .unwrap();
+    // Its own code cache: what it compiles is counted below.
+    let cache = ctm::CodeCache::new(4);
     let mut job = Job::new(9, 5)
         .constant(7, [0.5, 0.25, 2.0, 3.0])
         .constant(6, [1.0; 4])
-        .output(0, Format::Float32_4);
+        .output(0, Format::Float32_4)
+        .code_cache(&cache);
     job.settings.engine = EngineKind::Jit;
     let first = k.run(&job).unwrap();
     let second = k.run(&job).unwrap();
@@ -99,6 +102,8 @@ done:
     )
     .unwrap();
     let (w, h) = (16, 8);
+    // Its own code cache: what it compiles is counted below.
+    let cache = ctm::CodeCache::new(4);
     let run = |sign: &dyn Fn(u32) -> f32| {
         let x: Vec<f32> = (0..w * h * 4)
             .map(|k| sign(k / 4) * (k as f32 + 0.5))
@@ -108,7 +113,8 @@ done:
                 0,
                 ctm::kernel::HostSurface::from_f32(Format::Float32_4, w, h, &x).unwrap(),
             )
-            .output(0, Format::Float32_4);
+            .output(0, Format::Float32_4)
+            .code_cache(&cache);
         let mut interp = job.clone();
         interp.settings.engine = EngineKind::Interp;
         let mut jit = job;
@@ -213,4 +219,36 @@ done:
         )),
         "{why:?}"
     );
+}
+
+#[test]
+fn code_caches_keep_what_they_hold_apart() {
+    if !jit_available() {
+        return;
+    }
+    let program = |c: u32| {
+        Kernel::assemble(&format!(
+            "alu r1.rgb = mad(s0, s1, s0) | r1.a = mad(s0, s1, s0) src0=r0 src1=c{c}
+    out rtA.rgb = max.off(s0, s0) | rtA.a = max.off(s0, s0) src0=r1 wait last"
+        ))
+        .unwrap()
+    };
+    let (a, b) = (program(41), program(42));
+    let compiled = |k: &Kernel, cache: &std::sync::Arc<ctm::CodeCache>| {
+        let job = Job::new(4, 4)
+            .output(0, Format::Float32_4)
+            .engine(EngineKind::Jit)
+            .code_cache(cache);
+        k.run(&job).unwrap().report.engine.compiled
+    };
+    // A cache of one program: the second program pushes the first out.
+    let one = ctm::CodeCache::new(1);
+    assert_eq!(compiled(&a, &one), 1);
+    assert_eq!(compiled(&a, &one), 0);
+    assert_eq!(compiled(&b, &one), 1);
+    assert_eq!(compiled(&a, &one), 1, "evicted by b");
+    // Another cache holds nothing of the first's.
+    let other = ctm::CodeCache::new(4);
+    assert_eq!(compiled(&a, &other), 1);
+    assert_eq!(compiled(&a, &other), 0);
 }

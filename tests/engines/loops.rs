@@ -9,7 +9,7 @@ use ctm::kernel::{Job, JobResult, Kernel, KernelError};
 use ctm::mc::Format;
 use ctm_tools::check::{Observed, assert_agree};
 
-mod common;
+use crate::common;
 
 /// r1 counts iterations; pixels leave the loop (BREAK) once r1 > i, and
 /// pixels with odd r1 skip the rest of the body (CONTINUE); r2 counts the

@@ -6,7 +6,7 @@
 //! huge values), scaled and unscaled, in full groups and under divergent
 //! flow control, on partial groups at the domain's edges.
 
-mod common;
+use crate::common;
 
 use common::both;
 use ctm::co::{CondLoc, CondTest};
@@ -211,6 +211,8 @@ fn one_program_switches_between_direct_reads_and_the_runtime_per_run() {
     out rtA.rgb = max.off(s0, s0) | rtA.a = max.off(s0, s0) src0=r1 wait last",
     )
     .unwrap();
+    // Its own code cache: what it compiles is counted below.
+    let cache = ctm::CodeCache::new(4);
     let run = |format: Format| {
         let texels: Vec<u8> = (0..17 * 9 * format.bytes() as u32)
             .map(|k| hash(k) as u8)
@@ -221,7 +223,10 @@ fn one_program_switches_between_direct_reads_and_the_runtime_per_run() {
             height: 9,
             data: texels,
         };
-        let job = Job::new(16, 8).input(0, input).output(0, Format::Float32_4);
+        let job = Job::new(16, 8)
+            .input(0, input)
+            .output(0, Format::Float32_4)
+            .code_cache(&cache);
         both(&k, &job).report.engine
     };
     let first = run(Format::Float32_4);

@@ -2,7 +2,7 @@
 //! engines, and do the work their names say: every chain of the MAD-chain
 //! shapes reaches the output, so no compiler may fold one into another.
 
-mod common;
+use crate::common;
 
 use common::both;
 use ctm_tools::bench::suite;

@@ -9,9 +9,9 @@
 //! * Behind a flag (minutes on all cores): every one of the 2^32 inputs of
 //!   each unary operation — RCP, RSQ, EX2, LN2, FRC, SIN, COS — and of the
 //!   output modifiers and the clamp on raw patterns:
-//!   `cargo test --release --test sweeps -- --ignored --nocapture`.
+//!   `cargo test --release --test engines sweeps -- --ignored --nocapture`.
 
-mod common;
+use crate::common;
 
 use common::both;
 use ctm::fp;
@@ -297,7 +297,7 @@ fn exhaustive(name: &str, alpha: &str, rgb: &str) {
 }
 
 #[test]
-#[ignore = "minutes on all cores: cargo test --release --test sweeps -- --ignored"]
+#[ignore = "minutes on all cores: cargo test --release --test engines sweeps -- --ignored"]
 fn every_input_of_every_unary_operation() {
     for (name, alpha, rgb) in [
         ("rcp / frc", "rcp(s0)", "frc(s0)"),

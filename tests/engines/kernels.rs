@@ -2,7 +2,7 @@
 //! a plain Rust computation of the same thing (bit for bit where the kernel's
 //! arithmetic order is fixed).
 
-mod common;
+use crate::common;
 
 use common::both;
 use ctm_tools::bench::suite::noise;
@@ -218,6 +218,8 @@ fn zbuffer_draws(engine: EngineKind) {
     let exe = example("zbuffer.s").exe;
     let mut dev = Device::open(DeviceConfig::default()).unwrap();
     dev.set_engine(engine).unwrap();
+    // Its own code cache: what it compiles is counted below.
+    dev.settings_mut().code_cache = Some(ctm::CodeCache::new(4));
     let arena = ArenaKind::SystemCached;
     let prog = dev.alloc(arena, exe.code.len() * 4).unwrap();
     dev.load_program(&exe, prog).unwrap();

@@ -18,7 +18,7 @@ use ctm::state::{Lanes, Mask, Uniforms};
 use ctm::{JitOptions, OptLevel};
 use std::time::Duration;
 
-mod common;
+use crate::common;
 use common::jit_available;
 
 const ENDLESS: &str = "top:

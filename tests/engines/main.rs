@@ -1,0 +1,18 @@
+//! The engines on whole kernels: the examples and the benchmark suite on
+//! both engines, compiled loop regions, compiled texture lookups, the
+//! JIT's own contract (code caches, statistics, options, compile
+//! failures), the tracer, numeric sweeps, and the edges (bad sizes,
+//! bounded growth, invalid IR and state, panicking texture units, stopped
+//! runs). Tests that count compilations use code caches of their own.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod bench_suite;
+mod fetch;
+mod jit;
+mod kernels;
+mod loops;
+mod reliability;
+mod sweeps;
+mod trace;
