@@ -95,35 +95,48 @@ fn surface(format: Format, w: u32, h: u32, seed: u32, scale: f32, offset: f32) -
 
 /// The case called `name`.
 pub fn case(name: &str) -> Option<Case> {
+    let (what, alu_bound, kernel, job) = match alu_case(name) {
+        Some((what, kernel, job)) => (what, true, kernel, job),
+        None => {
+            let (what, kernel, job) = other_case(name)?;
+            (what, false, kernel, job)
+        }
+    };
+    Some(Case {
+        name: NAMES.iter().find(|n| **n == name)?,
+        what,
+        alu_bound,
+        kernel,
+        job,
+    })
+}
+
+/// An ALU-bound case: what it does, its kernel and job.
+fn alu_case(name: &str) -> Option<(&'static str, Kernel, Job)> {
     let k = |text| assembled(text);
-    let (what, alu_bound, kernel, job) = match name {
+    Some(match name {
         "chains8" => (
             "eight independent MAD chains (the MAD chain Mesa runs too)",
-            true,
             k(include_str!("../../../benches/kernels/chains8.s")),
             chain_job(512, 512),
         ),
         "chains4" => (
             "four independent MAD chains, 16 MADs each",
-            true,
             k(include_str!("../../../benches/kernels/chains4.s")),
             chain_job(512, 512),
         ),
         "chains2" => (
             "two independent MAD chains, 32 MADs each",
-            true,
             k(include_str!("../../../benches/kernels/chains2.s")),
             chain_job(512, 512),
         ),
         "chains1" => (
             "one dependent chain of 64 MADs",
-            true,
             k(include_str!("../../../benches/kernels/chains1.s")),
             chain_job(512, 512),
         ),
         "dotmix" => (
             "four chains alternating DP4 and MAD",
-            true,
             k(include_str!("../../../benches/kernels/dotmix.s")),
             chain_job(512, 512)
                 .constant(3, [0.25; 4])
@@ -133,25 +146,29 @@ pub fn case(name: &str) -> Option<Case> {
         ),
         "transcend" => (
             "four MAD chains with RSQ EX2 LN2 RCP SIN COS beside them",
-            true,
             k(include_str!("../../../benches/kernels/transcend.s")),
             chain_job(512, 512),
         ),
+        _ => return None,
+    })
+}
+
+/// A case bound by loops, lookups, memory or per-run work.
+fn other_case(name: &str) -> Option<(&'static str, Kernel, Job)> {
+    let k = |text| assembled(text);
+    Some(match name {
         "mandelbrot" => (
             "examples/mandelbrot.s, 768×512, 255 iterations (a loop with a divergent break)",
-            false,
             k(include_str!("../../../examples/mandelbrot.s")),
             mandelbrot_job(),
         ),
         "tiny" => (
             "one instruction per pixel: all per-run work",
-            false,
             k(include_str!("../../../benches/kernels/tiny.s")),
             Job::new(512, 512).output(0, Format::Float32_4),
         ),
         "divergent" => (
             "IF/ELSE arms by the parity of i + j inside a loop (every quad diverges)",
-            false,
             k(include_str!("../../../benches/kernels/divergent.s")),
             Job::new(256, 256)
                 .constant(0, [0.9; 4])
@@ -161,7 +178,6 @@ pub fn case(name: &str) -> Option<Case> {
         ),
         "texture" => (
             "five float32_4 lookups per pixel, summed",
-            false,
             k(include_str!("../../../benches/kernels/texture.s")),
             Job::new(256, 256)
                 .input(0, surface(Format::Float32_4, 64, 64, 0, 1.0, 0.0))
@@ -173,7 +189,6 @@ pub fn case(name: &str) -> Option<Case> {
         ),
         "saxpy" => (
             "examples/saxpy.s: a·x + y over 512² float32_4",
-            false,
             k(include_str!("../../../examples/saxpy.s")),
             Job::new(512, 512)
                 .input(0, surface(Format::Float32_4, 512, 512, 0, 1.0, 0.0))
@@ -181,58 +196,55 @@ pub fn case(name: &str) -> Option<Case> {
                 .constant(0, [1.75; 4])
                 .output(0, Format::Float32_4),
         ),
-        "matmul" => {
-            let (m, kk, n) = (128u32, 64u32, 128u32);
-            let mut job = Job::new(n, m)
-                .input(0, surface(Format::Float32_1, kk, m, 0, 1.0, -0.5))
-                .input(1, surface(Format::Float32_1, n, kk, 7777, 2.0, 0.0))
-                .int(0, kk as u8, 0, 1)
-                .output(0, Format::Float32_1);
-            for c in 0..kk as u8 {
-                job = job.constant(c, [f32::from(c); 4]);
-            }
-            (
-                "examples/matmul.s: 128×64 by 64×128, a loop of lookups",
-                false,
-                k(include_str!("../../../examples/matmul.s")),
-                job,
-            )
-        }
-        "conv3x3" => {
-            let mut job = Job::new(256, 256)
-                .input(0, surface(Format::Float32_1, 256, 256, 0, 1.0, 0.0))
-                .int(0, 9, 0, 1)
-                .output(0, Format::Float32_1);
-            for t in 0..9u8 {
-                let (dx, dy) = (f32::from(t % 3) - 1.0, f32::from(t / 3) - 1.0);
-                job = job
-                    .constant(t, [dx, dy, 0.0, 0.0])
-                    .constant(9 + t, [1.0 / 9.0; 4]);
-            }
-            (
-                "examples/conv3x3.s: a 3×3 box filter over 256²",
-                false,
-                k(include_str!("../../../examples/conv3x3.s")),
-                job,
-            )
-        }
+        "matmul" => (
+            "examples/matmul.s: 128×64 by 64×128, a loop of lookups",
+            k(include_str!("../../../examples/matmul.s")),
+            matmul_job(),
+        ),
+        "conv3x3" => (
+            "examples/conv3x3.s: a 3×3 box filter over 256²",
+            k(include_str!("../../../examples/conv3x3.s")),
+            conv3x3_job(),
+        ),
         "scatter" => (
             "examples/scatter.s: uncached writes to computed addresses",
-            false,
             k(include_str!("../../../examples/scatter.s")),
             Job::new(256, 256)
                 .input(0, surface(Format::Float32_1, 256, 256, 0, 1.0, 0.0))
                 .output(0, Format::Float32_1),
         ),
         _ => return None,
-    };
-    Some(Case {
-        name: NAMES.iter().find(|n| **n == name)?,
-        what,
-        alu_bound,
-        kernel,
-        job,
     })
+}
+
+/// examples/matmul.s: a 128×64 by 64×128 product.
+fn matmul_job() -> Job {
+    let (m, kk, n) = (128u32, 64u32, 128u32);
+    let mut job = Job::new(n, m)
+        .input(0, surface(Format::Float32_1, kk, m, 0, 1.0, -0.5))
+        .input(1, surface(Format::Float32_1, n, kk, 7777, 2.0, 0.0))
+        .int(0, kk as u8, 0, 1)
+        .output(0, Format::Float32_1);
+    for c in 0..kk as u8 {
+        job = job.constant(c, [f32::from(c); 4]);
+    }
+    job
+}
+
+/// examples/conv3x3.s: a box filter over 256², its nine taps' offsets
+/// and weights in constants.
+fn conv3x3_job() -> Job {
+    let mut job = Job::new(256, 256)
+        .input(0, surface(Format::Float32_1, 256, 256, 0, 1.0, 0.0))
+        .int(0, 9, 0, 1)
+        .output(0, Format::Float32_1);
+    for t in 0..9u8 {
+        let (dx, dy) = (f32::from(t % 3) - 1.0, f32::from(t / 3) - 1.0);
+        job = job
+            .constant(t, [dx, dy, 0.0, 0.0])
+            .constant(9 + t, [1.0 / 9.0; 4]);
+    }
+    job
 }
 
 /// Every case, in [`NAMES`] order.
