@@ -71,9 +71,8 @@ fn test(b: &mut Bytes) -> Test {
 
 /// The program the bytes describe: one clause of operations, then End.
 pub fn build(data: &[u8]) -> Program {
-    let mut b = Bytes(data);
     // The pair (i, j) to start from.
-    let mut nodes: Vec<Node> = (0..2)
+    let nodes: Vec<Node> = (0..2)
         .map(|chan| Node {
             pc: 0,
             op: Op::Temp {
@@ -86,67 +85,114 @@ pub fn build(data: &[u8]) -> Program {
             },
         })
         .collect();
-    let mut values = 2u32;
-    let fresh = |values: &mut u32| {
-        *values += 1;
-        V(*values - 1)
+    let mut g = Builder {
+        b: Bytes(data),
+        nodes,
+        values: 2,
     };
     for _ in 0..MAX_OPS.min(data.len() / 3) {
-        let kind = b.next() % 16;
-        // An existing value (or a made-up one, for the verifier to refuse).
-        let pick = |b: &mut Bytes, values: u32| {
-            let k = u32::from(b.next());
-            if values == 0 || k == 255 {
-                V(k)
-            } else {
-                V(k % values)
-            }
+        let kind = g.b.next() % 16;
+        let op = if kind < 10 {
+            g.value_op(kind)
+        } else {
+            g.write_op(kind)
         };
-        // A value where its bits are observed: canonicalised first, except
-        // once in 32 (for the verifier to refuse when it is raw).
-        let observe = |b: &mut Bytes, nodes: &mut Vec<Node>, values: &mut u32| {
-            let a = pick(b, *values);
-            if b.next().is_multiple_of(32) {
-                return a;
-            }
-            let dst = fresh(values);
-            nodes.push(Node {
-                pc: 0,
-                op: Op::Unary {
-                    dst,
-                    op: Unary::Canon,
-                    a,
-                },
-            });
-            dst
-        };
-        let op = match kind {
+        g.nodes.push(Node { pc: 0, op });
+    }
+    Program {
+        clauses: vec![Clause {
+            start: 0,
+            len: 1,
+            nodes: g.nodes,
+            values: g.values,
+            term: Term::End,
+        }],
+        entry: vec![Some(0)],
+        len: 1,
+        early_exit: true,
+    }
+}
+
+/// A clause under construction: the bytes left, its nodes, its values.
+struct Builder<'a> {
+    b: Bytes<'a>,
+    nodes: Vec<Node>,
+    values: u32,
+}
+
+impl Builder<'_> {
+    /// A new value.
+    fn fresh(&mut self) -> V {
+        self.values += 1;
+        V(self.values - 1)
+    }
+
+    /// An existing value (or a made-up one, for the verifier to refuse).
+    fn pick(&mut self) -> V {
+        let k = u32::from(self.b.next());
+        if self.values == 0 || k == 255 {
+            V(k)
+        } else {
+            V(k % self.values)
+        }
+    }
+
+    /// A value where its bits are observed: canonicalised first, except
+    /// once in 32 (for the verifier to refuse when it is raw).
+    fn observe(&mut self) -> V {
+        let a = self.pick();
+        if self.b.next().is_multiple_of(32) {
+            return a;
+        }
+        let dst = self.fresh();
+        self.nodes.push(Node {
+            pc: 0,
+            op: Op::Unary {
+                dst,
+                op: Unary::Canon,
+                a,
+            },
+        });
+        dst
+    }
+
+    /// An operation that defines a value (kinds 0–9): a read (0–2) or
+    /// arithmetic.
+    fn value_op(&mut self, kind: u8) -> Op {
+        match kind {
             0 => Op::Const {
-                dst: fresh(&mut values),
+                dst: self.fresh(),
                 index: Index {
-                    base: b.next() % 8,
-                    rel: b.next() & 7 == 0,
+                    base: self.b.next() % 8,
+                    rel: self.b.next() & 7 == 0,
                 },
-                chan: small(&mut b, 4),
+                chan: small(&mut self.b, 4),
             },
             1 => Op::Imm {
-                dst: fresh(&mut values),
-                bits: match b.next() {
+                dst: self.fresh(),
+                bits: match self.b.next() {
                     k if k < 200 => PATTERNS[usize::from(k) % PATTERNS.len()],
-                    _ => b.word(),
+                    _ => self.b.word(),
                 },
             },
             2 => Op::Temp {
-                dst: fresh(&mut values),
+                dst: self.fresh(),
                 index: Index {
-                    base: b.next() % 4,
+                    base: self.b.next() % 4,
                     rel: false,
                 },
-                chan: b.next() % 4,
+                chan: self.b.next() % 4,
             },
+            _ => self.arith_op(kind),
+        }
+    }
+
+    /// Arithmetic on existing values (kinds 3–9).
+    fn arith_op(&mut self, kind: u8) -> Op {
+        match kind {
             3 | 4 => {
-                let a = pick(&mut b, values);
-                let op = match b.next() % 14 {
+                let a = self.pick();
+                let op = match self.b.next() % 14 {
                     0 => Unary::Neg,
                     1 => Unary::Abs,
                     2 => Unary::Nab,
@@ -157,12 +203,12 @@ pub fn build(data: &[u8]) -> Program {
                     7 => Unary::Rsq,
                     8 => Unary::Sin,
                     9 => Unary::Cos,
-                    10 => Unary::Omod(small(&mut b, 7) as i8 - 3),
+                    10 => Unary::Omod(small(&mut self.b, 7) as i8 - 3),
                     11 | 12 => Unary::Canon,
                     _ => Unary::Clamp,
                 };
                 Op::Unary {
-                    dst: fresh(&mut values),
+                    dst: self.fresh(),
                     op,
                     a,
                 }
@@ -175,121 +221,108 @@ pub fn build(data: &[u8]) -> Program {
                     Binary::Div,
                     Binary::Min,
                     Binary::Max,
-                ][usize::from(b.next() % 6)];
+                ][usize::from(self.b.next() % 6)];
                 let (a, c) = if matches!(op, Binary::Min | Binary::Max) {
-                    let a = observe(&mut b, &mut nodes, &mut values);
-                    (a, observe(&mut b, &mut nodes, &mut values))
+                    let a = self.observe();
+                    (a, self.observe())
                 } else {
-                    (pick(&mut b, values), pick(&mut b, values))
+                    (self.pick(), self.pick())
                 };
                 Op::Binary {
-                    dst: fresh(&mut values),
+                    dst: self.fresh(),
                     op,
                     a,
                     b: c,
                 }
             }
             6 => {
-                let (x, y, z) = (
-                    pick(&mut b, values),
-                    pick(&mut b, values),
-                    pick(&mut b, values),
-                );
+                let (x, y, z) = (self.pick(), self.pick(), self.pick());
                 Op::Mad {
-                    dst: fresh(&mut values),
+                    dst: self.fresh(),
                     a: x,
                     b: y,
                     c: z,
                 }
             }
             7 => {
-                let n = match b.next() % 32 {
+                let n = match self.b.next() % 32 {
                     0 => 0,
                     1 => 5,
                     k => 1 + k % 4,
                 };
-                let pairs = (0..n)
-                    .map(|_| (pick(&mut b, values), pick(&mut b, values)))
-                    .collect();
-                let addend = (b.next() & 1 != 0).then(|| pick(&mut b, values));
+                let pairs = (0..n).map(|_| (self.pick(), self.pick())).collect();
+                let addend = (self.b.next() & 1 != 0).then(|| self.pick());
                 Op::Dot {
-                    dst: fresh(&mut values),
+                    dst: self.fresh(),
                     pairs,
                     addend,
                 }
             }
             8 => {
-                let c = pick(&mut b, values);
-                let x = observe(&mut b, &mut nodes, &mut values);
-                let y = observe(&mut b, &mut nodes, &mut values);
-                let op = if b.next() & 1 == 0 {
+                let c = self.pick();
+                let x = self.observe();
+                let y = self.observe();
+                let op = if self.b.next() & 1 == 0 {
                     Select::Cnd
                 } else {
                     Select::Cmp
                 };
                 Op::Select {
-                    dst: fresh(&mut values),
+                    dst: self.fresh(),
                     op,
                     c,
                     a: x,
                     b: y,
                 }
             }
-            9 => {
-                let a = pick(&mut b, values);
+            _ => {
+                let a = self.pick();
                 Op::QuadLane {
-                    dst: fresh(&mut values),
+                    dst: self.fresh(),
                     a,
-                    lane: small(&mut b, 4),
+                    lane: small(&mut self.b, 4),
                 }
             }
+        }
+    }
+
+    /// An operation that writes somewhere (kinds 10–15).
+    fn write_op(&mut self, kind: u8) -> Op {
+        match kind {
             10 | 11 => Op::SetTemp {
                 index: Index {
-                    base: b.next() % 4,
+                    base: self.b.next() % 4,
                     rel: false,
                 },
-                chan: small(&mut b, 4),
-                v: observe(&mut b, &mut nodes, &mut values),
-                gate: gate(&mut b),
+                chan: small(&mut self.b, 4),
+                v: self.observe(),
+                gate: gate(&mut self.b),
                 fetched: false,
             },
             12 | 13 => Op::SetOut {
-                target: small(&mut b, 4),
-                chan: small(&mut b, 4),
-                v: observe(&mut b, &mut nodes, &mut values),
-                gate: gate(&mut b),
+                target: small(&mut self.b, 4),
+                chan: small(&mut self.b, 4),
+                v: self.observe(),
+                gate: gate(&mut self.b),
             },
             14 => Op::SetPred {
-                chan: small(&mut b, 4),
-                test: test(&mut b),
-                v: pick(&mut b, values),
-                gate: gate(&mut b),
+                chan: small(&mut self.b, 4),
+                test: test(&mut self.b),
+                v: self.pick(),
+                gate: gate(&mut self.b),
             },
-            _ => match b.next() % 2 {
+            _ => match self.b.next() % 2 {
                 0 => Op::SetDepth {
-                    v: observe(&mut b, &mut nodes, &mut values),
-                    gate: gate(&mut b),
+                    v: self.observe(),
+                    gate: gate(&mut self.b),
                 },
                 _ => Op::SetAluResult {
-                    test: test(&mut b),
-                    v: pick(&mut b, values),
-                    gate: gate(&mut b),
+                    test: test(&mut self.b),
+                    v: self.pick(),
+                    gate: gate(&mut self.b),
                 },
             },
-        };
-        nodes.push(Node { pc: 0, op });
-    }
-    Program {
-        clauses: vec![Clause {
-            start: 0,
-            len: 1,
-            nodes,
-            values,
-            term: Term::End,
-        }],
-        entry: vec![Some(0)],
-        len: 1,
-        early_exit: true,
+        }
     }
 }
 
