@@ -299,11 +299,7 @@ impl Pe {
         };
         let skip: Option<&(dyn Fn(u32, u32) -> bool + Sync)> =
             skipped.is_some().then_some(&skip_fn as _);
-        let rows: Vec<u32> = if d.is_empty() {
-            Vec::new()
-        } else {
-            (d.j0 / 2..=d.j1 / 2).collect()
-        };
+        let rows = quad_rows(d);
         let total_rows = rows.len() as u64;
         let mut workers = self.workers(&program, rows.len(), offset, settings)?;
         let temps = program.temps_used();
@@ -492,5 +488,14 @@ impl ConstFile<'_> {
             }
         }
         Ok(())
+    }
+}
+
+/// The quad rows (pairs of pixel rows) a domain covers.
+fn quad_rows(d: crate::runtime::Domain) -> Vec<u32> {
+    if d.is_empty() {
+        Vec::new()
+    } else {
+        (d.j0 / 2..=d.j1 / 2).collect()
     }
 }
