@@ -110,216 +110,281 @@ impl Engine for Interpreter {
         for node in &clause.nodes {
             let pc = node.pc;
             match &node.op {
-                Op::Const { dst, index, chan } => {
-                    let c =
-                        ctx.uniforms.consts[index.resolve(lanes.al, CONSTS)][usize::from(*chan)];
-                    vals[dst.0 as usize] = [c; GROUP_LANES];
-                }
-                Op::Imm { dst, bits } => vals[dst.0 as usize] = [*bits; GROUP_LANES],
-                Op::Temp { dst, index, chan } => {
-                    let reg = index.resolve(lanes.al, TEMPS);
-                    if let Some(h) = ctx.hazards.as_deref_mut() {
-                        let readers = lanes.running & lanes.active;
-                        h.read(pc, reg as u8, *chan, readers, ctx.pixels);
-                    }
-                    vals[dst.0 as usize] = lanes.temps[reg][usize::from(*chan)];
-                }
-                Op::Unary { dst, op, a } => {
-                    let a = vals[a.0 as usize];
-                    let d = &mut vals[dst.0 as usize];
-                    if let Unary::Omod(k) = op {
-                        for l in 0..n {
-                            d[l] = fp::omod(a[l], *k);
-                        }
-                    } else {
-                        let f = unary(*op);
-                        for l in 0..n {
-                            d[l] = f(a[l]);
-                        }
-                    }
-                }
-                Op::Binary { dst, op, a, b } => {
-                    let (a, b) = (vals[a.0 as usize], vals[b.0 as usize]);
-                    let f = binary(*op);
-                    let d = &mut vals[dst.0 as usize];
-                    for l in 0..n {
-                        d[l] = f(a[l], b[l]);
-                    }
-                }
-                Op::Mad { dst, a, b, c } => {
-                    let (a, b, c) = (vals[a.0 as usize], vals[b.0 as usize], vals[c.0 as usize]);
-                    let d = &mut vals[dst.0 as usize];
-                    for l in 0..n {
-                        d[l] = fp::mad(a[l], b[l], c[l]);
-                    }
-                }
-                Op::Dot { dst, pairs, addend } => {
-                    let mut d = [0; GROUP_LANES];
-                    let mut terms = [(0, 0); 4];
-                    for (l, out) in d.iter_mut().enumerate().take(n) {
-                        for (t, &(a, b)) in terms.iter_mut().zip(pairs) {
-                            *t = (vals[a.0 as usize][l], vals[b.0 as usize][l]);
-                        }
-                        let c = addend.map(|c| vals[c.0 as usize][l]);
-                        *out = fp::dot(&terms[..pairs.len().min(4)], c);
-                    }
-                    vals[dst.0 as usize] = d;
-                }
-                Op::Select { dst, op, c, a, b } => {
-                    let (c, a, b) = (vals[c.0 as usize], vals[a.0 as usize], vals[b.0 as usize]);
-                    let f = match op {
-                        Select::Cnd => fp::cnd,
-                        Select::Cmp => fp::cmp,
-                    };
-                    let d = &mut vals[dst.0 as usize];
-                    for l in 0..n {
-                        d[l] = f(c[l], a[l], b[l]);
-                    }
-                }
-                Op::QuadLane { dst, a, lane } => {
-                    let a = vals[a.0 as usize];
-                    let d = &mut vals[dst.0 as usize];
-                    for l in 0..n {
-                        d[l] = a[(l & !3) | usize::from(*lane)];
-                    }
-                }
-                Op::SetTemp {
-                    index,
-                    chan,
-                    v,
-                    gate,
-                    fetched,
-                } => {
-                    let m = enabled(lanes, *gate);
-                    let reg = index.resolve(lanes.al, TEMPS);
-                    if let Some(h) = ctx.hazards.as_deref_mut() {
-                        h.write(pc, reg as u8, *chan, m, *fetched, ctx.pixels);
-                    }
-                    store(
-                        &mut lanes.temps[reg][usize::from(*chan)],
-                        &vals[v.0 as usize],
-                        m,
-                        n,
-                    );
-                }
-                Op::SetOut {
-                    target,
-                    chan,
-                    v,
-                    gate,
-                } => {
-                    let m = enabled(lanes, *gate);
-                    let (t, c) = (usize::from(*target), usize::from(*chan));
-                    if let Some(h) = ctx.hazards.as_deref_mut() {
-                        h.written(Place::Out(*target, *chan), m);
-                    }
-                    store(&mut lanes.out[t][c], &vals[v.0 as usize], m, n);
-                    lanes.out_written[t][c] |= m;
-                }
-                Op::SetDepth { v, gate } => {
-                    let m = enabled(lanes, *gate);
-                    if let Some(h) = ctx.hazards.as_deref_mut() {
-                        h.written(Place::Depth, m);
-                    }
-                    store(&mut lanes.depth, &vals[v.0 as usize], m, n);
-                    lanes.depth_written |= m;
-                }
-                Op::SetPred {
-                    chan,
-                    test: t,
-                    v,
-                    gate,
-                } => {
-                    let m = enabled(lanes, *gate);
-                    if let Some(h) = ctx.hazards.as_deref_mut() {
-                        h.written(Place::Pred(*chan), m);
-                    }
-                    let bits = truth(&vals[v.0 as usize], *t, n);
-                    let p = &mut lanes.pred[usize::from(*chan)];
-                    *p = (*p & !m) | (bits & m);
-                }
-                Op::SetAluResult { test: t, v, gate } => {
-                    let m = enabled(lanes, *gate);
-                    if let Some(h) = ctx.hazards.as_deref_mut() {
-                        h.written(Place::AluResult, m);
-                    }
-                    let bits = truth(&vals[v.0 as usize], *t, n);
-                    lanes.alu_result = (lanes.alu_result & !m) | (bits & m);
-                }
-                Op::Fetch {
-                    dst,
-                    kind,
-                    input,
-                    unscaled,
-                    coords,
-                    inactive,
-                } => {
-                    // A fetch is an unpredicated write of its lanes.
-                    let m = enabled(
-                        lanes,
-                        Gate {
-                            pred: None,
-                            inactive: *inactive,
-                        },
-                    );
-                    let mut xy = [[0u32; 4]; GROUP_LANES];
-                    for (l, c) in xy.iter_mut().enumerate().take(n) {
-                        *c = coords.map(|v| vals[v.0 as usize][l]);
-                    }
-                    let mut got = [[0u32; 4]; GROUP_LANES];
-                    let req = FetchRequest {
-                        kind: *kind,
-                        input: *input,
-                        unscaled: *unscaled,
-                        helpers: lanes.helper,
-                    };
-                    fetch_lanes(ctx, pc, req, 0, &xy[..n], m, &mut got[..n])?;
-                    for (c, d) in dst.iter().enumerate() {
-                        let out = &mut vals[d.0 as usize];
-                        for l in 0..n {
-                            out[l] = got[l][c];
-                        }
-                    }
-                }
-                Op::Kill { checks } => {
-                    let mut kill: Mask = 0;
-                    for (v, gate) in checks {
-                        let m = enabled(lanes, *gate);
-                        kill |= truth(&vals[v.0 as usize], Test::Lt, n) & m;
-                    }
-                    lanes.killed |= kill;
-                    lanes.running &= !kill;
-                    lanes.active &= !kill;
-                }
-                Op::UmrtWrite {
-                    value,
-                    x,
-                    y,
-                    index,
-                    gate,
-                } => {
-                    let m = enabled(lanes, *gate) & !lanes.helper;
-                    let (value, x, y) = (
-                        vals[value.0 as usize],
-                        vals[x.0 as usize],
-                        vals[y.0 as usize],
-                    );
-                    umrt_lanes(ctx, pc, *index, 0, [&value[..n], &x[..n], &y[..n]], m)?;
-                }
-                Op::SemWait => {
-                    if let Some(h) = ctx.hazards.as_deref_mut() {
-                        h.wait(pc);
-                    }
-                }
-                Op::SemAcquire { wait } => {
-                    if let Some(h) = ctx.hazards.as_deref_mut() {
-                        h.acquire(pc, *wait, lanes.running & lanes.active, ctx.pixels);
-                    }
-                }
+                Op::Const { .. }
+                | Op::Imm { .. }
+                | Op::Temp { .. }
+                | Op::Unary { .. }
+                | Op::Binary { .. }
+                | Op::Mad { .. }
+                | Op::Dot { .. }
+                | Op::Select { .. }
+                | Op::QuadLane { .. } => value(&node.op, pc, vals, lanes, ctx, n),
+                Op::SetTemp { .. }
+                | Op::SetOut { .. }
+                | Op::SetDepth { .. }
+                | Op::SetPred { .. }
+                | Op::SetAluResult { .. } => write(&node.op, pc, vals, lanes, ctx, n),
+                Op::Fetch { .. }
+                | Op::Kill { .. }
+                | Op::UmrtWrite { .. }
+                | Op::SemWait
+                | Op::SemAcquire { .. } => effect(&node.op, pc, vals, lanes, ctx, n)?,
             }
         }
         Ok(())
     }
+}
+
+/// The values an operation defines, over the group's `n` lanes.
+#[inline]
+fn value(
+    op: &Op,
+    pc: u16,
+    vals: &mut [[u32; GROUP_LANES]],
+    lanes: &Lanes,
+    ctx: &mut Ctx<'_>,
+    n: usize,
+) {
+    match op {
+        Op::Const { dst, index, chan } => {
+            let c = ctx.uniforms.consts[index.resolve(lanes.al, CONSTS)][usize::from(*chan)];
+            vals[dst.0 as usize] = [c; GROUP_LANES];
+        }
+        Op::Imm { dst, bits } => vals[dst.0 as usize] = [*bits; GROUP_LANES],
+        Op::Temp { dst, index, chan } => {
+            let reg = index.resolve(lanes.al, TEMPS);
+            if let Some(h) = ctx.hazards.as_deref_mut() {
+                let readers = lanes.running & lanes.active;
+                h.read(pc, reg as u8, *chan, readers, ctx.pixels);
+            }
+            vals[dst.0 as usize] = lanes.temps[reg][usize::from(*chan)];
+        }
+        Op::Unary { dst, op, a } => {
+            let a = vals[a.0 as usize];
+            let d = &mut vals[dst.0 as usize];
+            if let Unary::Omod(k) = op {
+                for l in 0..n {
+                    d[l] = fp::omod(a[l], *k);
+                }
+            } else {
+                let f = unary(*op);
+                for l in 0..n {
+                    d[l] = f(a[l]);
+                }
+            }
+        }
+        Op::Binary { dst, op, a, b } => {
+            let (a, b) = (vals[a.0 as usize], vals[b.0 as usize]);
+            let f = binary(*op);
+            let d = &mut vals[dst.0 as usize];
+            for l in 0..n {
+                d[l] = f(a[l], b[l]);
+            }
+        }
+        Op::Mad { dst, a, b, c } => {
+            let (a, b, c) = (vals[a.0 as usize], vals[b.0 as usize], vals[c.0 as usize]);
+            let d = &mut vals[dst.0 as usize];
+            for l in 0..n {
+                d[l] = fp::mad(a[l], b[l], c[l]);
+            }
+        }
+        Op::Dot { dst, pairs, addend } => {
+            let mut d = [0; GROUP_LANES];
+            let mut terms = [(0, 0); 4];
+            for (l, out) in d.iter_mut().enumerate().take(n) {
+                for (t, &(a, b)) in terms.iter_mut().zip(pairs) {
+                    *t = (vals[a.0 as usize][l], vals[b.0 as usize][l]);
+                }
+                let c = addend.map(|c| vals[c.0 as usize][l]);
+                *out = fp::dot(&terms[..pairs.len().min(4)], c);
+            }
+            vals[dst.0 as usize] = d;
+        }
+        Op::Select { dst, op, c, a, b } => {
+            let (c, a, b) = (vals[c.0 as usize], vals[a.0 as usize], vals[b.0 as usize]);
+            let f = match op {
+                Select::Cnd => fp::cnd,
+                Select::Cmp => fp::cmp,
+            };
+            let d = &mut vals[dst.0 as usize];
+            for l in 0..n {
+                d[l] = f(c[l], a[l], b[l]);
+            }
+        }
+        Op::QuadLane { dst, a, lane } => {
+            let a = vals[a.0 as usize];
+            let d = &mut vals[dst.0 as usize];
+            for l in 0..n {
+                d[l] = a[(l & !3) | usize::from(*lane)];
+            }
+        }
+        _ => unreachable!("value is called for operations that define values"),
+    }
+}
+
+/// A store into the group's state (temporaries, outputs, the conditional
+/// value, predicate bits, the ALU result) where its gate lets it.
+#[inline]
+fn write(
+    op: &Op,
+    pc: u16,
+    vals: &[[u32; GROUP_LANES]],
+    lanes: &mut Lanes,
+    ctx: &mut Ctx<'_>,
+    n: usize,
+) {
+    match op {
+        Op::SetTemp {
+            index,
+            chan,
+            v,
+            gate,
+            fetched,
+        } => {
+            let m = enabled(lanes, *gate);
+            let reg = index.resolve(lanes.al, TEMPS);
+            if let Some(h) = ctx.hazards.as_deref_mut() {
+                h.write(pc, reg as u8, *chan, m, *fetched, ctx.pixels);
+            }
+            store(
+                &mut lanes.temps[reg][usize::from(*chan)],
+                &vals[v.0 as usize],
+                m,
+                n,
+            );
+        }
+        Op::SetOut {
+            target,
+            chan,
+            v,
+            gate,
+        } => {
+            let m = enabled(lanes, *gate);
+            let (t, c) = (usize::from(*target), usize::from(*chan));
+            if let Some(h) = ctx.hazards.as_deref_mut() {
+                h.written(Place::Out(*target, *chan), m);
+            }
+            store(&mut lanes.out[t][c], &vals[v.0 as usize], m, n);
+            lanes.out_written[t][c] |= m;
+        }
+        Op::SetDepth { v, gate } => {
+            let m = enabled(lanes, *gate);
+            if let Some(h) = ctx.hazards.as_deref_mut() {
+                h.written(Place::Depth, m);
+            }
+            store(&mut lanes.depth, &vals[v.0 as usize], m, n);
+            lanes.depth_written |= m;
+        }
+        Op::SetPred {
+            chan,
+            test: t,
+            v,
+            gate,
+        } => {
+            let m = enabled(lanes, *gate);
+            if let Some(h) = ctx.hazards.as_deref_mut() {
+                h.written(Place::Pred(*chan), m);
+            }
+            let bits = truth(&vals[v.0 as usize], *t, n);
+            let p = &mut lanes.pred[usize::from(*chan)];
+            *p = (*p & !m) | (bits & m);
+        }
+        Op::SetAluResult { test: t, v, gate } => {
+            let m = enabled(lanes, *gate);
+            if let Some(h) = ctx.hazards.as_deref_mut() {
+                h.written(Place::AluResult, m);
+            }
+            let bits = truth(&vals[v.0 as usize], *t, n);
+            lanes.alu_result = (lanes.alu_result & !m) | (bits & m);
+        }
+        _ => unreachable!("write is called for stores"),
+    }
+}
+
+/// Lookups, kills, uncached writes and the semaphore.
+#[inline]
+fn effect(
+    op: &Op,
+    pc: u16,
+    vals: &mut [[u32; GROUP_LANES]],
+    lanes: &mut Lanes,
+    ctx: &mut Ctx<'_>,
+    n: usize,
+) -> Result<(), RunError> {
+    match op {
+        Op::Fetch {
+            dst,
+            kind,
+            input,
+            unscaled,
+            coords,
+            inactive,
+        } => {
+            // A fetch is an unpredicated write of its lanes.
+            let m = enabled(
+                lanes,
+                Gate {
+                    pred: None,
+                    inactive: *inactive,
+                },
+            );
+            let mut xy = [[0u32; 4]; GROUP_LANES];
+            for (l, c) in xy.iter_mut().enumerate().take(n) {
+                *c = coords.map(|v| vals[v.0 as usize][l]);
+            }
+            let mut got = [[0u32; 4]; GROUP_LANES];
+            let req = FetchRequest {
+                kind: *kind,
+                input: *input,
+                unscaled: *unscaled,
+                helpers: lanes.helper,
+            };
+            fetch_lanes(ctx, pc, req, 0, &xy[..n], m, &mut got[..n])?;
+            for (c, d) in dst.iter().enumerate() {
+                let out = &mut vals[d.0 as usize];
+                for l in 0..n {
+                    out[l] = got[l][c];
+                }
+            }
+        }
+        Op::Kill { checks } => {
+            let mut kill: Mask = 0;
+            for (v, gate) in checks {
+                let m = enabled(lanes, *gate);
+                kill |= truth(&vals[v.0 as usize], Test::Lt, n) & m;
+            }
+            lanes.killed |= kill;
+            lanes.running &= !kill;
+            lanes.active &= !kill;
+        }
+        Op::UmrtWrite {
+            value,
+            x,
+            y,
+            index,
+            gate,
+        } => {
+            let m = enabled(lanes, *gate) & !lanes.helper;
+            let (value, x, y) = (
+                vals[value.0 as usize],
+                vals[x.0 as usize],
+                vals[y.0 as usize],
+            );
+            umrt_lanes(ctx, pc, *index, 0, [&value[..n], &x[..n], &y[..n]], m)?;
+        }
+        Op::SemWait => {
+            if let Some(h) = ctx.hazards.as_deref_mut() {
+                h.wait(pc);
+            }
+        }
+        Op::SemAcquire { wait } => {
+            if let Some(h) = ctx.hazards.as_deref_mut() {
+                h.acquire(pc, *wait, lanes.running & lanes.active, ctx.pixels);
+            }
+        }
+        _ => unreachable!("effect is called for lookups, kills, uncached writes and the semaphore"),
+    }
+    Ok(())
 }
 
 /// Calls a texture unit, turning a panic in it into a fault: the unit may
