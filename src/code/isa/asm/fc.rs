@@ -49,6 +49,37 @@ const fn fc(
     }
 }
 
+impl FcTemplate {
+    /// A flow-control instruction with the construct's fields set (the
+    /// target, condition and options still to come) and its body.
+    pub(crate) fn instruction(&self) -> (Inst, Fc) {
+        let mut inst = Inst::zeroed(InstType::Fc);
+        inst.cmn.alu_wait = true;
+        let mut fc = Fc::default();
+        let i = &mut fc.inst;
+        (
+            i.op,
+            i.jump_func,
+            i.jump_any,
+            i.a_op,
+            i.b_op0,
+            i.b_op1,
+            i.b_pop_cnt,
+            i.b_else,
+        ) = (
+            self.op,
+            self.func,
+            self.any,
+            self.a_op,
+            self.stay,
+            self.jump,
+            self.pop,
+            self.b_else,
+        );
+        (inst, fc)
+    }
+}
+
 /// The constructs of §6.9, in the order the disassembler prefers them.
 #[rustfmt::skip]
 pub(crate) const FC_TEMPLATES: [FcTemplate; 13] = {
@@ -96,20 +127,7 @@ impl Parser<'_> {
     // --- FC -----------------------------------------------------------------
 
     pub(super) fn fc(&mut self, t: &FcTemplate) -> R<Inst> {
-        let mut inst = Inst::zeroed(InstType::Fc);
-        inst.cmn.alu_wait = true;
-        let mut fc = Fc::default();
-        let i = &mut fc.inst;
-        (
-            i.op,
-            i.jump_func,
-            i.jump_any,
-            i.a_op,
-            i.b_op0,
-            i.b_op1,
-            i.b_pop_cnt,
-            i.b_else,
-        ) = (t.op, t.func, t.any, t.a_op, t.stay, t.jump, t.pop, t.b_else);
+        let (mut inst, mut fc) = t.instruction();
         // Integer constant `iN`.
         if let Some(Tok::Ident(s)) = self.peek()
             && let Some(n) = s.strip_prefix('i').and_then(|n| n.parse::<u32>().ok())

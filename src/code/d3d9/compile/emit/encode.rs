@@ -6,7 +6,7 @@
 //! What the compiler builds always encodes; an `Err` here is a bug in the
 //! compiler, reported as such.
 
-use super::{Alu, Cond, Dpp, Dst, Fc, Flow, Lookup, Operand, Pred, Test, Unit, Val};
+use super::{Alu, Cond, Dpp, Dst, Fc, Lookup, Operand, Pred, Test, Unit, Val};
 use crate::isa::asm::{CONDITIONS, CondInput, FC_TEMPLATES};
 use crate::isa::{
     self, AlphaInput, AlphaOp, BOp, Body, Chan, CmpOp, Inst, InstType, Mod, Omod, PredSel,
@@ -319,72 +319,21 @@ fn tex(t: &Lookup) -> Result<Inst, String> {
     Ok(inst)
 }
 
-/// A construct's template name and operands: integer constant, condition,
-/// target, pop count, `jump=incr`.
-type Parts<'a> = (
-    &'static str,
-    Option<u16>,
-    Option<&'a Cond>,
-    Option<&'a String>,
-    Option<usize>,
-    bool,
-);
-
-/// What a construct sets beyond its template.
-fn parts(flow: &Flow) -> Parts<'_> {
-    let lp = |rep: bool, a: &'static str, b: &'static str| if rep { a } else { b };
-    match flow {
-        Flow::If {
-            cond,
-            target,
-            has_else,
-        } => ("IF", None, Some(cond), Some(target), None, *has_else),
-        Flow::Else(t) => ("ELSE", None, None, Some(t), None, false),
-        Flow::Endif => ("ENDIF", None, None, None, None, false),
-        Flow::Loop { rep, int, target } => {
-            let name = lp(*rep, "REP", "LOOP");
-            (name, Some(*int), None, Some(target), None, false)
-        }
-        Flow::EndLoop { rep, int, target } => {
-            let name = lp(*rep, "ENDREP", "ENDLOOP");
-            (name, Some(*int), None, Some(target), None, false)
-        }
-        Flow::Break {
-            rep,
-            cond,
-            target,
-            pop,
-        } => {
-            let name = lp(*rep, "BREAKREP", "BREAKLOOP");
-            (name, None, cond.as_ref(), Some(target), Some(*pop), false)
-        }
-        Flow::Call(t) => ("CALL", None, None, Some(t), None, false),
-        Flow::Ret => ("RET", None, None, None, None, false),
-        Flow::Jump(t) => ("JUMP", None, None, Some(t), None, false),
-    }
-}
-
 /// A flow-control instruction, its target resolved.
 fn fc(f: &Fc, labels: &HashMap<&str, usize>) -> Result<Inst, String> {
-    let (name, int, cond, target, pop, jump_incr) = parts(&f.flow);
+    let super::flow::Parts {
+        name,
+        int,
+        cond,
+        target,
+        pop,
+        jump_incr,
+    } = f.flow.parts();
     let t = FC_TEMPLATES
         .iter()
         .find(|t| t.name == name)
         .expect("every construct has a template");
-    let mut inst = Inst::zeroed(InstType::Fc);
-    inst.cmn.alu_wait = true;
-    let mut body = isa::Fc::default();
-    let i = &mut body.inst;
-    (
-        i.op,
-        i.jump_func,
-        i.jump_any,
-        i.a_op,
-        i.b_op0,
-        i.b_op1,
-        i.b_pop_cnt,
-        i.b_else,
-    ) = (t.op, t.func, t.any, t.a_op, t.stay, t.jump, t.pop, t.b_else);
+    let (mut inst, mut body) = t.instruction();
     if let Some(n) = int {
         if n > 31 {
             return Err(format!("integer constant i{n} out of range"));

@@ -132,3 +132,67 @@ impl From<Flow> for Fc {
         }
     }
 }
+
+/// A construct's mnemonic and what it sets beyond its template.
+pub struct Parts<'a> {
+    /// The construct (`docs/asm.md`).
+    pub name: &'static str,
+    /// Its integer constant.
+    pub int: Option<u16>,
+    /// Its condition.
+    pub cond: Option<&'a Cond>,
+    /// Its target.
+    pub target: Option<&'a Label>,
+    /// Its pop count.
+    pub pop: Option<usize>,
+    /// `jump=incr` (an IF with an ELSE).
+    pub jump_incr: bool,
+}
+
+impl Flow {
+    /// The construct's mnemonic and operands, for the encoder and the
+    /// listing alike.
+    pub fn parts(&self) -> Parts<'_> {
+        let lp = |rep: bool, a: &'static str, b: &'static str| if rep { a } else { b };
+        let mut p = Parts {
+            name: "",
+            int: None,
+            cond: None,
+            target: None,
+            pop: None,
+            jump_incr: false,
+        };
+        match self {
+            Flow::If {
+                cond,
+                target,
+                has_else,
+            } => {
+                (p.name, p.cond, p.target) = ("IF", Some(cond), Some(target));
+                p.jump_incr = *has_else;
+            }
+            Flow::Else(t) => (p.name, p.target) = ("ELSE", Some(t)),
+            Flow::Endif => p.name = "ENDIF",
+            Flow::Loop { rep, int, target } => {
+                (p.name, p.int, p.target) = (lp(*rep, "REP", "LOOP"), Some(*int), Some(target));
+            }
+            Flow::EndLoop { rep, int, target } => {
+                let name = lp(*rep, "ENDREP", "ENDLOOP");
+                (p.name, p.int, p.target) = (name, Some(*int), Some(target));
+            }
+            Flow::Break {
+                rep,
+                cond,
+                target,
+                pop,
+            } => {
+                p.name = lp(*rep, "BREAKREP", "BREAKLOOP");
+                (p.cond, p.target, p.pop) = (cond.as_ref(), Some(target), Some(*pop));
+            }
+            Flow::Call(t) => (p.name, p.target) = ("CALL", Some(t)),
+            Flow::Ret => p.name = "RET",
+            Flow::Jump(t) => (p.name, p.target) = ("JUMP", Some(t)),
+        }
+        p
+    }
+}

@@ -135,37 +135,22 @@ impl fmt::Display for Lookup {
 
 impl fmt::Display for Fc {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let lp = |rep: bool| if rep { "REP" } else { "LOOP" };
-        match &self.flow {
-            Flow::If {
-                cond,
-                target,
-                has_else,
-            } => {
-                write!(f, "IF {cond} -> {target}")?;
-                if *has_else {
-                    f.write_str(" jump=incr")?;
-                }
-            }
-            Flow::Else(t) => write!(f, "ELSE -> {t}")?,
-            Flow::Endif => f.write_str("ENDIF")?,
-            Flow::Loop { rep, int, target } => write!(f, "{} i{int} -> {target}", lp(*rep))?,
-            Flow::EndLoop { rep, int, target } => write!(f, "END{} i{int} -> {target}", lp(*rep))?,
-            Flow::Break {
-                rep,
-                cond,
-                target,
-                pop,
-            } => {
-                write!(f, "BREAK{}", lp(*rep))?;
-                if let Some(c) = cond {
-                    write!(f, " {c}")?;
-                }
-                write!(f, " -> {target} pop={pop}")?;
-            }
-            Flow::Call(t) => write!(f, "CALL -> {t}")?,
-            Flow::Ret => f.write_str("RET")?,
-            Flow::Jump(t) => write!(f, "JUMP -> {t}")?,
+        let p = self.flow.parts();
+        f.write_str(p.name)?;
+        if let Some(n) = p.int {
+            write!(f, " i{n}")?;
+        }
+        if let Some(c) = p.cond {
+            write!(f, " {c}")?;
+        }
+        if let Some(t) = p.target {
+            write!(f, " -> {t}")?;
+        }
+        if let Some(n) = p.pop {
+            write!(f, " pop={n}")?;
+        }
+        if p.jump_incr {
+            f.write_str(" jump=incr")?;
         }
         if self.wait {
             f.write_str(" wait")?;
