@@ -37,7 +37,7 @@ fn check(row: Row, text: &str) {
 }
 
 #[test]
-fn construct_table_rows() {
+fn branch_construct_rows() {
     use AOp as A;
     use BOp as B;
     use FcOp::*;
@@ -65,6 +65,13 @@ fn construct_table_rows() {
         Row(0x00, true, Jump, A::None, B::Decr, B::None, 1, false, 13),
         "ENDIF -> @13",
     );
+}
+
+#[test]
+fn loop_construct_rows() {
+    use AOp as A;
+    use BOp as B;
+    use FcOp::*;
     check(
         Row(0x00, false, Loop, A::None, B::None, B::None, 0, false, 21),
         "LOOP i0 -> @21",
@@ -137,6 +144,13 @@ fn construct_table_rows() {
         ),
         "CONTINUE -> @20 pop=1",
     );
+}
+
+#[test]
+fn call_and_jump_construct_rows() {
+    use AOp as A;
+    use BOp as B;
+    use FcOp::*;
     check(
         Row(0xFF, true, Jump, A::Push, B::None, B::None, 0, false, 40),
         "CALL -> @40",

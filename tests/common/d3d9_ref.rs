@@ -324,25 +324,10 @@ fn run(st: &mut State, insts: &[&Inst], from: usize, to: usize) -> Result<Flow, 
                 k = end + 1;
             }
             Opcode::Rep | Opcode::Loop => {
-                let (_, end) = matching(insts, k);
-                let n = usize::from(i.src[if i.op == Opcode::Loop { 1 } else { 0 }].reg.num);
-                let [count, init, step] = st.px.ints[n];
-                let saved = st.al;
-                if i.op == Opcode::Loop {
-                    st.al = init;
+                if let Some(flow) = repeat(st, insts, k)? {
+                    return Ok(flow);
                 }
-                for _ in 0..count {
-                    match run(st, insts, k + 1, end)? {
-                        Flow::Break => break,
-                        Flow::Next => {}
-                        other => return Ok(other),
-                    }
-                    if i.op == Opcode::Loop {
-                        st.al += step;
-                    }
-                }
-                st.al = saved;
-                k = end + 1;
+                k = matching(insts, k).1 + 1;
             }
             Opcode::Break => return Ok(Flow::Break),
             Opcode::Breakc => {
@@ -404,6 +389,31 @@ fn run(st: &mut State, insts: &[&Inst], from: usize, to: usize) -> Result<Flow, 
         }
     }
     Ok(Flow::Next)
+}
+
+/// `rep`/`loop` at `k`: the body its count of times (aL from the
+/// constant for `loop`); `Some` when the body returns or kills.
+fn repeat(st: &mut State, insts: &[&Inst], k: usize) -> Result<Option<Flow>, String> {
+    let i = insts[k];
+    let (_, end) = matching(insts, k);
+    let n = usize::from(i.src[if i.op == Opcode::Loop { 1 } else { 0 }].reg.num);
+    let [count, init, step] = st.px.ints[n];
+    let saved = st.al;
+    if i.op == Opcode::Loop {
+        st.al = init;
+    }
+    for _ in 0..count {
+        match run(st, insts, k + 1, end)? {
+            Flow::Break => break,
+            Flow::Next => {}
+            other => return Ok(Some(other)),
+        }
+        if i.op == Opcode::Loop {
+            st.al += step;
+        }
+    }
+    st.al = saved;
+    Ok(None)
 }
 
 fn step(st: &mut State, i: &Inst) -> Result<(), String> {

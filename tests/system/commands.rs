@@ -72,7 +72,29 @@ fn command_packets_round_trip_and_confirmed_headers() {
     let words: Vec<u32> = all.iter().flat_map(|c| c.encode()).collect();
     let back: Vec<Cmd> = decode_stream(&words).map(|r| r.unwrap().1).collect();
     assert_eq!(back, all);
-    // Reserved bits are ignored on read: low base bits, high index bits.
+    // The type-2 filler is a one-dword no-op.
+    let with_filler = [vec![0x8000_0000], Cmd::StartProgram.encode()].concat();
+    assert_eq!(decode_stream(&with_filler).count(), 1);
+    // Opcodes are unique.
+    for (k, a) in OPCODES.iter().enumerate() {
+        assert!(
+            OPCODES[k + 1..].iter().all(|b| b.opcode != a.opcode),
+            "{}",
+            a.name
+        );
+    }
+    assert_eq!(Op::SetCondTest.info().opcode, 0x1B);
+}
+
+#[test]
+fn reserved_parameter_bits_are_ignored_on_read() {
+    let fmt = SurfaceFormat {
+        pitch: 8188,
+        tiled: true,
+        gather: true,
+        format: Format::Uint16_1,
+    };
+    // Low base bits, high index bits.
     let mut w = Cmd::SetInpFmt {
         input: 2,
         base: 0x2800,
@@ -92,18 +114,6 @@ fn command_packets_round_trip_and_confirmed_headers() {
             height: 5
         }
     );
-    // The type-2 filler is a one-dword no-op.
-    let with_filler = [vec![0x8000_0000], Cmd::StartProgram.encode()].concat();
-    assert_eq!(decode_stream(&with_filler).count(), 1);
-    // Opcodes are unique.
-    for (k, a) in OPCODES.iter().enumerate() {
-        assert!(
-            OPCODES[k + 1..].iter().all(|b| b.opcode != a.opcode),
-            "{}",
-            a.name
-        );
-    }
-    assert_eq!(Op::SetCondTest.info().opcode, 0x1B);
 }
 
 #[test]

@@ -9,6 +9,12 @@ fn canon(x: u32) -> u32 {
     fp::canon(x)
 }
 
+/// x / y, 1 where y is ±0.
+fn quotient(x: u32, y: u32) -> u32 {
+    let q = canon(fp::mad(x, canon(fp::rcp(y)), NEG_ZERO));
+    fp::cmp(fp::nab(y), ONE, q)
+}
+
 /// The ps_1_x texture addressing instructions and `bem`, with the DPP's
 /// arithmetic as `docs/d3d9.md` §6.4 spells out each.
 pub(super) fn addressing(st: &mut State, i: &Inst, d: Dst) -> Result<(), String> {
@@ -26,11 +32,6 @@ pub(super) fn addressing(st: &mut State, i: &Inst, d: Dst) -> Result<(), String>
     let bump = |uv: [u32; 4], dd: [u32; 4]| -> [u32; 2] {
         let first = [mad(dd[0], m[0], uv[0]), mad(dd[0], m[1], uv[1])];
         [mad(dd[1], m[2], first[0]), mad(dd[1], m[3], first[1])]
-    };
-    // x / y, 1 where y is ±0.
-    let quotient = |x: u32, y: u32| -> u32 {
-        let q = mad(x, canon(fp::rcp(y)), NEG_ZERO);
-        fp::cmp(fp::nab(y), ONE, q)
     };
     let depth = |st: &mut State, v: u32| -> Result<(), String> {
         let out = Dst {

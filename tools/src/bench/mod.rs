@@ -350,6 +350,20 @@ fn agree(
     got: impl Iterator<Item = (u8, Option<HostSurface>)>,
     what: &str,
 ) -> Result<(), BenchError> {
+    let got: Vec<(u8, Option<HostSurface>)> = got.collect();
+    // Equal bytes are equal bit patterns: the common case costs one
+    // comparison, and the comparator's entries — a few hundred thousand
+    // strings for a large output, enough to disturb the next timed run —
+    // are built only to report a difference.
+    let same = got.len() == want.outputs.len()
+        && want
+            .outputs
+            .iter()
+            .zip(&got)
+            .all(|((k, s), (g, t))| k == g && t.as_ref() == Some(s));
+    if same {
+        return Ok(());
+    }
     let (mut a, mut b) = (Observed::default(), Observed::default());
     for (k, s) in &want.outputs {
         a.surface(&format!("output {k}"), s);
