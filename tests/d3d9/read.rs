@@ -92,7 +92,7 @@ fn kind_at(tokens: &[u32]) -> (usize, ReadErrorKind) {
 }
 
 #[test]
-fn every_kind_of_malformed_stream_is_a_positioned_error() {
+fn a_malformed_stream_structure_is_a_positioned_error() {
     use ReadErrorKind::*;
     let t = tokens();
     // Structure.
@@ -116,6 +116,13 @@ fn every_kind_of_malformed_stream_is_a_positioned_error() {
     let mut after = t.clone();
     after.extend([1, 2]);
     assert_eq!(kind_at(&after), (35, AfterEnd(2)));
+}
+
+/// Unknown, out-of-version and reserved instruction tokens, wrong lengths.
+#[test]
+fn malformed_instruction_tokens_are_positioned_errors() {
+    use ReadErrorKind::*;
+    let t = tokens();
     // Instruction tokens.
     assert_eq!(
         kind_at(&[0xFFFF_0300, 0x0100_004B, 0x800F_0000, 0xFFFF]),
@@ -174,6 +181,13 @@ fn every_kind_of_malformed_stream_is_a_positioned_error() {
         kind_at(&[0xFFFF_0300, 0x0200_0001, 0x800F_0000, 0x00E4_0001, 0xFFFF]),
         (3, NotAParameter(0x00E4_0001))
     );
+}
+
+/// Register types, registers past the version, operands, modifiers, masks and relative addressing.
+#[test]
+fn malformed_parameter_tokens_are_positioned_errors() {
+    use ReadErrorKind::*;
+    let t = tokens();
     // Parameter tokens.
     let mut bad_type = t.clone();
     bad_type[33] = 0xC0E4_0002; // type 4 (RASTOUT)
@@ -229,6 +243,13 @@ fn every_kind_of_malformed_stream_is_a_positioned_error() {
     let mut ps2 = rel(0xF0E4_0800);
     ps2[0] = 0xFFFF_0201;
     assert!(matches!(kind_at(&ps2), (3, Invalid(m)) if m.contains("relative")));
+}
+
+/// Declarations, definitions, predication and control bits where they cannot be.
+#[test]
+fn malformed_declarations_and_controls_are_positioned_errors() {
+    use ReadErrorKind::*;
+    let t = tokens();
     // Declarations and definitions.
     let mut tex_type = t.clone();
     tex_type[5] = 0xA800_0000; // texture type 5
