@@ -34,7 +34,7 @@ use ctm::ir::Program;
 use ctm::kernel::{HostSurface, Job, JobResult, Kernel, KernelError};
 use ctm::pe::RunReport;
 use ctm::runtime::texture::Images;
-use ctm::runtime::{Domain, Engine, PixelOut, RunError, RunOptions, RunStats, Runner};
+use ctm::runtime::{Domain, Engine, EngineStats, PixelOut, RunError, RunOptions, RunStats, Runner};
 use ctm_jit::state::Uniforms;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
@@ -274,6 +274,22 @@ pub fn report(a: &Observed, b: &Observed, an: &str, bn: &str) -> Option<String> 
     Some(r)
 }
 
+/// Whether the JIT ran natively: no clause or run fell back to the
+/// interpreter, and — where the run executed something (`ran`) — some
+/// clause ran compiled. The one rule every engine check applies.
+pub fn ran_natively(e: &EngineStats, ran: bool) -> Result<(), String> {
+    if e.fallback_runs > 0 || e.fallback_clauses > 0 || !e.fallback_reasons.is_empty() {
+        return Err(format!(
+            "the JIT fell back to the interpreter: {:?}",
+            e.fallback_reasons
+        ));
+    }
+    if ran && e.native_runs == 0 {
+        return Err(format!("the JIT ran no clause natively: {e:?}"));
+    }
+    Ok(())
+}
+
 /// Runs `job` on the interpreter and, where it can run, on the JIT; the
 /// whole observable results must agree ([`Observed::job`]) and the JIT
 /// must have run natively (some clause compiled, none fallen back).
@@ -293,16 +309,7 @@ pub fn run_both(kernel: &Kernel, job: &Job) -> Result<Result<JobResult, KernelEr
     }
     let got = on(EngineKind::Jit);
     if let Ok(r) = &got {
-        let e = &r.report.engine;
-        if e.fallback_runs > 0 || e.fallback_clauses > 0 {
-            return Err(format!(
-                "the JIT fell back to the interpreter: {:?}",
-                e.fallback_reasons
-            ));
-        }
-        if e.native_runs == 0 && r.report.pixels > 0 {
-            return Err(format!("the JIT ran no clause natively: {e:?}"));
-        }
+        ran_natively(&r.report.engine, r.report.pixels > 0)?;
     }
     match report(
         &Observed::job(want.as_ref()),

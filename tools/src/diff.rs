@@ -416,12 +416,8 @@ impl Case {
                 .values()
                 .any(|p| p.targets.iter().flatten().any(Option::is_some))
         });
-        if !stats.fallback_reasons.is_empty() || (wrote && stats.native_runs == 0) {
-            return Err(format!(
-                "seed {}: the JIT did not run natively: {stats:?}\n{}",
-                self.seed, self.asm
-            ));
-        }
+        check::ran_natively(&stats, wrote)
+            .map_err(|e| format!("seed {}: {e}\n{}", self.seed, self.asm))?;
         match compare(self, &want, &got, "interp", &format!("jit {jit:?}")) {
             None => Ok((got, stats)),
             Some(report) => Err(report),

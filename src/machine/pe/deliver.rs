@@ -79,15 +79,16 @@ impl Targets<'_> {
     }
 }
 
-/// Whether a run may deliver directly (see the module docs).
+/// Whether a run may deliver directly (see the module docs); never while
+/// the hazard checker watches (`checked`).
 pub(super) fn direct_allowed(
     pe: &Pe,
     mc: &Mc,
-    inputs: &[u32],
-    outputs: &[u32],
+    (inputs, outputs): (&[u32], &[u32]),
     uncached: bool,
+    checked: bool,
 ) -> bool {
-    if uncached || mc.mode() != CacheMode::Coherent || pe.co.writes_back(CondLoc::Dpp) {
+    if uncached || checked || mc.mode() != CacheMode::Coherent || pe.co.writes_back(CondLoc::Dpp) {
         return false;
     }
     let span = |s: &Surface| (u64::from(s.base), u64::from(s.base) + s.span());

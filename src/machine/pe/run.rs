@@ -277,8 +277,9 @@ impl Pe {
         let uncached = desc.uncached;
         let uniforms = self.uniforms(mc, &info, &desc, offset)?;
         self.check_surfaces(mc, &info, uncached, offset)?;
-        let direct = !settings.options.check_hazards
-            && direct_allowed(self, mc, &info.inputs, &info.outputs, uncached);
+        let surfaces = (&info.inputs[..], &info.outputs[..]);
+        let checked = settings.options.check_hazards;
+        let direct = direct_allowed(self, mc, surfaces, uncached, checked);
         let before = mc.diagnostics.counts();
         let mut report = RunReport::default();
         let d = self.domain;
