@@ -16,11 +16,9 @@ use cranelift_codegen::settings::{self, Configurable};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{FuncId, Linkage, Module, default_libcall_names};
-use std::sync::OnceLock;
 
-/// The target ISA for `opts`, built once per optimisation level and shared
-/// by every compilation (host detection and backend set-up are not free).
-pub(super) fn make_isa(opts: JitOptions) -> Result<OwnedTargetIsa, JitError> {
+/// Checks `opts` and the host for compilation.
+pub(super) fn check_options(opts: JitOptions) -> Result<(), JitError> {
     check_features()?;
     if !matches!(opts.quads_per_iter, 0 | 1 | 2 | 4) {
         return Err(JitError::Options(format!(
@@ -28,12 +26,7 @@ pub(super) fn make_isa(opts: JitOptions) -> Result<OwnedTargetIsa, JitError> {
             opts.quads_per_iter
         )));
     }
-    static ISAS: [OnceLock<Result<OwnedTargetIsa, JitError>>; 2] =
-        [OnceLock::new(), OnceLock::new()];
-    // `Auto` is resolved per program before this; alone it means speed.
-    ISAS[usize::from(opts.opt_level != OptLevel::None)]
-        .get_or_init(|| build_isa(opts.opt_level))
-        .clone()
+    Ok(())
 }
 
 pub(super) fn build_isa(opt_level: OptLevel) -> Result<OwnedTargetIsa, JitError> {
@@ -183,14 +176,13 @@ pub(super) fn clause_fn(module: &JITModule, id: FuncId) -> ClauseFn {
     unsafe { std::mem::transmute::<*const u8, ClauseFn>(p) }
 }
 
-/// Compiles clause `ci` with `shape`, in a module of its own.
+/// Compiles clause `ci` with `shape` for `isa`, in a module of its own.
 pub(super) fn compile_one(
     program: &Program,
     ci: usize,
-    opts: JitOptions,
+    (opts, isa): (JitOptions, OwnedTargetIsa),
     shape: (Body, Lookups),
 ) -> Result<(JITModule, ClauseFn), String> {
-    let isa = make_isa(opts).map_err(|e| e.to_string())?;
     let mut module = JITModule::new(JITBuilder::with_isa(isa, default_libcall_names()));
     let mut fctx = FunctionBuilderContext::new();
     let mut ctx = module.make_context();

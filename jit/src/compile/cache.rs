@@ -3,8 +3,10 @@
 //! they are handed their own ([`CodeCache::new`]) — a test that counts
 //! compilations, or a host that keeps workloads apart.
 
-use super::{Compiled, JitError, JitOptions, compile};
+use super::build::{build_isa, check_options};
+use super::{Compiled, JitError, JitOptions, OptLevel, compile_with};
 use crate::ir::Program;
+use cranelift_codegen::isa::OwnedTargetIsa;
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -24,9 +26,14 @@ struct Entry {
 
 /// Compiled programs, at most a fixed number, the least recently used
 /// dropped first.
+///
+/// A cache also owns the target ISAs its compilations use, one per
+/// optimisation level, built on first use (host detection and backend
+/// set-up are not free).
 pub struct CodeCache {
     entries: Mutex<Vec<Entry>>,
     capacity: usize,
+    isas: [OnceLock<Result<OwnedTargetIsa, JitError>>; 2],
 }
 
 impl std::fmt::Debug for CodeCache {
@@ -42,6 +49,7 @@ impl CodeCache {
         Arc::new(CodeCache {
             entries: Mutex::new(Vec::new()),
             capacity: capacity.max(1),
+            isas: [OnceLock::new(), OnceLock::new()],
         })
     }
 
@@ -89,9 +97,32 @@ impl CodeCache {
         let mut fresh = false;
         let code = slot.get_or_init(|| {
             fresh = true;
-            compile(program, opts).map(Arc::new)
+            self.compile(program, opts).map(Arc::new)
         });
         code.clone().map(|c| (c, fresh))
+    }
+
+    /// Compiles `program` with this cache's target ISA, without looking
+    /// it up or keeping it.
+    pub(super) fn compile(
+        &self,
+        program: &Program,
+        opts: JitOptions,
+    ) -> Result<Compiled, JitError> {
+        // Compiled code indexes the machine state with what the IR says:
+        // only verified IR keeps every access inside it (the crate docs,
+        // "Why compiled code stays inside its memory").
+        program.verify()?;
+        let opts = opts.resolved(program);
+        compile_with(program, opts, self.isa(opts)?)
+    }
+
+    /// The target ISA for `opts` (resolved: `Auto` alone means speed).
+    pub(super) fn isa(&self, opts: JitOptions) -> Result<OwnedTargetIsa, JitError> {
+        check_options(opts)?;
+        self.isas[usize::from(opts.opt_level != OptLevel::None)]
+            .get_or_init(|| build_isa(opts.opt_level))
+            .clone()
     }
 }
 

@@ -20,7 +20,8 @@ use crate::lanewise::Lanewise;
 use crate::lower::{Body, Lookups, batch_quads, direct_inputs, writes_inactive};
 use crate::regions::{LoopRegion, loop_regions};
 use crate::state::{ClauseFn, Lanes, LoopFn};
-use build::{build_function, clause_fn, compile_one, define, make_isa, shape_of};
+use build::{build_function, clause_fn, compile_one, define, shape_of};
+use cranelift_codegen::isa::OwnedTargetIsa;
 use cranelift_frontend::FunctionBuilderContext;
 use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{Module, default_libcall_names};
@@ -135,6 +136,8 @@ pub struct Compiled {
     /// The modules holding the lazily compiled bodies.
     general_modules: Mutex<Vec<JITModule>>,
     opts: JitOptions,
+    /// The target ISA the lazily compiled bodies use.
+    isa: OwnedTargetIsa,
     /// Compiled loop regions ([`crate::regions`]).
     loops: Vec<loops::CompiledLoop>,
     /// Why loop regions (or their lane-wise bodies) were not compiled.
@@ -154,7 +157,8 @@ unsafe impl Send for Compiled {}
 // SAFETY: as above. Through shared references the code is read, and
 // bodies compiled on first use are published once per slot (`OnceLock`),
 // their modules kept behind a `Mutex`, each finalised before its function
-// pointer is handed out.
+// pointer is handed out; the target ISA they compile with is shared
+// immutable state (`OwnedTargetIsa` is an `Arc` of a `Send + Sync` ISA).
 unsafe impl Sync for Compiled {}
 
 impl Drop for Compiled {
@@ -251,13 +255,15 @@ impl Compiled {
             if i as usize >= program.clauses.len() {
                 return Err(format!("the program has no clause {i}"));
             }
-            let r = compile_one(program, i as usize, self.opts, shape).map(|(m, f)| {
-                self.general_modules
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .push(m);
-                f
-            });
+            let r = compile_one(program, i as usize, (self.opts, self.isa.clone()), shape).map(
+                |(m, f)| {
+                    self.general_modules
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .push(m);
+                    f
+                },
+            );
             took = Some(start.elapsed());
             r
         });
@@ -336,15 +342,22 @@ impl Compiled {
 ///     assert_eq!((code.len(), code.fallbacks()), (1, 0));
 /// }
 /// ```
+///
+/// Compiles with the target ISA of the process-wide cache
+/// ([`CodeCache::global`]) and keeps nothing in it.
 pub fn compile(program: &Program, opts: JitOptions) -> Result<Compiled, JitError> {
-    // Compiled code indexes the machine state with what the IR says: only
-    // verified IR keeps every access inside it (the crate docs, "Why
-    // compiled code stays inside its memory").
-    program.verify()?;
+    CodeCache::global().compile(program, opts)
+}
+
+/// Compiles every clause of `program` (verified; `opts` resolved) for
+/// `isa`.
+fn compile_with(
+    program: &Program,
+    opts: JitOptions,
+    isa: OwnedTargetIsa,
+) -> Result<Compiled, JitError> {
     let start = Instant::now();
-    let opts = opts.resolved(program);
-    let isa = make_isa(opts)?;
-    let mut module = JITModule::new(JITBuilder::with_isa(isa, default_libcall_names()));
+    let mut module = JITModule::new(JITBuilder::with_isa(isa.clone(), default_libcall_names()));
     let mut fctx = FunctionBuilderContext::new();
     let mut ctx = module.make_context();
     let mut ids = Vec::with_capacity(program.clauses.len());
@@ -415,6 +428,7 @@ pub fn compile(program: &Program, opts: JitOptions) -> Result<Compiled, JitError
             .collect(),
         general_modules: Mutex::new(Vec::new()),
         opts,
+        isa,
         loops,
         loop_fallbacks,
         compile_time: start.elapsed(),

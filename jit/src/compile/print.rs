@@ -1,7 +1,7 @@
 //! CLIF listings of compiled clauses, annotated with the DPP instructions
 //! they were lowered from, and of lane-wise loop regions (`ctm clif`).
 
-use super::build::{build_function, make_isa, shape_of};
+use super::build::{build_function, shape_of};
 use super::loops::lanewise_function;
 use super::{JitError, JitOptions};
 use crate::ir::Program;
@@ -25,7 +25,7 @@ pub fn clif(
 ) -> Result<String, JitError> {
     program.verify()?;
     let opts = opts.resolved(program);
-    let isa = make_isa(opts)?;
+    let isa = super::CodeCache::global().isa(opts)?;
     let mut module = JITModule::new(JITBuilder::with_isa(isa, default_libcall_names()));
     let mut fctx = FunctionBuilderContext::new();
     let mut out = String::new();
