@@ -33,7 +33,7 @@
 //! left to the write-back), which is exact as long as no read in the region
 //! needs the canonical bits themselves (MIN/MAX, the selects, a write to a
 //! register kept exact) — every other use reads a value and its canonical
-//! form alike (see `crate::lower::fast`). A lane that never wrote the
+//! form alike (see `crate::lower::lazy`). A lane that never wrote the
 //! register in the loop keeps the register's old bits.
 
 use crate::ir::{Clause, FcOp, Gate, Op, Program, Term, Unary, V};
@@ -79,128 +79,148 @@ impl Lanewise {
 /// module docs).
 pub fn lanewise(program: &Program, region: &LoopRegion) -> Option<Lanewise> {
     let last = region.clauses.len().checked_sub(1)?;
-    let mut regs: Vec<Carried> = Vec::new();
-    let (mut pred, mut alu) = ([false; 4], false);
-    let mut lens = Vec::new();
+    let mut lw = Lanewise {
+        regs: Vec::new(),
+        pred: [false; 4],
+        alu: false,
+        lens: Vec::new(),
+    };
     for (pos, &ci) in region.clauses.iter().enumerate() {
         let clause = program.clauses.get(ci as usize)?;
         for n in &clause.nodes {
-            match &n.op {
-                Op::Temp { index, chan, .. } | Op::SetTemp { index, chan, .. } => {
-                    if index.rel {
-                        return None;
-                    }
-                    let write = matches!(n.op, Op::SetTemp { .. });
-                    if let Op::SetTemp { gate, .. } = &n.op
-                        && *gate != Gate::ACTIVE
-                    {
-                        return None;
-                    }
-                    let at = pos as u16;
-                    match regs
-                        .iter_mut()
-                        .find(|r| r.index == index.base && r.chan == *chan)
-                    {
-                        Some(r) => {
-                            if write && r.first_write.is_none() {
-                                r.first_write = Some(at);
-                                r.raw = true;
-                            }
-                        }
-                        None => regs.push(Carried {
-                            index: index.base,
-                            chan: *chan,
-                            first_write: write.then_some(at),
-                            raw: write,
-                        }),
-                    }
-                }
-                Op::SetPred { chan, gate, .. } => {
-                    if *gate != Gate::ACTIVE {
-                        return None;
-                    }
-                    pred[usize::from(*chan & 3)] = true;
-                }
-                Op::SetAluResult { gate, .. } => {
-                    if *gate != Gate::ACTIVE {
-                        return None;
-                    }
-                    alu = true;
-                }
-                Op::Kill { .. }
-                | Op::SetOut { .. }
-                | Op::SetDepth { .. }
-                | Op::Fetch { .. }
-                | Op::UmrtWrite { .. } => return None,
-                Op::Const { .. }
-                | Op::Imm { .. }
-                | Op::Unary { .. }
-                | Op::Binary { .. }
-                | Op::Mad { .. }
-                | Op::Dot { .. }
-                | Op::Select { .. }
-                | Op::QuadLane { .. }
-                | Op::SemWait
-                | Op::SemAcquire { .. } => {}
-            }
+            lw.note(&n.op, pos as u16)?;
         }
-        match &clause.term {
-            Term::Next(_) if pos != last => {}
+        lw.note_term(&clause.term, pos == last)?;
+        lw.lens.push(clause.counted());
+    }
+    lw.keep_exact(program, region);
+    Some(lw)
+}
+
+impl Lanewise {
+    /// Records what operation `op` of the region's clause `pos` touches;
+    /// `None` when it makes lanes depend on each other or on more than
+    /// the active lanes.
+    fn note(&mut self, op: &Op, pos: u16) -> Option<()> {
+        match op {
+            Op::Temp { index, chan, .. } | Op::SetTemp { index, chan, .. } => {
+                if index.rel {
+                    return None;
+                }
+                let write = matches!(op, Op::SetTemp { .. });
+                if let Op::SetTemp { gate, .. } = op
+                    && *gate != Gate::ACTIVE
+                {
+                    return None;
+                }
+                match self
+                    .regs
+                    .iter_mut()
+                    .find(|r| r.index == index.base && r.chan == *chan)
+                {
+                    Some(r) => {
+                        if write && r.first_write.is_none() {
+                            r.first_write = Some(pos);
+                            r.raw = true;
+                        }
+                    }
+                    None => self.regs.push(Carried {
+                        index: index.base,
+                        chan: *chan,
+                        first_write: write.then_some(pos),
+                        raw: write,
+                    }),
+                }
+            }
+            Op::SetPred { chan, gate, .. } => {
+                if *gate != Gate::ACTIVE {
+                    return None;
+                }
+                self.pred[usize::from(*chan & 3)] = true;
+            }
+            Op::SetAluResult { gate, .. } => {
+                if *gate != Gate::ACTIVE {
+                    return None;
+                }
+                self.alu = true;
+            }
+            Op::Kill { .. }
+            | Op::SetOut { .. }
+            | Op::SetDepth { .. }
+            | Op::Fetch { .. }
+            | Op::UmrtWrite { .. } => return None,
+            Op::Const { .. }
+            | Op::Imm { .. }
+            | Op::Unary { .. }
+            | Op::Binary { .. }
+            | Op::Mad { .. }
+            | Op::Dot { .. }
+            | Op::Select { .. }
+            | Op::QuadLane { .. }
+            | Op::SemWait
+            | Op::SemAcquire { .. } => {}
+        }
+        Some(())
+    }
+
+    /// Checks how a region clause ends: a break before the `last` one, the
+    /// ENDLOOP/ENDREP that jumps back for every lane at it.
+    fn note_term(&mut self, term: &Term, last: bool) -> Option<()> {
+        match term {
+            Term::Next(_) if !last => Some(()),
             Term::Fc { fc, .. } => {
                 let fits = match fc.op {
-                    FcOp::BreakLoop | FcOp::BreakRep => pos != last,
-                    FcOp::EndLoop | FcOp::EndRep => pos == last && fc.func == 0xFF,
+                    FcOp::BreakLoop | FcOp::BreakRep => !last,
+                    FcOp::EndLoop | FcOp::EndRep => last && fc.func == 0xFF,
                     _ => false,
                 };
                 if !fits {
                     return None;
                 }
-                if pos != last {
+                if !last {
                     // A break reads the ALU result and its predicate.
-                    alu = true;
+                    self.alu = true;
                     if let Some(c) = fc.pred.0 {
-                        pred[usize::from(c & 3)] = true;
+                        self.pred[usize::from(c & 3)] = true;
+                    }
+                }
+                Some(())
+            }
+            _ => None,
+        }
+    }
+
+    /// Keeps exact the registers whose canonical bits some read needs; a
+    /// write to an exact register needs the written value's canonical
+    /// bits, so this repeats until nothing changes.
+    fn keep_exact(&mut self, program: &Program, region: &LoopRegion) {
+        let regs = &mut self.regs;
+        loop {
+            let mut changed = false;
+            for &ci in &region.clauses {
+                let clause = &program.clauses[ci as usize];
+                let exact = |index: u8, chan: u8| {
+                    regs.iter()
+                        .any(|r| r.index == index && r.chan == chan && !r.raw)
+                };
+                let needs = needs_bits(clause, exact);
+                for n in &clause.nodes {
+                    match &n.op {
+                        Op::Temp { dst, index, chan } if needs[dst.0 as usize] => {
+                            changed |= make_exact(regs, index.base, *chan);
+                        }
+                        Op::SetTemp { index, chan, v, .. } if !is_modifier_output(clause, *v) => {
+                            changed |= make_exact(regs, index.base, *chan);
+                        }
+                        _ => {}
                     }
                 }
             }
-            _ => return None,
-        }
-        lens.push(clause.counted());
-    }
-    // Registers whose canonical bits some read needs are kept exact; a
-    // write to an exact register needs the written value's canonical bits,
-    // so repeat until nothing changes.
-    loop {
-        let mut changed = false;
-        for &ci in &region.clauses {
-            let clause = &program.clauses[ci as usize];
-            let exact = |index: u8, chan: u8| {
-                regs.iter()
-                    .any(|r| r.index == index && r.chan == chan && !r.raw)
-            };
-            let needs = needs_bits(clause, exact);
-            for n in &clause.nodes {
-                match &n.op {
-                    Op::Temp { dst, index, chan } if needs[dst.0 as usize] => {
-                        changed |= make_exact(&mut regs, index.base, *chan);
-                    }
-                    Op::SetTemp { index, chan, v, .. } if !is_modifier_output(clause, *v) => {
-                        changed |= make_exact(&mut regs, index.base, *chan);
-                    }
-                    _ => {}
-                }
+            if !changed {
+                break;
             }
         }
-        if !changed {
-            break;
-        }
     }
-    Some(Lanewise {
-        regs,
-        pred,
-        alu,
-        lens,
-    })
 }
 
 fn make_exact(regs: &mut [Carried], index: u8, chan: u8) -> bool {

@@ -9,7 +9,7 @@
 //! Signature: [`crate::state::LoopFn`]; the return value is
 //! [`crate::state::loop_exit`]`::KIND << 16 | j`.
 
-use crate::ir::{Fc, FcOp, Program, Term};
+use crate::ir::{Clause, Fc, FcOp, Program, Term};
 use crate::regions::LoopRegion;
 use crate::state::{io_offsets, loop_exit, loop_offsets, offsets};
 use cranelift_codegen::ir::condcodes::IntCC;
@@ -20,8 +20,65 @@ struct Driver<'a, 'f> {
     b: &'a mut FunctionBuilder<'f>,
     lanes: Value,
     uni: Value,
+    io: Value,
+    /// The loop's state ([`crate::state::LoopState`]).
+    st: Value,
     /// Blocks that return a code, filled at the end.
     leaves: Vec<(Block, u32)>,
+}
+
+/// The lanes that want `fc`'s jump (`exec_fc`'s jump function, §6.3), not
+/// yet restricted to the active lanes: `alu` and `pred` (the predicate
+/// channel `fc` reads, all ones when it reads none) are lane masks of one
+/// type — bits of an I32 word or lanes of an I32X4 — and `zero` is the
+/// empty mask of that type.
+pub(super) fn jump_wanted(
+    b: &mut FunctionBuilder<'_>,
+    fc: &Fc,
+    [alu, pred, zero]: [Value; 3],
+    bools: Value,
+) -> Value {
+    let ty = b.func.dfg.value_type(zero);
+    let p = if fc.pred.1 { b.ins().bnot(pred) } else { pred };
+    let bit = b.ins().ushr_imm_s(bools, i64::from(fc.bool_addr & 31));
+    let bit = b.ins().band_imm_s(bit, 1);
+    let mut want = zero;
+    for a in 0..2u32 {
+        let f = |q: u32| (u32::from(fc.func) >> (a * 4 + q * 2)) & 3;
+        // The same for both predicate values: the predicate is moot.
+        let moot = f(0) == f(1);
+        for q in 0..2u32 {
+            // Bits for b = 0 and b = 1 of this (alu, p) combination.
+            let f = f(q);
+            if f == 0 || (moot && q == 1) {
+                continue;
+            }
+            let am = if a == 1 { alu } else { b.ins().bnot(alu) };
+            let mut term = if moot {
+                am
+            } else {
+                let pm = if q == 1 { p } else { b.ins().bnot(p) };
+                b.ins().band(am, pm)
+            };
+            if f != 3 {
+                // Only for one value of b: all ones when it holds.
+                let on = if f == 2 {
+                    bit
+                } else {
+                    b.ins().bxor_imm_s(bit, 1)
+                };
+                let on = b.ins().ineg(on);
+                let on = if ty.is_vector() {
+                    b.ins().splat(ty, on)
+                } else {
+                    on
+                };
+                term = b.ins().band(term, on);
+            }
+            want = b.ins().bor(want, term);
+        }
+    }
+    want
 }
 
 impl Driver<'_, '_> {
@@ -44,11 +101,11 @@ impl Driver<'_, '_> {
         block
     }
 
-    /// The lanes that want to jump (`exec_fc`'s jump function, §6.3), not
-    /// yet restricted to the active lanes.
+    /// The lanes that want to jump, as bits, not yet restricted to the
+    /// active lanes.
     fn want(&mut self, fc: &Fc) -> Value {
         let alu = self.load(types::I32, self.lanes, offsets::ALU_RESULT);
-        let p = match fc.pred.0 {
+        let pred = match fc.pred.0 {
             Some(c) => self.load(
                 types::I32,
                 self.lanes,
@@ -56,35 +113,116 @@ impl Driver<'_, '_> {
             ),
             None => self.b.ins().iconst(types::I32, -1),
         };
-        let p = if fc.pred.1 { self.b.ins().bnot(p) } else { p };
+        let zero = self.b.ins().iconst(types::I32, 0);
         let bools = self.load(types::I32, self.uni, io_offsets::BOOLS);
-        let b = self.b.ins().ushr_imm_s(bools, i64::from(fc.bool_addr & 31));
-        let b = self.b.ins().band_imm_s(b, 1);
-        let mut want = self.b.ins().iconst(types::I32, 0);
-        for a in 0..2u32 {
-            for q in 0..2u32 {
-                // Bits for b = 0 and b = 1 of this (alu, p) combination.
-                let f = (u32::from(fc.func) >> (a * 4 + q * 2)) & 3;
-                if f == 0 {
-                    continue;
-                }
-                let am = if a == 1 { alu } else { self.b.ins().bnot(alu) };
-                let pm = if q == 1 { p } else { self.b.ins().bnot(p) };
-                let mut term = self.b.ins().band(am, pm);
-                if f != 3 {
-                    // Only for one value of b: all ones when it holds.
-                    let on = if f == 2 {
-                        b
-                    } else {
-                        self.b.ins().bxor_imm_s(b, 1)
-                    };
-                    let on = self.b.ins().ineg(on);
-                    term = self.b.ins().band(term, on);
-                }
-                want = self.b.ins().bor(want, term);
-            }
+        jump_wanted(self.b, fc, [alu, pred, zero], bools)
+    }
+
+    /// Region clause `j` (`clause`, called through `f`) from the current
+    /// block: the runaway budget (leaving before it when it would run
+    /// out), the counters, the call (leaving when it fails).
+    fn call_clause(&mut self, clause: &Clause, j: usize, f: FuncRef) {
+        let (lanes, st) = (self.lanes, self.st);
+        let n = i64::from(clause.counted());
+        let executed = self.load(types::I64, st, loop_offsets::EXECUTED);
+        let budget = self.load(types::I64, st, loop_offsets::BUDGET);
+        let executed = self.b.ins().iadd_imm_s(executed, n);
+        let over = self
+            .b
+            .ins()
+            .icmp(IntCC::UnsignedGreaterThan, executed, budget);
+        let before = self.leave(loop_exit::BEFORE, j);
+        let run = self.b.create_block();
+        self.b.ins().brif(over, before, &[], run, &[]);
+        self.b.switch_to_block(run);
+        self.store(executed, st, loop_offsets::EXECUTED);
+        let running = self.load(types::I32, lanes, offsets::RUNNING);
+        let helper = self.load(types::I32, st, loop_offsets::HELPER);
+        let live = self.b.ins().band_not(running, helper);
+        let live = self.b.ins().popcnt(live);
+        let live = self.b.ins().uextend(types::I64, live);
+        let add = self.b.ins().imul_imm_s(live, n);
+        let pix = self.load(types::I64, st, loop_offsets::PIXEL_INSTRUCTIONS);
+        let pix = self.b.ins().iadd(pix, add);
+        self.store(pix, st, loop_offsets::PIXEL_INSTRUCTIONS);
+        let call = self.b.ins().call(f, &[lanes, self.uni, self.io]);
+        let status = self.b.inst_results(call)[0];
+        let failed = self.leave(loop_exit::FAILED, j);
+        let term = self.b.create_block();
+        self.b.ins().brif(status, failed, &[], term, &[]);
+        self.b.switch_to_block(term);
+    }
+
+    /// A BREAK or CONTINUE ending clause `j`: the wanting lanes drop out
+    /// of the active ones and on to `next`, unless every lane that entered
+    /// has then left (the shim takes the jump).
+    fn lower_break(&mut self, fc: &Fc, j: usize, next: Block) {
+        let (lanes, st) = (self.lanes, self.st);
+        let at_term = self.leave(loop_exit::AT_TERM, j);
+        let running = self.load(types::I32, lanes, offsets::RUNNING);
+        let active0 = self.load(types::I32, lanes, offsets::ACTIVE);
+        let stay = self.b.create_block();
+        let active = self.b.ins().band(active0, running);
+        let want = self.want(fc);
+        let want = self.b.ins().band(want, active);
+        let entry_m = self.load(types::I32, st, loop_offsets::ENTRY);
+        let broken = self.load(types::I32, st, loop_offsets::BROKEN);
+        let continued = self.load(types::I32, st, loop_offsets::CONTINUED);
+        let (slot, updated, held) = if fc.op == FcOp::Continue {
+            let c = self.b.ins().bor(continued, want);
+            (loop_offsets::CONTINUED, c, self.b.ins().bor(broken, c))
+        } else {
+            let k = self.b.ins().bor(broken, want);
+            (loop_offsets::BROKEN, k, k)
+        };
+        let left = self.b.ins().band(entry_m, running);
+        let left = self.b.ins().band_not(left, held);
+        self.b.ins().brif(left, stay, &[], at_term, &[]);
+        self.b.switch_to_block(stay);
+        self.store(updated, st, slot);
+        let active = self.b.ins().band_not(active0, want);
+        self.store(active, lanes, offsets::ACTIVE);
+        self.b.ins().jump(next, &[]);
+    }
+
+    /// The ENDLOOP or ENDREP ending clause `j`: back to `top` for another
+    /// iteration when the lanes jump and the count is not out (aL
+    /// stepped for a LOOP), else the shim takes it.
+    fn lower_end(&mut self, fc: &Fc, j: usize, top: Block) {
+        let (lanes, st) = (self.lanes, self.st);
+        let at_term = self.leave(loop_exit::AT_TERM, j);
+        let running = self.load(types::I32, lanes, offsets::RUNNING);
+        let active0 = self.load(types::I32, lanes, offsets::ACTIVE);
+        let stay = self.b.create_block();
+        let continued = self.load(types::I32, st, loop_offsets::CONTINUED);
+        let back = self.b.ins().band(continued, running);
+        let active1 = self.b.ins().bor(active0, back);
+        let active = self.b.ins().band(active1, running);
+        let want = self.want(fc);
+        let want = self.b.ins().band(want, active);
+        let jump = if fc.any {
+            self.b.ins().icmp_imm_s(IntCC::NotEqual, want, 0)
+        } else {
+            self.b.ins().icmp(IntCC::Equal, want, active)
+        };
+        let count = self.load(types::I32, st, loop_offsets::COUNT);
+        let count = self.b.ins().iadd_imm_s(count, -1);
+        let more = self.b.ins().icmp_imm_s(IntCC::NotEqual, count, 0);
+        let again = self.b.ins().band(jump, more);
+        self.b.ins().brif(again, stay, &[], at_term, &[]);
+        self.b.switch_to_block(stay);
+        self.store(active1, lanes, offsets::ACTIVE);
+        let zero = self.b.ins().iconst(types::I32, 0);
+        self.store(zero, st, loop_offsets::CONTINUED);
+        self.store(count, st, loop_offsets::COUNT);
+        if fc.op == FcOp::EndLoop {
+            let al = self.load(types::I32, st, loop_offsets::AL);
+            let step = self.load(types::I32, st, loop_offsets::STEP);
+            let al = self.b.ins().iadd(al, step);
+            self.store(al, st, loop_offsets::AL);
+            self.store(al, lanes, offsets::AL);
         }
-        want
+        self.b.ins().jump(top, &[]);
     }
 }
 
@@ -101,115 +239,30 @@ pub(crate) fn lower_loop(
     b.append_block_params_for_function_params(entry);
     b.switch_to_block(entry);
     let params = b.block_params(entry).to_vec();
-    let (lanes, uni, io, st) = (params[0], params[1], params[2], params[3]);
     let exit = b.create_block();
     b.append_block_param(exit, types::I32);
     let pre: Vec<Block> = region.clauses.iter().map(|_| b.create_block()).collect();
     b.ins().jump(pre[0], &[]);
     let mut d = Driver {
         b,
-        lanes,
-        uni,
+        lanes: params[0],
+        uni: params[1],
+        io: params[2],
+        st: params[3],
         leaves: Vec::new(),
     };
     for (j, &ci) in region.clauses.iter().enumerate() {
         let clause = &program.clauses[ci as usize];
-        let n = i64::from(clause.counted());
-        // Budget, counters, the clause.
         d.b.switch_to_block(pre[j]);
-        let executed = d.load(types::I64, st, loop_offsets::EXECUTED);
-        let budget = d.load(types::I64, st, loop_offsets::BUDGET);
-        let executed = d.b.ins().iadd_imm_s(executed, n);
-        let over = d.b.ins().icmp(IntCC::UnsignedGreaterThan, executed, budget);
-        let before = d.leave(loop_exit::BEFORE, j);
-        let run = d.b.create_block();
-        d.b.ins().brif(over, before, &[], run, &[]);
-        d.b.switch_to_block(run);
-        d.store(executed, st, loop_offsets::EXECUTED);
-        let running = d.load(types::I32, lanes, offsets::RUNNING);
-        let helper = d.load(types::I32, st, loop_offsets::HELPER);
-        let live = d.b.ins().band_not(running, helper);
-        let live = d.b.ins().popcnt(live);
-        let live = d.b.ins().uextend(types::I64, live);
-        let add = d.b.ins().imul_imm_s(live, n);
-        let pix = d.load(types::I64, st, loop_offsets::PIXEL_INSTRUCTIONS);
-        let pix = d.b.ins().iadd(pix, add);
-        d.store(pix, st, loop_offsets::PIXEL_INSTRUCTIONS);
-        let call = d.b.ins().call(clause_fns[j], &[lanes, uni, io]);
-        let status = d.b.inst_results(call)[0];
-        let failed = d.leave(loop_exit::FAILED, j);
-        let term = d.b.create_block();
-        d.b.ins().brif(status, failed, &[], term, &[]);
-        d.b.switch_to_block(term);
+        d.call_clause(clause, j, clause_fns[j]);
         let next = pre.get(j + 1).copied().unwrap_or(pre[0]);
-        let fc = match &clause.term {
-            Term::Fc { fc, .. } => fc,
-            _ => {
-                d.b.ins().jump(next, &[]);
-                continue;
-            }
+        let Term::Fc { fc, .. } = &clause.term else {
+            d.b.ins().jump(next, &[]);
+            continue;
         };
-        let at_term = d.leave(loop_exit::AT_TERM, j);
-        let running = d.load(types::I32, lanes, offsets::RUNNING);
-        let active0 = d.load(types::I32, lanes, offsets::ACTIVE);
-        let stay = d.b.create_block();
         match fc.op {
-            FcOp::BreakLoop | FcOp::BreakRep | FcOp::Continue => {
-                let active = d.b.ins().band(active0, running);
-                let want = d.want(fc);
-                let want = d.b.ins().band(want, active);
-                let entry_m = d.load(types::I32, st, loop_offsets::ENTRY);
-                let broken = d.load(types::I32, st, loop_offsets::BROKEN);
-                let continued = d.load(types::I32, st, loop_offsets::CONTINUED);
-                let (slot, updated, held) = if fc.op == FcOp::Continue {
-                    let c = d.b.ins().bor(continued, want);
-                    (loop_offsets::CONTINUED, c, d.b.ins().bor(broken, c))
-                } else {
-                    let k = d.b.ins().bor(broken, want);
-                    (loop_offsets::BROKEN, k, k)
-                };
-                let left = d.b.ins().band(entry_m, running);
-                let left = d.b.ins().band_not(left, held);
-                // Every lane that entered has broken (continued): the shim
-                // takes the jump.
-                d.b.ins().brif(left, stay, &[], at_term, &[]);
-                d.b.switch_to_block(stay);
-                d.store(updated, st, slot);
-                let active = d.b.ins().band_not(active0, want);
-                d.store(active, lanes, offsets::ACTIVE);
-                d.b.ins().jump(next, &[]);
-            }
-            FcOp::EndLoop | FcOp::EndRep => {
-                let continued = d.load(types::I32, st, loop_offsets::CONTINUED);
-                let back = d.b.ins().band(continued, running);
-                let active1 = d.b.ins().bor(active0, back);
-                let active = d.b.ins().band(active1, running);
-                let want = d.want(fc);
-                let want = d.b.ins().band(want, active);
-                let jump = if fc.any {
-                    d.b.ins().icmp_imm_s(IntCC::NotEqual, want, 0)
-                } else {
-                    d.b.ins().icmp(IntCC::Equal, want, active)
-                };
-                let count = d.load(types::I32, st, loop_offsets::COUNT);
-                let count = d.b.ins().iadd_imm_s(count, -1);
-                let more = d.b.ins().icmp_imm_s(IntCC::NotEqual, count, 0);
-                let again = d.b.ins().band(jump, more);
-                d.b.ins().brif(again, stay, &[], at_term, &[]);
-                d.b.switch_to_block(stay);
-                d.store(active1, lanes, offsets::ACTIVE);
-                let zero = d.b.ins().iconst(types::I32, 0);
-                d.store(zero, st, loop_offsets::CONTINUED);
-                d.store(count, st, loop_offsets::COUNT);
-                if fc.op == FcOp::EndLoop {
-                    let al = d.load(types::I32, st, loop_offsets::AL);
-                    let step = d.load(types::I32, st, loop_offsets::STEP);
-                    let al = d.b.ins().iadd(al, step);
-                    d.store(al, st, loop_offsets::AL);
-                    d.store(al, lanes, offsets::AL);
-                }
-                d.b.ins().jump(pre[0], &[]);
-            }
+            FcOp::BreakLoop | FcOp::BreakRep | FcOp::Continue => d.lower_break(fc, j, next),
+            FcOp::EndLoop | FcOp::EndRep => d.lower_end(fc, j, pre[0]),
             _ => unreachable!("a region holds no other flow control"),
         }
     }

@@ -108,10 +108,7 @@ impl Lowering<'_, '_> {
         for (c, q) in coords.into_iter().enumerate() {
             self.store_arg(c, q);
         }
-        let bits = match enable {
-            Some(m) => self.batch_bits(m),
-            None => self.b.ins().iconst(types::I32, (1i64 << (4 * self.w)) - 1),
-        };
+        let bits = self.enable_bits(enable);
         self.host_call(io_offsets::FETCH, op.node, bits);
         let p = self.io_base;
         std::array::from_fn(|c| {

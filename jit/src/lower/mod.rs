@@ -25,15 +25,15 @@
 //! are identical.
 
 mod driver;
-mod fast;
 mod fetch;
+mod lazy;
 mod masks;
 mod math;
-mod node;
 mod region;
 mod shape;
+mod walk;
 
-use crate::ir::{Binary, Clause, Gate, Op, Select, Test, Unary};
+use crate::ir::{Clause, Op};
 use crate::state::{GROUP_LANES, GROUP_QUADS, io_offsets, offsets};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::immediates::Offset32;
@@ -100,8 +100,8 @@ pub(crate) struct Lowering<'a, 'f> {
     lane0: Value,
     al: Value,
     vals: Vec<Option<Val>>,
-    /// How each value's vectors relate to it (full-batch body only).
-    lazy: Vec<fast::Lazy>,
+    /// How each value's vectors relate to it ([`lazy`]).
+    lazy: Vec<lazy::Lazy>,
     consts: HashMap<u32, Value>,
     masks: Option<Masks>,
     host_sig: SigRef,
@@ -155,7 +155,7 @@ pub(crate) fn lower_clause(
 ) -> PcMarks {
     let w = batch_quads(clause, w, lookups);
     debug_assert!(w.is_power_of_two() && w <= GROUP_QUADS);
-    let fast = fast::eligible(clause) && bodies != Body::General;
+    let fast = walk::eligible(clause) && bodies != Body::General;
     debug_assert!(fast || bodies != Body::Full, "no full-batch body to build");
     let entry = b.create_block();
     b.append_block_params_for_function_params(entry);
@@ -206,7 +206,7 @@ pub(crate) fn lower_clause(
     } else {
         // Values defined so far (the uniforms) serve both bodies; anything
         // memoised inside one body must not leak into the other.
-        let (vals, consts) = (l.vals.clone(), l.consts.clone());
+        let (vals, lazy, consts) = (l.vals.clone(), l.lazy.clone(), l.consts.clone());
         if fast {
             let full = l.b.ins().icmp_imm_s(IntCC::Equal, both, batch);
             let (fast_body, general) = (l.b.create_block(), l.b.create_block());
@@ -215,15 +215,9 @@ pub(crate) fn lower_clause(
             l.full_batch(clause);
             l.b.ins().jump(head, &[next.into()]);
             l.b.switch_to_block(general);
-            (l.vals, l.consts) = (vals, consts);
+            (l.vals, l.lazy, l.consts) = (vals, lazy, consts);
         }
-        l.masks = Some(l.load_masks(clause));
-        for (i, node) in clause.nodes.iter().enumerate() {
-            let mark = l.mark_start(node.pc);
-            l.node(i as u32, &node.op);
-            l.mark_end(mark, node.pc);
-        }
-        l.store_masks();
+        l.masked_batch(clause);
         l.b.ins().jump(head, &[next.into()]);
     }
 
@@ -272,7 +266,7 @@ impl<'a, 'f> Lowering<'a, 'f> {
             lane0: al,
             al,
             vals: vec![None; values as usize],
-            lazy: vec![fast::Lazy::No; values as usize],
+            lazy: vec![lazy::Lazy::No; values as usize],
             consts: HashMap::new(),
             masks: None,
             host_sig,
@@ -290,7 +284,7 @@ impl<'a, 'f> Lowering<'a, 'f> {
     fn uniforms(&mut self, clause: &Clause) {
         let n = clause.values as usize;
         self.vals = vec![None; n];
-        self.lazy = vec![fast::Lazy::No; n];
+        self.lazy = vec![lazy::Lazy::No; n];
         self.imm = vec![None; n];
         let mut loaded: HashMap<(u8, u8), Value> = HashMap::new();
         for node in &clause.nodes {
@@ -429,13 +423,6 @@ impl Lowering<'_, '_> {
 
     fn get(&self, v: crate::ir::V) -> Val {
         self.vals[v.0 as usize].expect("the IR verifier guarantees definition before use")
-    }
-
-    /// The vectors arithmetic reads for a value. Compiled code runs with
-    /// MXCSR.DAZ set, so the hardware reads denormals as signed zeros
-    /// (`fp::daz`) and the raw vectors serve as they are.
-    fn daz(&mut self, v: crate::ir::V) -> [Value; GROUP_QUADS] {
-        self.get(v).q
     }
 
     /// The effective register index of `index` as a byte offset (scalar).

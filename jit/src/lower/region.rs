@@ -3,7 +3,7 @@
 //! Per batch of `w` quads with a lane in the loop: the registers the region
 //! touches, the predicate channels and the ALU result are read once into
 //! SSA variables; the iterations then run the region's clauses one after
-//! another with the full-batch lowering ([`super::fast`]) on those
+//! another with the full walk ([`super::walk`]) on those
 //! variables — no loads, stores, blends or lane masks. A break tests its
 //! lanes; when one leaves, a cold block copies the batch's state aside for
 //! it (registers into their own memory, which the loop never reads; masks
@@ -17,14 +17,14 @@
 //!
 //! Signature: [`crate::state::LoopFn`].
 
-use super::fast::{Lazy, RegFile, Writes};
+use super::lazy::{Lazy, RegFile, Writes};
 use super::{GROUP_QUADS, Lowering};
 use crate::ir::{Fc, Index, Program, Term};
 use crate::lanewise::Lanewise;
 use crate::regions::LoopRegion;
 use crate::state::{LANE_STAYED, io_offsets, loop_offsets, offsets};
 use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Type, Value, types};
+use cranelift_codegen::ir::{Block, InstBuilder, MemFlagsData, Type, Value, types};
 use cranelift_frontend::{FunctionBuilder, Variable};
 
 /// The SSA variables of a batch.
@@ -162,45 +162,12 @@ impl Lowering<'_, '_> {
     /// function, as the lock-step driver computes it), as a lane mask.
     fn want_vec(&mut self, fc: &Fc, vars: &Vars, bools: Value, k: usize) -> Value {
         let alu = self.b.use_var(vars.alu[k]);
-        let ones = self.splat_i(u32::MAX);
-        let p = match fc.pred.0 {
+        let pred = match fc.pred.0 {
             Some(c) => self.b.use_var(vars.pred[usize::from(c & 3)][k]),
-            None => ones,
+            None => self.splat_i(u32::MAX),
         };
-        let p = if fc.pred.1 { self.b.ins().bnot(p) } else { p };
-        let b = self.b.ins().ushr_imm_s(bools, i64::from(fc.bool_addr & 31));
-        let b = self.b.ins().band_imm_s(b, 1);
-        let mut want = self.splat_i(0);
-        for a in 0..2u32 {
-            let f = |q: u32| (u32::from(fc.func) >> (a * 4 + q * 2)) & 3;
-            // The same for both predicate values: the predicate is moot.
-            let moot = f(0) == f(1);
-            for q in 0..2u32 {
-                let f = f(q);
-                if f == 0 || (moot && q == 1) {
-                    continue;
-                }
-                let am = if a == 1 { alu } else { self.b.ins().bnot(alu) };
-                let mut term = if moot {
-                    am
-                } else {
-                    let pm = if q == 1 { p } else { self.b.ins().bnot(p) };
-                    self.b.ins().band(am, pm)
-                };
-                if f != 3 {
-                    let on = if f == 2 {
-                        b
-                    } else {
-                        self.b.ins().bxor_imm_s(b, 1)
-                    };
-                    let on = self.b.ins().ineg(on);
-                    let on = self.b.ins().splat(types::I32X4, on);
-                    term = self.b.ins().band(term, on);
-                }
-                want = self.b.ins().bor(want, term);
-            }
-        }
-        want
+        let zero = self.splat_i(0);
+        super::driver::jump_wanted(self.b, fc, [alu, pred, zero], bools)
     }
 
     /// Whether any lane of the batch's masks `m` is set (scalar, non-zero).
@@ -211,6 +178,22 @@ impl Lowering<'_, '_> {
         }
         self.b.ins().vhigh_bits(types::I32, acc)
     }
+}
+
+/// What the lane-wise function's pieces share: the analysis, the batch's
+/// variables, the mask words kept in variables and the loop's scalars.
+struct Region<'v> {
+    lw: &'v Lanewise,
+    v: Vars,
+    /// Per mask word kept in variables: its offset in the lanes, the
+    /// current and the captured variables.
+    masks: Vec<(usize, [Variable; GROUP_QUADS], [Variable; GROUP_QUADS])>,
+    /// The boolean constants, the trip count and aL's step.
+    bools: Value,
+    count: Value,
+    step: Value,
+    /// Clauses per iteration.
+    clauses: i64,
 }
 
 /// Builds the lane-wise function of `region` into `b` (a function with the
@@ -229,32 +212,36 @@ pub(crate) fn lower_lanewise(
     b.switch_to_block(entry);
     let params = b.block_params(entry).to_vec();
     let (lanes, uni, io, st) = (params[0], params[1], params[2], params[3]);
-    let trusted = MemFlagsData::trusted();
-    let quads = b
-        .ins()
-        .load(types::I32, trusted, lanes, offsets::QUADS as i32);
-    let count = b
-        .ins()
-        .load(types::I32, trusted, st, loop_offsets::COUNT as i32);
-    let al0 = b
-        .ins()
-        .load(types::I32, trusted, st, loop_offsets::AL as i32);
-    let step = b
-        .ins()
-        .load(types::I32, trusted, st, loop_offsets::STEP as i32);
-    let bools = b
-        .ins()
-        .load(types::I32, trusted, uni, io_offsets::BOOLS as i32);
+    let load = |b: &mut FunctionBuilder<'_>, p, off: usize| {
+        b.ins()
+            .load(types::I32, MemFlagsData::trusted(), p, off as i32)
+    };
+    let quads = load(b, lanes, offsets::QUADS);
+    let al0 = load(b, st, loop_offsets::AL);
+    let mut r = Region {
+        lw,
+        v: vars(b, lw),
+        masks: Vec::new(),
+        count: load(b, st, loop_offsets::COUNT),
+        step: load(b, st, loop_offsets::STEP),
+        bools: load(b, uni, io_offsets::BOOLS),
+        clauses: region.clauses.len() as i64,
+    };
+    r.masks = (0..4)
+        .filter(|&c| lw.pred[c])
+        .map(|c| (offsets::PRED + 4 * c, r.v.pred[c], r.v.pred_saved[c]))
+        .chain(
+            lw.alu
+                .then_some((offsets::ALU_RESULT, r.v.alu, r.v.alu_saved)),
+        )
+        .collect();
     let values = region
         .clauses
         .iter()
         .map(|&ci| program.clauses[ci as usize].values)
         .max()
         .unwrap_or(0);
-    let v = vars(b, lw);
     let mut l = Lowering::new(b, w, ptr, call_conv, [lanes, uni, io], values, al0);
-    let none = l.splat_i(u32::MAX);
-    let stayed = l.splat_i(LANE_STAYED as u32);
     let entry_consts = l.consts.clone();
 
     // head(q0): q0 < quads ? batch : exit; a batch is skipped when none
@@ -269,139 +256,162 @@ pub(crate) fn lower_lanewise(
     let work = l.b.create_block();
     l.b.ins().brif(bits, work, &[], head, &[next.into()]);
 
-    // work: the batch's state into variables.
     l.b.switch_to_block(work);
-    for k in 0..w {
-        let alive = l.quad_mask(both, k);
-        l.b.def_var(v.alive[k], alive);
-        l.b.def_var(v.event[k], none);
-    }
-    for (p, r) in lw.regs.iter().enumerate() {
-        let index = Index {
-            base: r.index,
-            rel: false,
-        };
-        let (at, o) = l.temp_addr(index, r.chan);
-        for k in 0..w {
-            let x = l.load_vec(at, o, k);
-            l.b.def_var(v.cur[p][k], x);
-        }
-    }
-    let masks: Vec<(usize, [Variable; GROUP_QUADS], [Variable; GROUP_QUADS])> = (0..4)
-        .filter(|&c| lw.pred[c])
-        .map(|c| (offsets::PRED + 4 * c, v.pred[c], v.pred_saved[c]))
-        .chain(lw.alu.then_some((offsets::ALU_RESULT, v.alu, v.alu_saved)))
-        .collect();
-    for &(o, cur, saved) in &masks {
-        let m = l.mask_vecs(o);
-        for k in 0..w {
-            l.b.def_var(cur[k], m[k]);
-            l.b.def_var(saved[k], m[k]);
-        }
-    }
-    let zero = l.b.ins().iconst(types::I32, 0);
-    l.b.def_var(v.it, zero);
-    l.b.def_var(v.al, al0);
-    let iter = l.b.create_block();
-    let out = l.b.create_block();
+    r.enter(&mut l, both, al0);
+    let (iter, out) = (l.b.create_block(), l.b.create_block());
     l.b.ins().jump(iter, &[]);
 
     // iter: one iteration of every clause.
     l.b.switch_to_block(iter);
-    l.al = l.b.use_var(v.al);
-    let r = region.clauses.len() as i64;
+    l.al = l.b.use_var(r.v.al);
     for (j, &ci) in region.clauses.iter().enumerate() {
         let clause = &program.clauses[ci as usize];
         l.uniforms(clause);
         #[cfg(feature = "fault-injection")]
         crate::fault::check(clause, crate::fault::Site::Region);
-        l.full_nodes(clause, &mut InVars { lw, vars: &v });
+        l.full_nodes(clause, &mut InVars { lw, vars: &r.v });
         let Term::Fc { fc, .. } = &clause.term else {
             continue;
         };
         if j + 1 < region.clauses.len() {
-            // A break: lanes that leave are captured.
-            let want: Vec<Value> = (0..w)
-                .map(|k| {
-                    let m = l.want_vec(fc, &v, bools, k);
-                    let alive = l.b.use_var(v.alive[k]);
-                    l.b.ins().band(m, alive)
-                })
-                .collect();
-            let any = l.any_lane(&want);
-            let (capture, cont) = (l.b.create_block(), l.b.create_block());
-            l.b.ins().brif(any, capture, &[], cont, &[]);
-            l.b.switch_to_block(capture);
-            let consts = l.consts.clone();
-            store_written(&mut l, lw, &v, &want);
-            for &(_, cur, saved) in &masks {
-                for (k, &m) in want.iter().enumerate() {
-                    let (x, s) = (l.b.use_var(cur[k]), l.b.use_var(saved[k]));
-                    let s = l.b.ins().bitselect(m, x, s);
-                    l.b.def_var(saved[k], s);
-                }
-            }
-            let it = l.b.use_var(v.it);
-            let e = l.b.ins().imul_imm_s(it, r);
-            let e = l.b.ins().iadd_imm_s(e, j as i64);
-            let e = l.b.ins().splat(types::I32X4, e);
-            let mut left = Vec::with_capacity(w);
-            for (k, &m) in want.iter().enumerate() {
-                let ev = l.b.use_var(v.event[k]);
-                let ev = l.b.ins().bitselect(m, e, ev);
-                l.b.def_var(v.event[k], ev);
-                let alive = l.b.use_var(v.alive[k]);
-                let alive = l.b.ins().band_not(alive, m);
-                l.b.def_var(v.alive[k], alive);
-                left.push(alive);
-            }
-            let some = l.any_lane(&left);
-            l.b.ins().brif(some, cont, &[], out, &[]);
-            l.consts = consts;
-            l.b.switch_to_block(cont);
+            r.lower_break(&mut l, fc, j, out);
         } else {
-            // The ENDLOOP/ENDREP: the next iteration, or the count is out.
-            let it = l.b.use_var(v.it);
-            let it = l.b.ins().iadd_imm_s(it, 1);
-            let done = l.b.ins().icmp(IntCC::Equal, it, count);
-            let (stay, back) = (l.b.create_block(), l.b.create_block());
-            l.b.ins().brif(done, stay, &[], back, &[]);
-            l.b.switch_to_block(stay);
-            for k in 0..w {
-                let (alive, ev) = (l.b.use_var(v.alive[k]), l.b.use_var(v.event[k]));
-                let ev = l.b.ins().bitselect(alive, stayed, ev);
-                l.b.def_var(v.event[k], ev);
-            }
-            l.b.ins().jump(out, &[]);
-            l.b.switch_to_block(back);
-            l.b.def_var(v.it, it);
-            let al = l.b.ins().iadd(l.al, step);
-            l.b.def_var(v.al, al);
-            l.b.ins().jump(iter, &[]);
+            r.lower_end(&mut l, iter, out);
         }
     }
 
     // out: what each lane had when it left (or has now), written back.
     l.b.switch_to_block(out);
     l.consts = entry_consts;
-    let alive: Vec<Value> = (0..w).map(|k| l.b.use_var(v.alive[k])).collect();
-    let events: Vec<Value> = (0..w).map(|k| l.b.use_var(v.event[k])).collect();
-    // Raw registers are made canonical by `settle`, for the lanes that
-    // wrote them in the loop.
-    store_written(&mut l, lw, &v, &alive);
-    for &(o, cur, saved) in &masks {
-        let m: Vec<Value> = (0..w)
-            .map(|k| {
-                let (x, s) = (l.b.use_var(cur[k]), l.b.use_var(saved[k]));
-                l.b.ins().bitselect(alive[k], x, s)
-            })
-            .collect();
-        l.store_bits(o, &m, false);
-    }
-    for (k, &ev) in events.iter().enumerate() {
-        l.store_vec(ev, st_base, loop_offsets::EVENTS as i32, k);
-    }
+    r.leave(&mut l, st_base);
     l.b.ins().jump(head, &[next.into()]);
 
     l.finish(exit);
+}
+
+impl Region<'_> {
+    /// The batch's state into the variables: its lanes alive where running
+    /// and active (`both`), no events, its registers and mask words, no
+    /// iteration done, aL = `al0`.
+    fn enter(&self, l: &mut Lowering<'_, '_>, both: Value, al0: Value) {
+        let v = &self.v;
+        let none = l.splat_i(u32::MAX);
+        for k in 0..l.w {
+            let alive = l.quad_mask(both, k);
+            l.b.def_var(v.alive[k], alive);
+            l.b.def_var(v.event[k], none);
+        }
+        for (p, r) in self.lw.regs.iter().enumerate() {
+            let index = Index {
+                base: r.index,
+                rel: false,
+            };
+            let (at, o) = l.temp_addr(index, r.chan);
+            for k in 0..l.w {
+                let x = l.load_vec(at, o, k);
+                l.b.def_var(v.cur[p][k], x);
+            }
+        }
+        for &(o, cur, saved) in &self.masks {
+            let m = l.mask_vecs(o);
+            for k in 0..l.w {
+                l.b.def_var(cur[k], m[k]);
+                l.b.def_var(saved[k], m[k]);
+            }
+        }
+        let zero = l.b.ins().iconst(types::I32, 0);
+        l.b.def_var(v.it, zero);
+        l.b.def_var(v.al, al0);
+    }
+
+    /// A break after clause `j` of the iteration: lanes that want its jump
+    /// are captured and leave; when none is left, on to `out`.
+    fn lower_break(&self, l: &mut Lowering<'_, '_>, fc: &Fc, j: usize, out: Block) {
+        let (v, w) = (&self.v, l.w);
+        let want: Vec<Value> = (0..w)
+            .map(|k| {
+                let m = l.want_vec(fc, v, self.bools, k);
+                let alive = l.b.use_var(v.alive[k]);
+                l.b.ins().band(m, alive)
+            })
+            .collect();
+        let any = l.any_lane(&want);
+        let (capture, cont) = (l.b.create_block(), l.b.create_block());
+        l.b.ins().brif(any, capture, &[], cont, &[]);
+        l.b.switch_to_block(capture);
+        let consts = l.consts.clone();
+        store_written(l, self.lw, v, &want);
+        for &(_, cur, saved) in &self.masks {
+            for (k, &m) in want.iter().enumerate() {
+                let (x, s) = (l.b.use_var(cur[k]), l.b.use_var(saved[k]));
+                let s = l.b.ins().bitselect(m, x, s);
+                l.b.def_var(saved[k], s);
+            }
+        }
+        let it = l.b.use_var(v.it);
+        let e = l.b.ins().imul_imm_s(it, self.clauses);
+        let e = l.b.ins().iadd_imm_s(e, j as i64);
+        let e = l.b.ins().splat(types::I32X4, e);
+        let mut left = Vec::with_capacity(w);
+        for (k, &m) in want.iter().enumerate() {
+            let ev = l.b.use_var(v.event[k]);
+            let ev = l.b.ins().bitselect(m, e, ev);
+            l.b.def_var(v.event[k], ev);
+            let alive = l.b.use_var(v.alive[k]);
+            let alive = l.b.ins().band_not(alive, m);
+            l.b.def_var(v.alive[k], alive);
+            left.push(alive);
+        }
+        let some = l.any_lane(&left);
+        l.b.ins().brif(some, cont, &[], out, &[]);
+        l.consts = consts;
+        l.b.switch_to_block(cont);
+    }
+
+    /// The ENDLOOP/ENDREP: back to `iter` for the next iteration, or on to
+    /// `out` when the count is out (the lanes still in the loop stayed).
+    fn lower_end(&self, l: &mut Lowering<'_, '_>, iter: Block, out: Block) {
+        let v = &self.v;
+        let stayed = l.splat_i(LANE_STAYED as u32);
+        let it = l.b.use_var(v.it);
+        let it = l.b.ins().iadd_imm_s(it, 1);
+        let done = l.b.ins().icmp(IntCC::Equal, it, self.count);
+        let (stay, back) = (l.b.create_block(), l.b.create_block());
+        l.b.ins().brif(done, stay, &[], back, &[]);
+        l.b.switch_to_block(stay);
+        for k in 0..l.w {
+            let (alive, ev) = (l.b.use_var(v.alive[k]), l.b.use_var(v.event[k]));
+            let ev = l.b.ins().bitselect(alive, stayed, ev);
+            l.b.def_var(v.event[k], ev);
+        }
+        l.b.ins().jump(out, &[]);
+        l.b.switch_to_block(back);
+        l.b.def_var(v.it, it);
+        let al = l.b.ins().iadd(l.al, self.step);
+        l.b.def_var(v.al, al);
+        l.b.ins().jump(iter, &[]);
+    }
+
+    /// Writes back what each lane had when it left (or has now), and the
+    /// events at `st_base`.
+    fn leave(&self, l: &mut Lowering<'_, '_>, st_base: Value) {
+        let (v, w) = (&self.v, l.w);
+        let alive: Vec<Value> = (0..w).map(|k| l.b.use_var(v.alive[k])).collect();
+        let events: Vec<Value> = (0..w).map(|k| l.b.use_var(v.event[k])).collect();
+        // Raw registers are made canonical by `settle`, for the lanes that
+        // wrote them in the loop.
+        store_written(l, self.lw, v, &alive);
+        for &(o, cur, saved) in &self.masks {
+            let m: Vec<Value> = (0..w)
+                .map(|k| {
+                    let (x, s) = (l.b.use_var(cur[k]), l.b.use_var(saved[k]));
+                    l.b.ins().bitselect(alive[k], x, s)
+                })
+                .collect();
+            l.store_bits(o, &m, false);
+        }
+        for (k, &ev) in events.iter().enumerate() {
+            l.store_vec(ev, st_base, loop_offsets::EVENTS as i32, k);
+        }
+    }
 }

@@ -127,7 +127,7 @@ pub(crate) fn writes_inactive(clause: &Clause) -> bool {
     clause.nodes.iter().any(|n| n.op.writes_inactive())
 }
 
-/// Whether `clause` has a full-batch body ([`fast`]).
+/// Whether `clause` has a full-batch body ([`super::walk`]).
 pub(crate) fn has_full_body(clause: &Clause) -> bool {
-    super::fast::eligible(clause)
+    super::walk::eligible(clause)
 }
