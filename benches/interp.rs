@@ -13,13 +13,12 @@ use std::time::Instant;
 fn kernel(name: &str, asm: &str, size: u32, tex: &Images, uniforms: &Uniforms) {
     let words = assemble(asm).expect("bench kernels assemble");
     let program = frontend::build(&decode_program(&words), frontend::Options::default());
-    let mut runner = Runner {
-        program: &program,
-        engine: Interpreter::new(),
+    let mut runner = Runner::new(
+        &program,
+        Interpreter::new(),
         uniforms,
-        options: RunOptions::default(),
-        stop: None,
-    };
+        RunOptions::default(),
+    );
     let mut best = f64::MAX;
     let mut pixinst = 0;
     for _ in 0..3 {

@@ -163,13 +163,13 @@ fn main() {
     let ceiling = ctm_tools::peak::mad_peak_gflops(200_000_000).expect("ceiling");
     let mut rows = Vec::new();
     for case in suite::suite() {
-        let (w, h) = (case.job.width, case.job.height);
+        let (w, h) = case.job.size();
         // Plain Rust, and plain Rust with the DPP's rules, where written.
         let (native_s, exact_s) = match case.name {
             "chains8" => {
                 let mut c = [[0f32; 4]; 19];
-                for (n, v) in &case.job.consts {
-                    c[*n] = *v;
+                for (n, v) in c.iter_mut().enumerate() {
+                    *v = case.job.bound_constant(n as u8).unwrap_or_default();
                 }
                 (
                     Some(best(3, || {
@@ -189,8 +189,8 @@ fn main() {
                 })),
             ),
             "saxpy" => {
-                let x = case.job.inputs[0].1.to_f32();
-                let y = case.job.inputs[1].1.to_f32();
+                let x = case.job.bound_input(0).expect("x").to_f32();
+                let y = case.job.bound_input(1).expect("y").to_f32();
                 (
                     Some(best(3, || {
                         black_box(native_saxpy(&x, &y, 1.75));

@@ -35,18 +35,16 @@ pub fn zbuffer_job(w: u32, h: u32) -> Job {
     use ctm::co::{CondLoc, CondTest};
     use ctm::kernel::{CondSetup, HostSurface};
     use ctm::mc::Format;
-    Job {
-        cond: Some(CondSetup {
+    Job::new(w, h)
+        .constant(0, [0.1, 0.0, 0.0, 0.0])
+        .constant(1, [0.0; 4])
+        .constant(2, [1.0; 4])
+        .output(0, Format::Float32_4)
+        .cond(CondSetup {
             test: CondTest::Less,
             loc: CondLoc::Dpp,
             write: true,
             buffer: HostSurface::from_f32(Format::Float32_1, w, h, &vec![0.5; (w * h) as usize])
                 .unwrap(),
-        }),
-        ..Job::new(w, h)
-            .constant(0, [0.1, 0.0, 0.0, 0.0])
-            .constant(1, [0.0; 4])
-            .constant(2, [1.0; 4])
-            .output(0, Format::Float32_4)
-    }
+        })
 }

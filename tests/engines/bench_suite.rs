@@ -10,8 +10,8 @@ use ctm_tools::bench::suite;
 /// A case on a small domain (the kernels' work per pixel is unchanged).
 fn small(name: &str) -> suite::Case {
     let mut c = suite::case(name).unwrap();
-    c.job.width = c.job.width.min(24);
-    c.job.height = c.job.height.min(16);
+    let (w, h) = c.job.size();
+    c.job = c.job.domain(w.min(24), h.min(16));
     c
 }
 

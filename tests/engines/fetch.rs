@@ -104,7 +104,7 @@ fn check(format: Format, unscaled: bool, threads: usize) {
         .output(0, Format::Float32_4)
         .output(1, Format::Float32_4)
         .output(2, Format::Float32_4);
-    job.settings.threads = threads;
+    job.settings_mut().threads = threads;
     let got = both(&program(unscaled), &job);
     let d = got.report.diagnostics;
     assert!(

@@ -29,7 +29,7 @@ fn a_second_run_of_the_same_program_compiles_nothing() {
         .constant(6, [1.0; 4])
         .output(0, Format::Float32_4)
         .code_cache(&cache);
-    job.settings.engine = EngineKind::Jit;
+    job.settings_mut().engine = EngineKind::Jit;
     let first = k.run(&job).unwrap();
     let second = k.run(&job).unwrap();
     assert_eq!(first.report.engine.compiled, 1, "{:?}", first.report.engine);
@@ -116,10 +116,10 @@ done:
             .output(0, Format::Float32_4)
             .code_cache(&cache);
         let mut interp = job.clone();
-        interp.settings.engine = EngineKind::Interp;
+        interp.settings_mut().engine = EngineKind::Interp;
         let mut jit = job;
-        jit.settings.engine = EngineKind::Jit;
-        jit.settings.threads = 1;
+        jit.settings_mut().engine = EngineKind::Jit;
+        jit.settings_mut().threads = 1;
         let (want, got) = (k.run(&interp), k.run(&jit));
         let (a, b) = (Observed::job(want.as_ref()), Observed::job(got.as_ref()));
         assert_agree(&a, &b, "interp", "jit");
@@ -144,9 +144,9 @@ done:
 /// engine statistics.
 fn agree_with_interp(k: &Kernel, job: &Job) -> ctm::runtime::EngineStats {
     let mut interp = job.clone();
-    interp.settings.engine = EngineKind::Interp;
+    interp.settings_mut().engine = EngineKind::Interp;
     let mut jit = job.clone();
-    jit.settings.engine = EngineKind::Jit;
+    jit.settings_mut().engine = EngineKind::Jit;
     let (want, got) = (k.run(&interp), k.run(&jit));
     let (a, b) = (Observed::job(want.as_ref()), Observed::job(got.as_ref()));
     assert_agree(&a, &b, "interp", "jit");

@@ -25,7 +25,7 @@ fn example(name: &str) -> Kernel {
 
 fn with_threads(job: Job, threads: usize) -> Job {
     let mut job = job;
-    job.settings.threads = threads;
+    job.settings_mut().threads = threads;
     job
 }
 

@@ -43,7 +43,7 @@ fn program(open: &str, brk: &str, close: &str) -> Kernel {
 
 fn run(k: &Kernel, job: &Job, engine: EngineKind) -> Result<JobResult, KernelError> {
     let mut job = job.clone();
-    job.settings.engine = engine;
+    job.settings_mut().engine = engine;
     k.run(&job)
 }
 
@@ -87,7 +87,7 @@ fn the_budget_runs_out_inside_a_loop_region_as_in_the_interpreter() {
         let mut job = Job::new(64, 4)
             .int(0, 200, 0, 0)
             .output(0, Format::Float32_4);
-        job.settings.options.budget = budget;
+        job.settings_mut().options.budget = budget;
         let want = run(&k, &job, EngineKind::Interp);
         let got = run(&k, &job, EngineKind::Jit);
         let (a, b) = (Observed::job(want.as_ref()), Observed::job(got.as_ref()));
@@ -205,7 +205,7 @@ fn a_lane_wise_loop_hands_over_to_lock_step_where_the_budget_would_run_out() {
     // interpreter does, or finishes as it does.
     for budget in [9, 10, 30, 80, 200, 250, 400, 1_000, 100_000] {
         let mut job = lanewise_job(40, 0, 1);
-        job.settings.options.budget = budget;
+        job.settings_mut().options.budget = budget;
         let want = run(&k, &job, EngineKind::Interp);
         let got = run(&k, &job, EngineKind::Jit);
         let (a, b) = (Observed::job(want.as_ref()), Observed::job(got.as_ref()));

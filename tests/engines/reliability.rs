@@ -225,15 +225,9 @@ fn run_on(
 ) -> Result<(), RunError> {
     let uniforms = Uniforms::default();
     let mut sink = |_: u32, _: u32, _: &PixelOut| {};
-    Runner {
-        program,
-        engine,
-        uniforms: &uniforms,
-        options: RunOptions::default(),
-        stop: None,
-    }
-    .run(Domain::new(4, 4), 0, tex, &mut sink)
-    .map(|_| ())
+    Runner::new(program, engine, &uniforms, RunOptions::default())
+        .run(Domain::new(4, 4), 0, tex, &mut sink)
+        .map(|_| ())
 }
 
 #[test]

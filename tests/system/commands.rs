@@ -187,7 +187,7 @@ fn a_fault_stops_the_stream_and_later_commands_touch_nothing() {
         "before the fault: ran"
     );
     assert_eq!(rig.pixel(3, 1), [0.0; 4], "after the fault: untouched");
-    assert_eq!(rig.dev.pe().domain, Domain::new(2, 1));
+    assert_eq!(rig.dev.pe().domain(), Domain::new(2, 1));
 }
 
 #[test]
@@ -296,5 +296,5 @@ fn perf_counters_count_only_when_enabled() {
         "total {total} active {active}"
     );
     // Counting stopped: the second run did not add.
-    assert_eq!(rig.dev.pe().counters.active, r.runs[0].clocks);
+    assert_eq!(rig.dev.pe().counters().active, r.runs[0].clocks);
 }

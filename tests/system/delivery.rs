@@ -32,9 +32,9 @@ const PROGRAM: &str = "
 fn run(job: &Job, engine: EngineKind, threads: usize, cache: CacheMode) -> JobResult {
     let kernel = Kernel::assemble(PROGRAM).unwrap();
     let mut job = job.clone();
-    job.settings.engine = engine;
-    job.settings.threads = threads;
-    job.cache_mode = cache;
+    job.settings_mut().engine = engine;
+    job.settings_mut().threads = threads;
+    job = job.cache_mode(cache);
     kernel.run(&job).unwrap()
 }
 
@@ -198,8 +198,8 @@ fn a_4096_square_float32_4_output_fits_and_jobs_default_to_speed() {
     )
     .unwrap();
     let job = Job::new(4096, 4096).output(0, Format::Float32_4);
-    assert_eq!(job.settings.engine, EngineKind::best());
-    assert_eq!(job.settings.threads, ctm::pe::all_cores());
+    assert_eq!(job.settings().engine, EngineKind::best());
+    assert_eq!(job.settings().threads, ctm::pe::all_cores());
     let r = k.run(&job).unwrap();
     let out = &r.output(0).unwrap().data;
     assert_eq!(out.len(), 4096 * 4096 * 16);

@@ -86,14 +86,8 @@ pub fn run_program(
     let mut sink = |i, j, out: &PixelOut| {
         pixels.insert((i, j), out.clone());
     };
-    let stats = Runner {
-        program,
-        engine,
-        uniforms,
-        options,
-        stop: None,
-    }
-    .run(domain, v, &mut tex, &mut sink)?;
+    let stats =
+        Runner::new(program, engine, uniforms, options).run(domain, v, &mut tex, &mut sink)?;
     Ok(Run {
         pixels,
         stats,
@@ -300,7 +294,7 @@ pub fn ran_natively(e: &EngineStats, ran: bool) -> Result<(), String> {
 pub fn run_both(kernel: &Kernel, job: &Job) -> Result<Result<JobResult, KernelError>, String> {
     let on = |engine| {
         let mut j = job.clone();
-        j.settings.engine = engine;
+        j.settings_mut().engine = engine;
         kernel.run(&j)
     };
     let want = on(EngineKind::Interp);

@@ -138,37 +138,39 @@ impl Resource {
     }
 }
 
-/// Everything one run needs besides the program.
+/// Everything one run needs besides the program: built with [`Job::new`]
+/// and the builder methods, each binding replacing an earlier one of the
+/// same resource.
 #[derive(Clone, Debug)]
 pub struct Job {
     /// Domain width: i runs over 0..width.
-    pub width: u32,
+    pub(crate) width: u32,
     /// Domain height: j runs over 0..height.
-    pub height: u32,
+    pub(crate) height: u32,
     /// Inputs by id.
-    pub inputs: Vec<(u8, HostSurface)>,
+    pub(crate) inputs: Vec<(u8, HostSurface)>,
     /// Outputs by id, each `width × height` of the format.
-    pub outputs: Vec<(u8, Format)>,
+    pub(crate) outputs: Vec<(u8, Format)>,
     /// Initial contents of outputs (else they start zero).
-    pub output_init: Vec<(u8, HostSurface)>,
+    pub(crate) output_init: Vec<(u8, HostSurface)>,
     /// Float constants.
-    pub consts: Vec<(usize, [f32; 4])>,
+    pub(crate) consts: Vec<(usize, [f32; 4])>,
     /// Integer constants.
-    pub ints: Vec<(usize, IntConst)>,
+    pub(crate) ints: Vec<(usize, IntConst)>,
     /// Boolean constants.
-    pub bools: Vec<(usize, bool)>,
+    pub(crate) bools: Vec<(usize, bool)>,
     /// The conditional value handed to every pair (r0.b).
-    pub cond_val: f32,
+    pub(crate) cond_val: f32,
     /// Interpolation parameters for programs that read interpolants
     /// (`docs/machine.md` §6.1); `None`: every interpolant is the pixel's
     /// centre.
-    pub params: Option<[f32; crate::pe::params::PARAM_FLOATS]>,
+    pub(crate) params: Option<[f32; crate::pe::params::PARAM_FLOATS]>,
     /// Conditional output, if any.
-    pub cond: Option<CondSetup>,
+    pub(crate) cond: Option<CondSetup>,
     /// Engine, threads, options.
-    pub settings: RunSettings,
+    pub(crate) settings: RunSettings,
     /// Cache behaviour.
-    pub cache_mode: CacheMode,
+    pub(crate) cache_mode: CacheMode,
 }
 
 impl Job {
@@ -193,8 +195,15 @@ impl Job {
         }
     }
 
+    /// Sets the domain to `width × height` (bindings unchanged).
+    pub fn domain(mut self, width: u32, height: u32) -> Job {
+        (self.width, self.height) = (width, height);
+        self
+    }
+
     /// Binds input `n`.
     pub fn input(mut self, n: u8, s: HostSurface) -> Job {
+        self.inputs.retain(|(k, _)| *k != n);
         self.inputs.push((n, s));
         self
     }
@@ -221,12 +230,14 @@ impl Job {
 
     /// Sets float constant `n`.
     pub fn constant(mut self, n: u8, v: [f32; 4]) -> Job {
+        self.consts.retain(|c| c.0 != usize::from(n));
         self.consts.push((usize::from(n), v));
         self
     }
 
     /// Sets integer constant `n`.
     pub fn int(mut self, n: u8, count: u8, init: u8, step: i8) -> Job {
+        self.ints.retain(|c| c.0 != usize::from(n));
         self.ints
             .push((usize::from(n), IntConst { count, init, step }));
         self
@@ -234,6 +245,7 @@ impl Job {
 
     /// Sets boolean constant `n`.
     pub fn boolean(mut self, n: u8, b: bool) -> Job {
+        self.bools.retain(|c| c.0 != usize::from(n));
         self.bools.push((usize::from(n), b));
         self
     }
@@ -321,6 +333,57 @@ impl Job {
     pub fn cache_mode(mut self, mode: CacheMode) -> Job {
         self.cache_mode = mode;
         self
+    }
+
+    /// Sets every run setting at once (engine, threads, limits, JIT
+    /// options, code cache, progress).
+    pub fn with_settings(mut self, settings: RunSettings) -> Job {
+        self.settings = settings;
+        self
+    }
+
+    /// The domain: (width, height).
+    pub fn size(&self) -> (u32, u32) {
+        (self.width, self.height)
+    }
+
+    /// The surface bound to input `n`, if any.
+    pub fn bound_input(&self, n: u8) -> Option<&HostSurface> {
+        self.inputs.iter().find(|(k, _)| *k == n).map(|(_, s)| s)
+    }
+
+    /// The value float constant `n` is set to, if it is.
+    pub fn bound_constant(&self, n: u8) -> Option<[f32; 4]> {
+        let n = usize::from(n);
+        self.consts.iter().find(|(k, _)| *k == n).map(|&(_, v)| v)
+    }
+
+    /// The format output `n` is requested in, if it is.
+    pub fn requested_output(&self, n: u8) -> Option<Format> {
+        self.outputs.iter().find(|(k, _)| *k == n).map(|&(_, f)| f)
+    }
+
+    /// The contents output `n` starts with, if they are given.
+    pub fn initial_output(&self, n: u8) -> Option<&HostSurface> {
+        self.output_init
+            .iter()
+            .find(|(k, _)| *k == n)
+            .map(|(_, s)| s)
+    }
+
+    /// The cache behaviour.
+    pub fn caches(&self) -> CacheMode {
+        self.cache_mode
+    }
+
+    /// How the run is carried out.
+    pub fn settings(&self) -> &RunSettings {
+        &self.settings
+    }
+
+    /// How the run is carried out, to change it in place.
+    pub fn settings_mut(&mut self) -> &mut RunSettings {
+        &mut self.settings
     }
 }
 

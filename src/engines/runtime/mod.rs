@@ -103,19 +103,50 @@ pub struct Rows<'s> {
     pub skip: Option<&'s (dyn Fn(u32, u32) -> bool + Sync)>,
 }
 
-/// A run: program, engine, constants, options.
+/// A run: program, engine, constants, options ([`Runner::new`]).
 pub struct Runner<'a, E: Engine> {
     /// The program.
-    pub program: &'a Program,
+    pub(crate) program: &'a Program,
     /// The clause executor.
-    pub engine: E,
+    pub(crate) engine: E,
     /// Constant files.
-    pub uniforms: &'a Uniforms,
+    pub(crate) uniforms: &'a Uniforms,
     /// Options.
-    pub options: RunOptions,
+    pub(crate) options: RunOptions,
     /// Stops the whole run from outside (cancel, time or instruction
     /// limits); `None`: nothing but the program stops it.
-    pub stop: Option<&'a Stop>,
+    pub(crate) stop: Option<&'a Stop>,
+}
+
+impl<'a, E: Engine> Runner<'a, E> {
+    /// A run of `program` on `engine` with the constant files `uniforms`
+    /// and `options`, stopped by nothing but the program.
+    pub fn new(
+        program: &'a Program,
+        engine: E,
+        uniforms: &'a Uniforms,
+        options: RunOptions,
+    ) -> Self {
+        Runner {
+            program,
+            engine,
+            uniforms,
+            options,
+            stop: None,
+        }
+    }
+
+    /// Also stopped from outside by `stop` (cancel, time or instruction
+    /// limits).
+    pub fn stop(mut self, stop: &'a Stop) -> Self {
+        self.stop = Some(stop);
+        self
+    }
+
+    /// The clause executor (its statistics, after a run).
+    pub fn engine(&self) -> &E {
+        &self.engine
+    }
 }
 
 /// Counters of a finished run.

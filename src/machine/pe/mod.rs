@@ -122,31 +122,31 @@ pub struct BufferReport {
 #[derive(Debug, Default)]
 pub struct Pe {
     /// Instruction memory base.
-    pub inst: Option<u32>,
+    pub(crate) inst: Option<u32>,
     /// Float-constant base.
-    pub constf: Option<u32>,
+    pub(crate) constf: Option<u32>,
     /// Integer-constant base.
-    pub consti: Option<u32>,
+    pub(crate) consti: Option<u32>,
     /// Boolean-constant base.
-    pub constb: Option<u32>,
+    pub(crate) constb: Option<u32>,
     /// Input surfaces.
-    pub inputs: [Option<Surface>; 16],
+    pub(crate) inputs: [Option<Surface>; 16],
     /// Output surfaces.
-    pub outputs: [Option<Surface>; 4],
+    pub(crate) outputs: [Option<Surface>; 4],
     /// The domain (initially empty).
-    pub domain: Domain,
+    pub(crate) domain: Domain,
     /// The conditional value (f32 pattern).
-    pub cond_val: u32,
+    pub(crate) cond_val: u32,
     /// Output channel write enables.
-    pub out_mask: u8,
+    pub(crate) out_mask: u8,
     /// Where the interpolation parameters are (`set_params`).
-    pub params: Option<u32>,
+    pub(crate) params: Option<u32>,
     /// The conditional output unit.
-    pub co: Co,
+    pub(crate) co: Co,
     /// Performance counters.
-    pub counters: Counters,
+    pub(crate) counters: Counters,
     /// Programs placed by the loader, by instruction base.
-    pub programs: HashMap<u32, ProgramDesc>,
+    pub(crate) programs: HashMap<u32, ProgramDesc>,
     /// Built programs by content and build options, with the tick they
     /// were last used (at most [`MAX_BUILT`], the least recently used go).
     compiled: HashMap<BuildKey, (Arc<Program>, u64)>,
@@ -182,6 +182,31 @@ impl Pe {
             out_mask: 0xF,
             ..Pe::default()
         }
+    }
+
+    /// The domain the next `start_program` runs over.
+    pub fn domain(&self) -> Domain {
+        self.domain
+    }
+
+    /// The performance counters.
+    pub fn counters(&self) -> &Counters {
+        &self.counters
+    }
+
+    /// The conditional output unit.
+    pub fn co(&self) -> &Co {
+        &self.co
+    }
+
+    /// Input surface `k` (0–15), if one is set.
+    pub fn input(&self, k: usize) -> Option<&Surface> {
+        self.inputs.get(k)?.as_ref()
+    }
+
+    /// Output surface `k` (0–3), if one is set.
+    pub fn output(&self, k: usize) -> Option<&Surface> {
+        self.outputs.get(k)?.as_ref()
     }
 
     /// Programs built and kept for later runs (at most [`MAX_BUILT`]).

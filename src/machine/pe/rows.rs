@@ -67,13 +67,8 @@ impl RowRun<'_> {
             pending: Vec::new(),
             discarded: 0,
         };
-        let mut runner = Runner {
-            program: self.program,
-            engine: &mut *w.engine,
-            uniforms: self.uniforms,
-            options: self.options,
-            stop: Some(self.stop),
-        };
+        let mut runner =
+            Runner::new(self.program, &mut *w.engine, self.uniforms, self.options).stop(self.stop);
         let rows = Rows {
             domain: self.domain,
             v: self.v,

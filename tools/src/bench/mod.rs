@@ -403,12 +403,12 @@ pub fn measure_with_result(
         best_compile = best_compile.min(per_inst(compile(&program, opts.jit)?.compile_time));
     }
     let mut job = job.clone();
-    job.settings.progress = None;
-    job.settings.jit = opts.jit;
-    job.settings.threads = 1;
-    job.settings.engine = EngineKind::Interp;
+    job.settings_mut().progress = None;
+    job.settings_mut().jit = opts.jit;
+    job.settings_mut().threads = 1;
+    job.settings_mut().engine = EngineKind::Interp;
     let (ti, want) = timed(kernel, &job, opts.repeat)?;
-    job.settings.engine = EngineKind::Jit;
+    job.settings_mut().engine = EngineKind::Jit;
     // Warm the code cache and check the answer before timing.
     let first = kernel.run(&job)?;
     let (a, b) = (Observed::job(Ok(&want)), Observed::job(Ok(&first)));
@@ -416,7 +416,8 @@ pub fn measure_with_result(
         return Err(BenchError::Mismatch(r));
     }
     let (tj, _) = timed(kernel, &job, opts.repeat)?;
-    let pixels = f64::from(job.width) * f64::from(job.height);
+    let (w, h) = job.size();
+    let pixels = f64::from(w) * f64::from(h);
     let (prepared_first, rerun) = reruns(kernel, &job, &want, opts.repeat)?;
     let n = want.report.pixel_instructions as f64;
     let mut report = BenchReport {
@@ -433,7 +434,7 @@ pub fn measure_with_result(
         prepared_rerun_ns_per_pixel: 1e9 * rerun / pixels.max(1.0),
         ..BenchReport::default()
     };
-    report.pixels = u64::from(job.width) * u64::from(job.height);
+    report.pixels = u64::from(w) * u64::from(h);
     report.scaling.push((1, report.jit_pixinst_per_s));
     report.rerun_scaling.push((1, n / rerun.max(1e-9)));
     report.jit_threads_pixinst_per_s = report.jit_pixinst_per_s;
@@ -444,7 +445,7 @@ pub fn measure_with_result(
         counts.push(opts.threads);
     }
     for t in counts {
-        job.settings.threads = t;
+        job.settings_mut().threads = t;
         let (tn, r) = timed(kernel, &job, opts.repeat)?;
         let got = r.outputs.iter().map(|(k, s)| (*k, Some(s.clone())));
         agree(&want, got, &format!("jit, {t} threads"))?;

@@ -58,8 +58,8 @@ pub fn bench(a: BenchArgs, v: Verbosity) -> Result<u8, Error> {
     ctm::engine::EngineKind::Jit.check()?;
     let opts = BenchOptions {
         repeat: a.repeat,
-        threads: p.job.settings.threads,
-        jit: p.job.settings.jit,
+        threads: p.job.settings().threads,
+        jit: p.job.settings().jit,
         ..Default::default()
     };
     let (report, result) = match ctm_tools::bench::measure_with_result(&p.kernel, &p.job, opts) {

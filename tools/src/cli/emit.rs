@@ -52,7 +52,7 @@ pub fn emit(dir: &Path, staged: &Staged, exe: &Executable, job: &Job) -> Result<
             staged.surface_bytes(fmt)
         ));
     }
-    let o = &job.settings.options;
+    let o = &job.settings().options;
     if o.budget != ctm::runtime::DEFAULT_BUDGET {
         args.push("--budget".into());
         args.push(o.budget.to_string());
@@ -60,7 +60,7 @@ pub fn emit(dir: &Path, staged: &Staged, exe: &Executable, job: &Job) -> Result<
     if o.check_hazards {
         args.push("--check-hazards".into());
     }
-    if job.cache_mode == CacheMode::Strict {
+    if job.caches() == CacheMode::Strict {
         args.push("--strict-caches".into());
     }
     write("exec.args", (args.join("\n") + "\n").as_bytes())?;

@@ -217,17 +217,17 @@ pub fn run(a: RunArgs, v: Verbosity) -> Result<u8, Error> {
     let mut p = prepare(&a, v)?;
     let bar = super::progress_bar(v.quiet);
     if let Some((_, progress)) = &bar {
-        p.job.settings.progress = Some(progress.clone());
+        p.job.settings_mut().progress = Some(progress.clone());
     }
     if v.verbose {
         say(format_args!(
             "{}: {} instructions on {} with {} thread(s), domain {}×{}",
             p.program.display(),
             p.kernel.exe.len(),
-            p.job.settings.engine,
-            p.job.settings.threads,
-            p.job.width,
-            p.job.height
+            p.job.settings().engine,
+            p.job.settings().threads,
+            p.job.size().0,
+            p.job.size().1
         ));
     }
     let start = Instant::now();
@@ -259,7 +259,7 @@ pub fn run(a: RunArgs, v: Verbosity) -> Result<u8, Error> {
         say(summary(report, seconds));
     }
     if a.stats || v.verbose {
-        say(super::engine_stats(p.job.settings.engine, &report.engine));
+        say(super::engine_stats(p.job.settings().engine, &report.engine));
     }
     for hz in &report.hazards {
         say(format_args!("hazard: {hz}"));

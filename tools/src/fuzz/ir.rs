@@ -331,20 +331,14 @@ impl Builder<'_> {
 fn run(p: &Program, engine: &mut dyn Engine, u: &Uniforms) -> Result<Vec<String>, String> {
     let mut out = Vec::new();
     let mut sink = |i: u32, j: u32, px: &PixelOut| out.push(format!("({i}, {j}): {px:?}"));
-    Runner {
-        program: p,
-        engine,
-        uniforms: u,
-        options: RunOptions::default(),
-        stop: None,
-    }
-    .run(Domain::new(6, 5), 0x3f00_0000, &mut NoTextures, &mut sink)
-    // The same refusal reads the same whichever engine gives it.
-    .map_err(|e| {
-        e.to_string()
-            .replace("the interp engine", "the engine")
-            .replace("the jit engine", "the engine")
-    })?;
+    Runner::new(p, engine, u, RunOptions::default())
+        .run(Domain::new(6, 5), 0x3f00_0000, &mut NoTextures, &mut sink)
+        // The same refusal reads the same whichever engine gives it.
+        .map_err(|e| {
+            e.to_string()
+                .replace("the interp engine", "the engine")
+                .replace("the jit engine", "the engine")
+        })?;
     Ok(out)
 }
 

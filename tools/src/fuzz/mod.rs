@@ -215,22 +215,17 @@ fn stack_overflow(exe: &ctm::abi::Executable) -> Option<ctm::runtime::RunError> 
         ..Default::default()
     };
     let mut sink = |_: u32, _: u32, _: &ctm::runtime::PixelOut| {};
-    let run = ctm::runtime::Runner {
-        program: &program,
-        engine: ctm::interp::Interpreter::new(),
-        uniforms: &u,
-        options: ctm::runtime::RunOptions {
-            budget: 100_000,
-            ..Default::default()
-        },
-        stop: None,
-    }
-    .run(
-        ctm::runtime::Domain::new(4, 2),
-        0,
-        &mut ctm::runtime::NoTextures,
-        &mut sink,
-    );
+    let options = ctm::runtime::RunOptions {
+        budget: 100_000,
+        ..Default::default()
+    };
+    let run = ctm::runtime::Runner::new(&program, ctm::interp::Interpreter::new(), &u, options)
+        .run(
+            ctm::runtime::Domain::new(4, 2),
+            0,
+            &mut ctm::runtime::NoTextures,
+            &mut sink,
+        );
     match run {
         Err(e @ ctm::runtime::RunError::Overflow { .. }) => Some(e),
         _ => None,

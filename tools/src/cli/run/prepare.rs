@@ -110,7 +110,7 @@ fn prepare_job(a: &RunArgs, v: Verbosity, tracing: bool) -> Result<Prepared, Err
     let kernel = Kernel::new(loaded.exe);
     // A trace binds what the program writes and opens no file.
     let (sinks, cond) = if tracing {
-        bind_written(&kernel, &mut job);
+        job = bind_written(&kernel, job);
         (Vec::new(), None)
     } else {
         (sinks, cond)
@@ -156,21 +156,22 @@ fn load(path: &Path, v: Verbosity) -> Result<program::Loaded, Error> {
 /// The job's domain, engine, threads, limits, caches and conditional
 /// value.
 fn base_job(a: &RunArgs, w: u32, h: u32) -> Result<Job, Error> {
-    let mut job = Job::new(w, h);
-    job.settings = settings(
+    let mut settings = settings(
         a.engine,
         a.threads.map(|t| t as usize),
         a.check_hazards,
         &a.limits,
     )?;
-    job.settings.jit = jit_options(a)?;
-    job.cache_mode = if a.strict_caches {
+    settings.jit = jit_options(a)?;
+    let caches = if a.strict_caches {
         CacheMode::Strict
     } else {
         CacheMode::Coherent
     };
-    job.cond_val = a.cond_val;
-    Ok(job)
+    Ok(Job::new(w, h)
+        .with_settings(settings)
+        .cache_mode(caches)
+        .cond_val(a.cond_val))
 }
 
 /// `--input`, `--sampler`: each file read now.
@@ -220,12 +221,12 @@ fn bind_outputs(
     mut job: Job,
     names: &[(String, String)],
 ) -> Result<(Job, Vec<Sink>), Error> {
-    let (w, h) = (job.width, job.height);
+    let (w, h) = job.size();
     let mut sinks = Sinks::default();
     for spec in &a.outputs {
         let (n, rest) = split_named(spec, "--output", 3, "out", names)?;
         let (path, format) = path_format(rest, spec)?;
-        if job.outputs.iter().any(|&(k, _)| usize::from(k) == n) {
+        if job.requested_output(n as u8).is_some() {
             return usage(format!("--output `{spec}`: output {n} is already bound"));
         }
         job = job.output(n as u8, format);
@@ -234,11 +235,7 @@ fn bind_outputs(
     }
     for spec in &a.output_inits {
         let (n, rest) = split_named(spec, "--output-init", 3, "out", names)?;
-        let bound = job
-            .outputs
-            .iter()
-            .find(|&&(k, _)| usize::from(k) == n)
-            .map(|o| o.1);
+        let bound = job.requested_output(n as u8);
         let (path, format, _) = path_format_dims(rest);
         let s = data::decode(
             &data::read_all(&path)?,
@@ -254,7 +251,6 @@ fn bind_outputs(
                 s.format
             ));
         }
-        job.outputs.retain(|&(k, _)| usize::from(k) != n);
         job = job.output_init(n as u8, s);
     }
     for spec in &a.pngs {
@@ -263,7 +259,7 @@ fn bind_outputs(
             Some((p, r)) if parse_range(r).is_some() => (p, parse_range(r)),
             _ => (rest, None),
         };
-        if !job.outputs.iter().any(|&(k, _)| usize::from(k) == n) {
+        if job.requested_output(n as u8).is_none() {
             job = job.output(n as u8, Format::Float32_4);
         }
         sinks.add(
@@ -307,13 +303,11 @@ fn bind_constants(a: &RunArgs, mut job: Job, names: &[(String, String)]) -> Resu
     for spec in &a.consts {
         let (n, rest) = split_named(spec, "--const", 255, "c", names)?;
         let v = numbers::<f32>(rest, 4, spec)?;
-        job.consts.retain(|c| c.0 != n);
         job = job.constant(n as u8, [v[0], v[1], v[2], v[3]]);
     }
     for spec in &a.ints {
         let (n, rest) = split_named(spec, "--const-int", 31, "i", names)?;
         let (count, init, step) = int_const(rest, spec)?;
-        job.ints.retain(|c| c.0 != n);
         job = job.int(n as u8, count, init, step);
     }
     for spec in &a.bools {
@@ -323,7 +317,6 @@ fn bind_constants(a: &RunArgs, mut job: Job, names: &[(String, String)]) -> Resu
             "1" => true,
             _ => return usage(format!("--const-bool `{spec}`: expected 0 or 1")),
         };
-        job.bools.retain(|c| c.0 != n);
         job = job.boolean(n as u8, b);
     }
     Ok(job)
@@ -331,11 +324,11 @@ fn bind_constants(a: &RunArgs, mut job: Job, names: &[(String, String)]) -> Resu
 
 /// The conditional test and its buffer (read now, or cleared), and where
 /// the buffer goes back.
-fn bind_cond(a: &RunArgs, mut job: Job) -> Result<(Job, Option<Sink>), Error> {
+fn bind_cond(a: &RunArgs, job: Job) -> Result<(Job, Option<Sink>), Error> {
     let (Some(test), Some(buf)) = (a.cond_test, &a.cond_buffer) else {
         return Ok((job, None));
     };
-    let (w, h) = (job.width, job.height);
+    let (w, h) = job.size();
     let (test, loc): (CondTest, CondLoc) = (test.into(), a.cond_loc.into());
     let (path, format) = path_format(buf, buf)?;
     // The values written back must survive the file's form.
@@ -362,7 +355,7 @@ fn bind_cond(a: &RunArgs, mut job: Job) -> Result<(Job, Option<Sink>), Error> {
             s
         }
     };
-    job.cond = Some(CondSetup {
+    let job = job.cond(CondSetup {
         test,
         loc,
         write: a.cond_write,
@@ -382,7 +375,7 @@ fn bind_cond(a: &RunArgs, mut job: Job) -> Result<(Job, Option<Sink>), Error> {
 
 /// For a trace: every output the program writes bound (float32_4 where the
 /// flags do not bind it).
-fn bind_written(kernel: &Kernel, job: &mut Job) {
+fn bind_written(kernel: &Kernel, mut job: Job) -> Job {
     let info = &kernel.exe.info;
     let writes = if info.uncached() {
         vec![0]
@@ -390,12 +383,12 @@ fn bind_written(kernel: &Kernel, job: &mut Job) {
         info.outputs.clone()
     };
     for n in writes {
-        let bound = job.outputs.iter().any(|&(k, _)| u32::from(k) == n)
-            || job.output_init.iter().any(|(k, _)| u32::from(*k) == n);
-        if !bound {
-            job.outputs.push((n as u8, Format::Float32_4));
+        // An initial content binds its output too.
+        if job.requested_output(n as u8).is_none() {
+            job = job.output(n as u8, Format::Float32_4);
         }
     }
+    job
 }
 
 /// Opens every destination now, before the run (a failure leaves no file
