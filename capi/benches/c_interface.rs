@@ -12,7 +12,7 @@ use std::time::Instant;
 
 fn main() {
     let lib = common::library();
-    let dir = common::scratch();
+    let dir = common::scratch("bench");
     let exe = dir.join("submit_bench");
     common::build(
         &lib,

@@ -14,7 +14,7 @@ use std::process::Command;
 
 #[test]
 fn headers_compile_alone_in_every_language_version() {
-    let dir = scratch();
+    let dir = scratch("headers");
     for h in std::fs::read_dir(root().join("include")).unwrap() {
         let h = h.unwrap().path();
         let name = h.file_name().unwrap().to_str().unwrap().to_string();
@@ -66,12 +66,14 @@ fn the_pkg_config_file_names_the_headers_and_the_library() {
     );
 }
 
-#[test]
-fn examples_run_on_both_engines_and_match_the_rust_api() {
-    let lib = library();
-    let dir = scratch();
-    let ex = root().join("examples/c");
+/// The examples' scratch folder `name`, with the library built.
+fn setup(name: &str) -> (std::path::PathBuf, std::path::PathBuf, std::path::PathBuf) {
+    (library(), scratch(name), root().join("examples/c"))
+}
 
+#[test]
+fn saxpy_from_c_agrees_across_engines_and_with_the_rust_api() {
+    let (lib, dir, ex) = setup("saxpy");
     // SAXPY: C99, the pack's C functions, an assembled program.
     let saxpy = dir.join("saxpy");
     build(&lib, &ex.join("saxpy.c"), "c99", &saxpy);
@@ -100,48 +102,6 @@ fn examples_run_on_both_engines_and_match_the_rust_api() {
     assert!(
         kernel.run(&job).unwrap().output(0).unwrap().data == outs[0],
         "SAXPY through C differs from Kernel::run"
-    );
-
-    // Mandelbrot: C++98 with the class, checked against Kernel::run.
-    let mandel = dir.join("mandelbrot");
-    build(&lib, &ex.join("mandelbrot.cpp"), "c++98", &mandel);
-    build(
-        &lib,
-        &ex.join("mandelbrot.cpp"),
-        "c++20",
-        &dir.join("mandelbrot20"),
-    );
-    let (w, h) = (96u32, 64u32);
-    let mut outs = Vec::new();
-    for engine in ["interp", "jit"] {
-        let path = dir.join(format!("mandel-{engine}.f32"));
-        let text = run(
-            &mandel,
-            &[
-                "examples/mandelbrot.s",
-                path.to_str().unwrap(),
-                &w.to_string(),
-                &h.to_string(),
-            ],
-            engine,
-        );
-        assert!(text.contains("14 instructions"), "{text}");
-        outs.push(std::fs::read(path).unwrap());
-    }
-    assert!(outs[0] == outs[1], "Mandelbrot differs between the engines");
-    let kernel = ctm_rs::kernel::Kernel::from_path(root().join("examples/mandelbrot.s")).unwrap();
-    let job = ctm_rs::kernel::Job::new(w, h)
-        .constant(0, [0.00390625, 0.0048828125, 0.0, 0.0])
-        .constant(1, [-2.25, -1.25, 0.0, 0.0])
-        .constant(2, [0.031, 0.047, 0.071, 0.0])
-        .int(0, 255, 0, 0)
-        .output(0, ctm_rs::mc::Format::Float32_4)
-        .engine(ctm_rs::engine::EngineKind::Interp);
-    let result = kernel.run(&job).unwrap();
-    let want = &result.output(0).unwrap().data;
-    assert!(
-        want == &outs[0],
-        "Mandelbrot through C differs from Kernel::run"
     );
 
     // The same program linked statically, and through the SDK's library
@@ -189,6 +149,60 @@ fn examples_run_on_both_engines_and_match_the_rust_api() {
         assert!(text.contains("0 of 16384"), "{how}: {text}");
     }
 
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn mandelbrot_from_cpp_agrees_across_engines_and_with_the_rust_api() {
+    let (lib, dir, ex) = setup("mandelbrot");
+    // Mandelbrot: C++98 with the class, checked against Kernel::run.
+    let mandel = dir.join("mandelbrot");
+    build(&lib, &ex.join("mandelbrot.cpp"), "c++98", &mandel);
+    build(
+        &lib,
+        &ex.join("mandelbrot.cpp"),
+        "c++20",
+        &dir.join("mandelbrot20"),
+    );
+    let (w, h) = (96u32, 64u32);
+    let mut outs = Vec::new();
+    for engine in ["interp", "jit"] {
+        let path = dir.join(format!("mandel-{engine}.f32"));
+        let text = run(
+            &mandel,
+            &[
+                "examples/mandelbrot.s",
+                path.to_str().unwrap(),
+                &w.to_string(),
+                &h.to_string(),
+            ],
+            engine,
+        );
+        assert!(text.contains("14 instructions"), "{text}");
+        outs.push(std::fs::read(path).unwrap());
+    }
+    assert!(outs[0] == outs[1], "Mandelbrot differs between the engines");
+    let kernel = ctm_rs::kernel::Kernel::from_path(root().join("examples/mandelbrot.s")).unwrap();
+    let job = ctm_rs::kernel::Job::new(w, h)
+        .constant(0, [0.00390625, 0.0048828125, 0.0, 0.0])
+        .constant(1, [-2.25, -1.25, 0.0, 0.0])
+        .constant(2, [0.031, 0.047, 0.071, 0.0])
+        .int(0, 255, 0, 0)
+        .output(0, ctm_rs::mc::Format::Float32_4)
+        .engine(ctm_rs::engine::EngineKind::Interp);
+    let result = kernel.run(&job).unwrap();
+    let want = &result.output(0).unwrap().data;
+    assert!(
+        want == &outs[0],
+        "Mandelbrot through C differs from Kernel::run"
+    );
+
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn a_ps_3_0_kernel_through_amucomp_agrees_across_engines_sources_and_the_rust_api() {
+    let (lib, dir, ex) = setup("shader");
     // A ps_3_0 kernel through amuComp: bytecode whose constant table names
     // c3 "scale" (set by name), and text that defines c3 itself (a literal).
     let body = "dcl_texcoord0 v0.xy\ndcl vPos.xy\ndcl_2d s0\ndef c0, 0.5, 0, 0, 0\n\
@@ -236,9 +250,20 @@ fn examples_run_on_both_engines_and_match_the_rust_api() {
         outs.iter().all(|o| *o == outs[0]),
         "the kernel differs between engines or sources"
     );
+    assert!(
+        shader_through_rust(&named) == outs[0],
+        "the kernel through C differs from Kernel::run"
+    );
+    check_shader_pixels(&outs[0]);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// The ps_3_0 kernel `named` run through the Rust API on the C example's
+/// texels and interpolants: output 0's bytes.
+fn shader_through_rust(named: &ctm_rs::d3d9::Shader) -> Vec<u8> {
     // The same kernel through the Rust API: the same bytes.
     let k = ctm_rs::kernel::Kernel::new(
-        ctm_rs::d3d9::compile_dialect(&named, ctm_rs::d3d9::Dialect::Ctm)
+        ctm_rs::d3d9::compile_dialect(named, ctm_rs::d3d9::Dialect::Ctm)
             .unwrap()
             .exe,
     );
@@ -273,12 +298,12 @@ fn examples_run_on_both_engines_and_match_the_rust_api() {
         .constant(3, [2.0; 4])
         .params(params)
         .output(0, ctm_rs::mc::Format::Float32_4);
-    let rust = k.run(&job).unwrap();
-    assert!(
-        rust.output(0).unwrap().data == outs[0],
-        "the kernel through C differs from Kernel::run"
-    );
-    let got: Vec<f32> = outs[0]
+    k.run(&job).unwrap().output(0).unwrap().data.clone()
+}
+
+/// Output 0 of the ps_3_0 kernel: 2 · texel(i + 1, j) + texel(i, j) + 0.5.
+fn check_shader_pixels(out: &[u8]) {
+    let got: Vec<f32> = out
         .chunks(4)
         .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
         .collect();
@@ -297,7 +322,11 @@ fn examples_run_on_both_engines_and_match_the_rust_api() {
             assert_eq!(&got[at..at + 4], &want[..], "pixel ({i}, {j})");
         }
     }
+}
 
+#[test]
+fn the_stream_runtime_runs_and_reads_its_environment() {
+    let (lib, dir, ex) = setup("streams");
     // A stream runtime in the style of 2007 clients: uploads, a kernel,
     // read-backs, all through the SDK's compiler and the local arena.
     let streams = dir.join("streams");
@@ -325,13 +354,20 @@ fn examples_run_on_both_engines_and_match_the_rust_api() {
         o.status.success() && text.contains("SYS 300MB, SYSc 300MB") && text.contains(": 0 of"),
         "{text}"
     );
+    let saxpy = dir.join("saxpy");
+    build(&lib, &ex.join("saxpy.c"), "c99", &saxpy);
     let o = with_env(&saxpy, "CTM_THREADS", "many");
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
         !o.status.success() && err.contains("CTM_THREADS=many: expected a whole number"),
         "{err}"
     );
+    let _ = std::fs::remove_dir_all(dir);
+}
 
+#[test]
+fn the_interface_benchmark_and_the_misuse_checks_run() {
+    let (lib, dir, ex) = setup("bench");
     // The benchmark of the interface, a few rounds (its figures come from
     // `cargo bench -p ctm-capi`).
     let bench = dir.join("submit_bench");

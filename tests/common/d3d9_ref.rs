@@ -418,12 +418,55 @@ fn repeat(st: &mut State, insts: &[&Inst], k: usize) -> Result<Option<Flow>, Str
 
 fn step(st: &mut State, i: &Inst) -> Result<(), String> {
     use Opcode::*;
-    let src = |st: &State, k: usize| st.read(&i.src[k]);
     if i.op == Nop {
         return Ok(());
     }
     let d = i.dst.ok_or("no destination")?;
     let v: [u32; 4] = match i.op {
+        Texbem | Texbeml | Texreg2ar | Texreg2gb | Texreg2rgb | Texm3x2pad | Texm3x3pad
+        | Texdp3 | Texdp3tex | Texm3x2tex | Texm3x2depth | Texm3x3tex | Texm3x3 | Texm3x3spec
+        | Texm3x3vspec | Texdepth | Bem => return addressing::addressing(st, i, d),
+        Tex | Texcoord | Texldl | Texldd => {
+            let (v, d) = texture(st, i, d)?;
+            return st.write(i, &d, v);
+        }
+        Setp => {
+            let (a, b) = (st.read(&i.src[0])?, st.read(&i.src[1])?);
+            for c in 0..4 {
+                if d.mask & (1 << c) != 0 && st.pred(i, c) {
+                    st.p[c] = st.compare(i, a[c], b[c])?;
+                }
+            }
+            return Ok(());
+        }
+        M4x4 | M4x3 | M3x4 | M3x3 | M3x2 => {
+            let (dims, rows) = i.op.matrix().ok_or("not a matrix")?;
+            let a = st.read(&i.src[0])?;
+            let mut v = [0; 4];
+            for (row, x) in v.iter_mut().enumerate().take(rows) {
+                let mut s = i.src[1];
+                s.reg.num += row as u16;
+                *x = dot(&a, &st.read(&s)?, dims);
+            }
+            v
+        }
+        Rcp | Rsq | Exp | Log | Pow | Lrp | Nrm | Crs | Sincos => transcendental(st, i)?,
+        _ => arith(st, i)?,
+    };
+    let mask = match i.op {
+        Crs | M4x3 | M3x3 => d.mask & 7,
+        M3x2 => d.mask & 3,
+        _ => d.mask,
+    };
+    st.write(i, &Dst { mask, ..d }, v)
+}
+
+/// The arithmetic instructions built from MAD, MIN/MAX, the selects and
+/// dot products.
+fn arith(st: &mut State, i: &Inst) -> Result<[u32; 4], String> {
+    use Opcode::*;
+    let src = |st: &State, k: usize| st.read(&i.src[k]);
+    Ok(match i.op {
         Mov => src(st, 0)?,
         Abs => src(st, 0)?.map(fp::abs),
         Add => {
@@ -470,6 +513,16 @@ fn step(st: &mut State, i: &Inst) -> Result<(), String> {
             let (a, b, x) = (src(st, 0)?, src(st, 1)?, src(st, 2)?);
             [canon(fp::dot(&[(a[0], b[0]), (a[1], b[1])], Some(x[0]))); 4]
         }
+        op => return Err(format!("`{}` is not evaluated here", op.name())),
+    })
+}
+
+/// The instructions built from the transcendentals, and the compound
+/// ones (LRP, NRM, CRS).
+fn transcendental(st: &mut State, i: &Inst) -> Result<[u32; 4], String> {
+    use Opcode::*;
+    let src = |st: &State, k: usize| st.read(&i.src[k]);
+    Ok(match i.op {
         Rcp => [canon(fp::rcp(src(st, 0)?[0])); 4],
         Rsq => [canon(fp::rsq(fp::abs(src(st, 0)?[0]))); 4],
         Exp => [canon(fp::ex2(src(st, 0)?[0])); 4],
@@ -514,20 +567,14 @@ fn step(st: &mut State, i: &Inst) -> Result<(), String> {
             let t = canon(fp::mad(src(st, 0)?[0], k, NEG_ZERO));
             [canon(fp::cos(t)), canon(fp::sin(t)), 0, 0]
         }
-        M4x4 | M4x3 | M3x4 | M3x3 | M3x2 => {
-            let (dims, rows) = i.op.matrix().ok_or("not a matrix")?;
-            let a = src(st, 0)?;
-            let mut v = [0; 4];
-            for (row, x) in v.iter_mut().enumerate().take(rows) {
-                let mut s = i.src[1];
-                s.reg.num += row as u16;
-                *x = dot(&a, &st.read(&s)?, dims);
-            }
-            v
-        }
-        Texbem | Texbeml | Texreg2ar | Texreg2gb | Texreg2rgb | Texm3x2pad | Texm3x3pad
-        | Texdp3 | Texdp3tex | Texm3x2tex | Texm3x2depth | Texm3x3tex | Texm3x3 | Texm3x3spec
-        | Texm3x3vspec | Texdepth | Bem => return addressing::addressing(st, i, d),
+        op => return Err(format!("`{}` is not evaluated here", op.name())),
+    })
+}
+
+/// Lookups and texture coordinates: the value and where it goes.
+fn texture(st: &mut State, i: &Inst, d: Dst) -> Result<([u32; 4], Dst), String> {
+    use Opcode::*;
+    let v = match i.op {
         // ps_1_1–1_3's `tex tN`: stage N at tN; ps_1_4's `texld rN, src`.
         Tex if st.one_x => {
             let uv = match i.src.first() {
@@ -553,11 +600,11 @@ fn step(st: &mut State, i: &Inst) -> Result<(), String> {
                     mask: d.mask & 7,
                     ..d
                 };
-                return st.write(i, &d, v);
+                return Ok((v, d));
             }
         },
         Tex | Texldl | Texldd => {
-            let uv = src(st, 0)?;
+            let uv = st.read(&i.src[0])?;
             let (mut u, mut v) = (uv[0], uv[1]);
             if i.op == Tex && i.control == 1 {
                 let r = canon(fp::rcp(uv[3]));
@@ -567,31 +614,7 @@ fn step(st: &mut State, i: &Inst) -> Result<(), String> {
             let texel = st.sample(i.src[1].reg.num, u, v)?;
             each(|c| texel[swizzle_channel(i.src[1].swizzle, c)])
         }
-        Setp => {
-            let (a, b) = (src(st, 0)?, src(st, 1)?);
-            for c in 0..4 {
-                if d.mask & (1 << c) != 0 && st.pred(i, c) {
-                    st.p[c] = st.compare(i, a[c], b[c])?;
-                }
-            }
-            return Ok(());
-        }
         op => return Err(format!("`{}` is not evaluated here", op.name())),
     };
-    let d = match i.op {
-        Crs => Dst {
-            mask: d.mask & 7,
-            ..d
-        },
-        M4x3 | M3x3 => Dst {
-            mask: d.mask & 7,
-            ..d
-        },
-        M3x2 => Dst {
-            mask: d.mask & 3,
-            ..d
-        },
-        _ => d,
-    };
-    st.write(i, &d, v)
+    Ok((v, d))
 }

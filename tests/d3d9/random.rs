@@ -103,167 +103,9 @@ impl Gen {
             String::new()
         };
         let line = match self.below(28) {
-            0 => format!("mov{} {}, {}", self.sat(), self.dst(), self.src()),
-            1 => format!(
-                "add{} {}, {}, {}",
-                self.sat(),
-                self.dst(),
-                self.src(),
-                self.src()
-            ),
-            2 => format!("sub {}, {}, {}", self.dst(), self.src(), self.src()),
-            3 => format!(
-                "mul{} {}, {}, {}",
-                self.sat(),
-                self.dst(),
-                self.src(),
-                self.src()
-            ),
-            4 => format!(
-                "mad {}, {}, {}, {}",
-                self.dst(),
-                self.src(),
-                self.src(),
-                self.src()
-            ),
-            5 => format!("min {}, {}, {}", self.dst(), self.src(), self.src()),
-            6 => format!(
-                "max{} {}, {}, {}",
-                self.sat(),
-                self.dst(),
-                self.src(),
-                self.src()
-            ),
-            7 => format!(
-                "cmp {}, {}, {}, {}",
-                self.dst(),
-                self.src(),
-                self.src(),
-                self.src()
-            ),
-            8 => format!(
-                "cnd {}, {}, {}, {}",
-                self.dst(),
-                self.src(),
-                self.src(),
-                self.src()
-            ),
-            9 => format!("frc {}, {}", self.dst(), self.src()),
-            10 => format!("slt {}, {}, {}", self.dst(), self.src(), self.src()),
-            11 => format!("sge {}, {}, {}", self.dst(), self.src(), self.src()),
-            12 => format!("dp3 {}, {}, {}", self.dst(), self.src(), self.src()),
-            13 => format!(
-                "dp4{} {}, {}, {}",
-                self.sat(),
-                self.dst(),
-                self.src(),
-                self.src()
-            ),
-            14 => format!(
-                "dp2add {}, {}, {}, {}",
-                self.dst(),
-                self.src(),
-                self.src(),
-                self.scalar()
-            ),
-            15 => format!(
-                "{} {}, {}",
-                self.pick(&["rcp", "rsq", "exp", "log"]),
-                self.dst(),
-                self.scalar()
-            ),
-            16 => format!("pow {}, {}, {}", self.dst(), self.scalar(), self.scalar()),
-            17 => format!(
-                "lrp {}, {}, {}, {}",
-                self.dst(),
-                self.src(),
-                self.src(),
-                self.src()
-            ),
-            18 => format!("nrm {}, {}", self.dst(), self.src()),
-            19 => format!(
-                "crs r{}.{}, {}, {}",
-                self.below(6),
-                self.pick(&["x", "xy", "xyz", "yz", "z"]),
-                self.src(),
-                self.src()
-            ),
-            20 => format!(
-                "sincos r{}.{}, {}",
-                self.below(6),
-                self.pick(&["x", "y", "xy"]),
-                self.scalar()
-            ),
-            21 => format!(
-                "{} {}, {}, c{}",
-                self.pick(&["m4x4", "m3x3", "m3x4", "m4x3", "m3x2"]),
-                self.dst(),
-                self.src(),
-                self.below(4)
-            ),
-            22 => format!("abs {}, {}", self.dst(), self.src()),
-            23 | 24 => format!(
-                "setp_{} p0{}, {}, {}",
-                self.pick(&["gt", "lt", "ge", "le", "eq", "ne"]),
-                self.mask(),
-                self.src(),
-                self.src()
-            ),
-            25 if depth < 2 => {
-                out.push(format!(
-                    "if_{} {}, {}",
-                    self.pick(&["gt", "lt", "ge", "le", "eq", "ne"]),
-                    self.scalar(),
-                    self.scalar()
-                ));
-                for _ in 0..1 + self.below(3) {
-                    self.inst(out, depth + 1);
-                }
-                if self.below(2) == 0 {
-                    out.push("else".into());
-                    for _ in 0..1 + self.below(3) {
-                        self.inst(out, depth + 1);
-                    }
-                }
-                "endif".into()
-            }
-            26 if depth < 2 => {
-                out.push(if self.below(2) == 0 {
-                    "if b0".into()
-                } else {
-                    "rep i0".into()
-                });
-                let rep = out.last().is_some_and(|l| l.starts_with("rep"));
-                for _ in 0..1 + self.below(3) {
-                    self.inst(out, depth + 1);
-                }
-                if rep {
-                    match self.below(3) {
-                        0 => out.push(format!(
-                            "break_{} {}, {}",
-                            self.pick(&["gt", "lt", "ge", "ne"]),
-                            self.scalar(),
-                            self.scalar()
-                        )),
-                        1 => out.push(format!(
-                            "breakp {}p0.{}",
-                            if self.below(2) == 0 { "!" } else { "" },
-                            self.pick(&["x", "y", "z", "w"])
-                        )),
-                        _ => {}
-                    }
-                    "endrep".into()
-                } else {
-                    "endif".into()
-                }
-            }
-            _ => format!(
-                "mad {}, {}, {}, {}",
-                self.dst(),
-                self.src(),
-                self.src(),
-                self.src()
-            ),
+            25 if depth < 2 => self.if_cmp(out, depth),
+            26 if depth < 2 => self.if_bool_or_rep(out, depth),
+            k => self.alu(k),
         };
         let predicable = !["if", "else", "endif", "rep", "endrep", "break", "setp"]
             .iter()
@@ -273,6 +115,112 @@ impl Gen {
         } else {
             line
         });
+    }
+    /// `name[_sat] dst, src` (`_sat` sometimes, where `sat`).
+    fn unary(&mut self, name: &str, sat: bool) -> String {
+        let s = if sat { self.sat() } else { "" };
+        format!("{name}{s} {}, {}", self.dst(), self.src())
+    }
+    /// `name[_sat] dst, src, src`.
+    fn binary(&mut self, name: &str, sat: bool) -> String {
+        let s = if sat { self.sat() } else { "" };
+        format!("{name}{s} {}, {}, {}", self.dst(), self.src(), self.src())
+    }
+    /// `name dst, src, src, src`.
+    fn ternary(&mut self, name: &str) -> String {
+        let (d, a, b, c) = (self.dst(), self.src(), self.src(), self.src());
+        format!("{name} {d}, {a}, {b}, {c}")
+    }
+    /// Arithmetic instruction `k` (of the 28 kinds; flow control elsewhere).
+    fn alu(&mut self, k: usize) -> String {
+        match k {
+            0 => self.unary("mov", true),
+            1 => self.binary("add", true),
+            2 => self.binary("sub", false),
+            3 => self.binary("mul", true),
+            5 => self.binary("min", false),
+            6 => self.binary("max", true),
+            7 => self.ternary("cmp"),
+            8 => self.ternary("cnd"),
+            9 => self.unary("frc", false),
+            10 => self.binary("slt", false),
+            11 => self.binary("sge", false),
+            12 => self.binary("dp3", false),
+            13 => self.binary("dp4", true),
+            14 => {
+                let (d, a, b, c) = (self.dst(), self.src(), self.src(), self.scalar());
+                format!("dp2add {d}, {a}, {b}, {c}")
+            }
+            15 => {
+                let op = self.pick(&["rcp", "rsq", "exp", "log"]);
+                format!("{op} {}, {}", self.dst(), self.scalar())
+            }
+            16 => format!("pow {}, {}, {}", self.dst(), self.scalar(), self.scalar()),
+            17 => self.ternary("lrp"),
+            18 => self.unary("nrm", false),
+            19 => {
+                let (r, m) = (self.below(6), self.pick(&["x", "xy", "xyz", "yz", "z"]));
+                format!("crs r{r}.{m}, {}, {}", self.src(), self.src())
+            }
+            20 => {
+                let (r, m) = (self.below(6), self.pick(&["x", "y", "xy"]));
+                format!("sincos r{r}.{m}, {}", self.scalar())
+            }
+            21 => {
+                let op = self.pick(&["m4x4", "m3x3", "m3x4", "m4x3", "m3x2"]);
+                let (d, a) = (self.dst(), self.src());
+                format!("{op} {d}, {a}, c{}", self.below(4))
+            }
+            22 => self.unary("abs", false),
+            23 | 24 => {
+                let op = self.pick(&["gt", "lt", "ge", "le", "eq", "ne"]);
+                let (m, a, b) = (self.mask(), self.src(), self.src());
+                format!("setp_{op} p0{m}, {a}, {b}")
+            }
+            _ => self.ternary("mad"),
+        }
+    }
+    /// `if_cmp` with a body and sometimes an `else`; returns the `endif`.
+    fn if_cmp(&mut self, out: &mut Vec<String>, depth: usize) -> String {
+        let op = self.pick(&["gt", "lt", "ge", "le", "eq", "ne"]);
+        out.push(format!("if_{op} {}, {}", self.scalar(), self.scalar()));
+        for _ in 0..1 + self.below(3) {
+            self.inst(out, depth + 1);
+        }
+        if self.below(2) == 0 {
+            out.push("else".into());
+            for _ in 0..1 + self.below(3) {
+                self.inst(out, depth + 1);
+            }
+        }
+        "endif".into()
+    }
+    /// `if b0` or `rep i0` (with sometimes a break) around a body; returns
+    /// its end.
+    fn if_bool_or_rep(&mut self, out: &mut Vec<String>, depth: usize) -> String {
+        let rep = self.below(2) != 0;
+        out.push(if rep { "rep i0" } else { "if b0" }.into());
+        for _ in 0..1 + self.below(3) {
+            self.inst(out, depth + 1);
+        }
+        if !rep {
+            return "endif".into();
+        }
+        match self.below(3) {
+            0 => {
+                let op = self.pick(&["gt", "lt", "ge", "ne"]);
+                out.push(format!("break_{op} {}, {}", self.scalar(), self.scalar()));
+            }
+            1 => {
+                let not = if self.below(2) == 0 { "!" } else { "" };
+                out.push(format!(
+                    "breakp {not}p0.{}",
+                    self.pick(&["x", "y", "z", "w"])
+                ));
+            }
+            _ => {}
+        }
+        "endrep".into()
     }
     fn shader(&mut self) -> String {
         let mut lines = vec![

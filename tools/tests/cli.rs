@@ -65,10 +65,10 @@ fn run_help_and_version_say_what_users_need() {
     }
 }
 
-#[test]
-fn exit_statuses_and_checks_before_the_run() {
-    let d = Dir::new("status");
-    // A read of a fetch still in flight: reported, exit status 3.
+/// A program that reads a fetch still in flight (in `d`), with an input
+/// and an output flag for it: (program, `--input` value, `--output` value,
+/// the output's path).
+fn racy(d: &Dir) -> (String, String, String, String) {
     let racy = d.file(
         "racy.s",
         "tex ld r1.rgba, in0.rgba, r0.rgba unscaled
@@ -78,27 +78,29 @@ fn exit_statuses_and_checks_before_the_run() {
     let out = d.path("out.u8");
     let inp = format!("0={input}:float32_1:2x2");
     let outp = format!("0={out}:uint8_4");
-    let base = ["run", &racy, "--domain", "2x2"];
-    let with = |extra: &[&str]| -> Vec<String> {
-        base.iter().chain(extra).map(|s| s.to_string()).collect()
-    };
-    let run = |args: Vec<String>| {
-        let a: Vec<&str> = args.iter().map(String::as_str).collect();
-        ctm(&a)
-    };
-    let (code, _, err) = run(with(&[
-        "--input",
-        &inp,
-        "--output",
-        &outp,
-        "--check-hazards",
-    ]));
+    (racy, inp, outp, out)
+}
+
+/// `ctm run PROGRAM --domain 2x2` with `extra` flags.
+fn run_2x2(program: &str, extra: &[&str]) -> (i32, String, String) {
+    let mut a = vec!["run", program, "--domain", "2x2"];
+    a.extend_from_slice(extra);
+    ctm(&a)
+}
+
+#[test]
+fn hazards_are_reported_with_exit_status_3_on_both_engines() {
+    let d = Dir::new("status");
+    // A read of a fetch still in flight: reported, exit status 3.
+    let (racy, inp, outp, out) = racy(&d);
+    let run = |extra: &[&str]| run_2x2(&racy, extra);
+    let (code, _, err) = run(&["--input", &inp, "--output", &outp, "--check-hazards"]);
     assert_eq!(code, 3, "{err}");
     assert!(err.contains("hazard"), "{err}");
     // uint8_4 output: R = 1.0 → byte 2 = 255; G = B = 0; A = 1 → 255.
     assert_eq!(std::fs::read(&out).unwrap()[..4], [0, 0, 255, 255]);
     // Both engines: the JIT reports hazards too (it interprets while checking).
-    let (code, _, _) = run(with(&[
+    let (code, _, _) = run(&[
         "--input",
         &inp,
         "--output",
@@ -106,15 +108,23 @@ fn exit_statuses_and_checks_before_the_run() {
         "--check-hazards",
         "--engine",
         "interp",
-    ]));
+    ]);
     assert_eq!(code, 3);
+}
+
+#[test]
+fn wrong_or_missing_bindings_are_usage_errors_before_the_run() {
+    let d = Dir::new("usage");
+    let (racy, inp, outp, _) = racy(&d);
+    let input = d.path("in.f32");
+    let run = |extra: &[&str]| run_2x2(&racy, extra);
     // Wrong file size: what the user pointed at is wrong, exit status 2.
-    let (code, _, err) = run(with(&[
+    let (code, _, err) = run(&[
         "--input",
         &format!("0={input}:float32_4:2x2"),
         "--output",
         &outp,
-    ]));
+    ]);
     assert_eq!(code, 2, "{err}");
     assert!(
         err.contains("16 bytes for 2×2 elements of float32_4 (64 expected)"),
@@ -123,11 +133,11 @@ fn exit_statuses_and_checks_before_the_run() {
     // Unbound input and output: usage errors naming the flag to add, on
     // either engine, before anything runs.
     for engine in ["interp", "auto"] {
-        let (code, _, err) = run(with(&["--output", &outp, "--engine", engine]));
+        let (code, _, err) = run(&["--output", &outp, "--engine", engine]);
         assert_eq!(code, 2, "{err}");
         assert!(err.contains("add --input 0=FILE:FORMAT:WxH"), "{err}");
     }
-    let (code, _, err) = run(with(&["--input", &inp]));
+    let (code, _, err) = run(&["--input", &inp]);
     assert_eq!(code, 2);
     assert!(err.contains("add --output 0=FILE:FORMAT"), "{err}");
     // Unknown engine, zero threads, a bad domain: usage errors.
@@ -139,7 +149,7 @@ fn exit_statuses_and_checks_before_the_run() {
         &["--const", "300=1,2,3,4"],
         &["--const-int", "0=1,2"],
     ] {
-        let (code, _, err) = run(with(bad));
+        let (code, _, err) = run(bad);
         assert_eq!(code, 2, "{bad:?}: {err}");
     }
     // Out of range is as much a usage error as malformed.
@@ -172,6 +182,15 @@ fn exit_statuses_and_checks_before_the_run() {
         err.contains("warning: the program reads float constant c4")
             && err.contains("add --const 4=x,y,z,w"),
         "{err}"
+    );
+}
+
+#[test]
+fn programs_that_do_nothing_and_unwritable_destinations_are_refused() {
+    let d = Dir::new("refused");
+    let c = d.file(
+        "c.s",
+        "out rtA.rgb = max.off(s0, s0) | rtA.a = max.off(s0, s0) src0=c4 wait last",
     );
     // Empty programs and programs with no effect are what the user
     // pointed at: status 2.

@@ -10,15 +10,20 @@ use ctm::mc::{Format, SurfaceFormat};
 use ctm::pe::{Command as Cmd, CommandBuffer};
 use ctm::runtime::Domain;
 
+/// out = (i/4, j/4, 0.5, 1) with c0 = (0.25, 0.25, 1, 1): a gradient.
+const GRAD: &str =
+    "alu r1.rgb = mad(s0, s1, s2.00h) | r1.a = mad(s0, s1, s2) src0=r0 src1=c0 src2=0.0
+    out rtA.rgb = max.off(s0, s0) | rtA.a = max.off(s0, s0) src0=r1 wait last";
+
+/// out = input 0 at the pixel.
+const COPY: &str = "tex ld r1.rgba, in0.rgba, r0.rgba unscaled acquire wait
+    out rtA.rgb = max.off(s0, s0) | rtA.a = max.off(s0, s0) src0=r1 wait last";
+
 #[test]
-fn data_in_and_out_png_npy_text_stdin_stdout() {
+fn npy_and_png_outputs_read_back_as_inputs() {
     let d = Dir::new("data");
-    // A picture: out = (i/4, j/4, 0.5, 1) over 4 × 2.
-    let grad = d.file(
-        "grad.s",
-        "alu r1.rgb = mad(s0, s1, s2.00h) | r1.a = mad(s0, s1, s2) src0=r0 src1=c0 src2=0.0
-    out rtA.rgb = max.off(s0, s0) | rtA.a = max.off(s0, s0) src0=r1 wait last",
-    );
+    // A picture: the gradient over 4 × 2.
+    let grad = d.file("grad.s", GRAD);
     let consts = d.file("c.txt", "# scale\nc0 = 0.25, 0.25, 1, 1\n");
     let png = d.path("g.png");
     let npy = d.path("g.npy");
@@ -51,11 +56,7 @@ fn data_in_and_out_png_npy_text_stdin_stdout() {
     let v = f32s(&a[header..]);
     assert_eq!(&v[(4 + 3) * 4..(4 + 3) * 4 + 4], &[0.75, 0.25, 0.5, 1.0]);
     // The picture reads back as an input: a copy program sees the bytes.
-    let copy = d.file(
-        "copy.s",
-        "tex ld r1.rgba, in0.rgba, r0.rgba unscaled acquire wait
-    out rtA.rgb = max.off(s0, s0) | rtA.a = max.off(s0, s0) src0=r1 wait last",
-    );
+    let copy = d.file("copy.s", COPY);
     let (code, px, err) = ctm_bytes(
         &[
             "run",
@@ -113,6 +114,12 @@ fn data_in_and_out_png_npy_text_stdin_stdout() {
     ]);
     assert_eq!(code, 2);
     assert!(err.contains("holds float32_4"), "{err}");
+}
+
+#[test]
+fn a_one_channel_output_is_a_grey_picture_with_a_value_range() {
+    let d = Dir::new("grey");
+    let (grad, copy) = (d.file("grad.s", GRAD), d.file("copy.s", COPY));
     // A one-channel output as a grey picture with a value range.
     let grey = d.path("grey.png");
     let (code, _, err) = ctm(&[
@@ -146,6 +153,11 @@ fn data_in_and_out_png_npy_text_stdin_stdout() {
         out.contains("(3, 0): 1\n") && out.contains("(0, 0): 0\n"),
         "{out}"
     );
+}
+
+#[test]
+fn programs_and_data_through_standard_input_and_output() {
+    let d = Dir::new("stdio");
     // The program from standard input.
     let (code, out, err) = ctm_in(
         &[

@@ -48,8 +48,9 @@ pub fn tool(name: &str) -> &str {
     name
 }
 
-pub fn scratch() -> PathBuf {
-    let d = std::env::temp_dir().join(format!("ctm-c-{}", std::process::id()));
+/// A scratch folder for test `name` of this process.
+pub fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("ctm-c-{}-{name}", std::process::id()));
     std::fs::create_dir_all(&d).unwrap();
     d
 }
