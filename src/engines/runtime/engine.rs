@@ -120,8 +120,8 @@ pub trait Engine {
     }
 
     /// Whether clauses run with MXCSR.DAZ set (compiled code reads
-    /// denormals as zeros). The runner sets it once around a group's
-    /// clauses, not per clause; the engine itself restores the default mode
+    /// denormals as zeros). The runner sets it once per stretch of rows,
+    /// not per clause or group; the engine itself restores the default mode
     /// wherever Rust code of its own runs in between (callbacks, fallbacks).
     fn wants_daz(&self) -> bool {
         false
