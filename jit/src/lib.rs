@@ -66,3 +66,4 @@ mod lower;
 pub mod quad;
 pub mod regions;
 pub mod state;
+pub mod strip;

@@ -464,6 +464,46 @@ pub mod loop_offsets {
     pub const EVENTS: usize = offset_of!(LoopState, events);
 }
 
+/// A strip of whole quads along one quad row, run by a compiled strip
+/// ([`StripFn`]): every lane in the domain, running and active. Lane `l` of
+/// quad `q` is pixel `(i0 + 2q + (l & 1), j + (l >> 1))`.
+#[derive(Clone, Copy, Debug)]
+#[repr(C)]
+pub struct Strip {
+    /// Per render target, where its float32_4 elements of pixel rows `j`
+    /// and `j + 1` start (element `i0`): `2 · quads` elements of 16 bytes
+    /// each, writable. Null for targets the program does not write.
+    pub rows: [[*mut u8; 2]; TARGETS],
+    /// Quads in the strip.
+    pub quads: u32,
+    /// The first pixel column.
+    pub i0: u32,
+    /// The upper pixel row.
+    pub j: u32,
+    /// The conditional value (r0.b), an f32 pattern.
+    pub v: u32,
+}
+
+/// A compiled strip: `(strip, uniforms, io) -> 0`, writing its outputs to
+/// the strip's rows.
+pub type StripFn = unsafe extern "C" fn(*const Strip, *const Uniforms, *mut Io) -> u32;
+
+/// Byte offsets of [`Strip`] compiled code relies on.
+pub mod strip_offsets {
+    use super::Strip;
+    use std::mem::offset_of;
+    /// `Strip::rows`.
+    pub const ROWS: usize = offset_of!(Strip, rows);
+    /// `Strip::quads`.
+    pub const QUADS: usize = offset_of!(Strip, quads);
+    /// `Strip::i0`.
+    pub const I0: usize = offset_of!(Strip, i0);
+    /// `Strip::j`.
+    pub const J: usize = offset_of!(Strip, j);
+    /// `Strip::v`.
+    pub const V: usize = offset_of!(Strip, v);
+}
+
 /// Byte offsets of [`Io`] and [`Uniforms`] compiled code relies on.
 pub mod io_offsets {
     use super::{Io, Uniforms};

@@ -18,6 +18,8 @@
 //! }
 //! ```
 
+mod strip;
+
 use crate::interp::{Interpreter, fetch_lanes, umrt_lanes};
 use crate::runtime::{Ctx, Engine, EngineStats, FetchRequest, LoopEntry, LoopExit, RunError};
 use ctm_jit::compile::{ClauseCode, CodeCache, Compiled, JitOptions};
@@ -312,6 +314,19 @@ impl Engine for JitEngine {
 
     fn wants_daz(&self) -> bool {
         true
+    }
+
+    fn strip(&mut self, program: &Program) -> Option<crate::runtime::StripPlan> {
+        self.strip_plan(program)
+    }
+
+    fn run_strip(
+        &mut self,
+        program: &Program,
+        uniforms: &Uniforms,
+        strip: &ctm_jit::state::Strip,
+    ) -> Result<(), RunError> {
+        self.call_strip(program, uniforms, strip)
     }
 
     fn loop_at(&self, pc: u16) -> Option<LoopEntry> {

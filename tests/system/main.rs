@@ -14,6 +14,7 @@ mod delivery;
 mod host;
 mod memory;
 mod prepared;
+mod strips;
 
 use ctm::abi::Executable;
 use ctm::co::{CondLoc, CondTest};

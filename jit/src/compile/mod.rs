@@ -138,6 +138,10 @@ pub struct Compiled {
     opts: JitOptions,
     /// The target ISA the lazily compiled bodies use.
     isa: OwnedTargetIsa,
+    /// The program's strip shape ([`crate::strip`]), and its code,
+    /// compiled on first use.
+    strip_shape: Option<crate::strip::StripShape>,
+    strip: OnceLock<Result<(crate::state::StripFn, u32), String>>,
     /// Compiled loop regions ([`crate::regions`]).
     loops: Vec<loops::CompiledLoop>,
     /// Why loop regions (or their lane-wise bodies) were not compiled.
@@ -429,6 +433,8 @@ fn compile_with(
         general_modules: Mutex::new(Vec::new()),
         opts,
         isa,
+        strip_shape: crate::strip::strip_shape(program),
+        strip: OnceLock::new(),
         loops,
         loop_fallbacks,
         compile_time: start.elapsed(),
@@ -442,6 +448,7 @@ mod cache;
 mod loops;
 mod options;
 mod print;
+mod strip;
 
 pub use cache::{CodeCache, cached, program_hash};
 pub use options::{JitOptions, OptLevel};

@@ -101,6 +101,13 @@ pub(super) trait RegFile {
     ) -> ([Value; GROUP_QUADS], Lazy);
     /// Takes what the clause wrote.
     fn write_back(&mut self, l: &mut Lowering<'_, '_>, out: &Writes);
+
+    /// Takes output channel `at` (target · 4 + channel), written with the
+    /// canonical vectors `q`; `false` leaves it to the lanes' memory.
+    fn output(&mut self, l: &mut Lowering<'_, '_>, at: usize, q: [Value; GROUP_QUADS]) -> bool {
+        let _ = (l, at, q);
+        false
+    }
 }
 
 /// Registers and masks in the lanes' memory (a clause's function).

@@ -31,6 +31,7 @@ mod masks;
 mod math;
 mod region;
 mod shape;
+mod strip;
 mod walk;
 
 use crate::ir::{Clause, Op};
@@ -47,6 +48,8 @@ pub(crate) use region::lower_lanewise;
 pub(crate) use shape::{
     batch_quads, direct_inputs, has_full_body, needs_whole_group, writes_inactive,
 };
+pub(crate) use strip::{lower_strip, strip_batch};
+pub(crate) use walk::eligible as full_walk;
 
 use masks::Masks;
 use std::cell::Cell;

@@ -26,7 +26,7 @@ use crate::state::{io_offsets, offsets};
 use cranelift_codegen::ir::{InstBuilder, Value, types};
 
 /// Whether `clause` has a full-batch walk.
-pub(super) fn eligible(clause: &Clause) -> bool {
+pub(crate) fn eligible(clause: &Clause) -> bool {
     clause.nodes.iter().all(|n| match &n.op {
         Op::Temp { index, .. } => !index.rel,
         Op::SetTemp { index, gate, .. } => !index.rel && gate.pred.is_none(),
@@ -332,7 +332,13 @@ impl Lowering<'_, '_> {
                     self.note_written(w, &m);
                 }
             }
-            (Walk::Full { out, .. }, _) => {
+            (Walk::Full { file, out }, _) => {
+                let at = written.map(|w| (w - offsets::OUT_WRITTEN) / 4);
+                if let (Op::SetOut { .. }, Some(at)) = (op, at)
+                    && file.output(self, at, q)
+                {
+                    return;
+                }
                 self.store_batch(q, off);
                 out.written.extend(written);
             }

@@ -3,7 +3,7 @@
 
 use super::{FlowView, RunError, TextureUnit, hazard::Hazards};
 use ctm_jit::ir::Program;
-use ctm_jit::state::{GROUP_LANES, Lanes, LoopState, Uniforms};
+use ctm_jit::state::{GROUP_LANES, Lanes, LoopState, Strip, Uniforms};
 
 /// Everything a clause may touch besides the lanes.
 pub struct Ctx<'a> {
@@ -34,6 +34,9 @@ pub struct EngineStats {
     pub checked_runs: u64,
     /// Clauses of the program(s) left to the interpreter.
     pub fallback_clauses: u64,
+    /// Strips of quads run by a compiled strip (a straight program along
+    /// a quad row, results straight to memory).
+    pub strip_runs: u64,
     /// Programs compiled (cache misses).
     pub compiled: u64,
     /// Programs found compiled in the code cache.
@@ -41,7 +44,7 @@ pub struct EngineStats {
     /// Bodies compiled on first use: general bodies of clauses first
     /// compiled with their full-batch body alone, and bodies that send
     /// every lookup through the runtime (for runs where an input has no
-    /// direct descriptor).
+    /// direct descriptor), and compiled strips.
     pub general_compiled: u64,
     /// Time spent compiling.
     pub compile_time: std::time::Duration,
@@ -60,6 +63,7 @@ impl EngineStats {
         self.lanewise_runs += other.lanewise_runs;
         self.fallback_runs += other.fallback_runs;
         self.checked_runs += other.checked_runs;
+        self.strip_runs += other.strip_runs;
         self.fallback_clauses = self.fallback_clauses.max(other.fallback_clauses);
         self.compiled += other.compiled;
         self.cache_hits += other.cache_hits;
@@ -127,6 +131,26 @@ pub trait Engine {
         false
     }
 
+    /// The compiled strip of `program` this engine offers
+    /// ([`ctm_jit::strip`]): what one pass counts and the targets it writes.
+    /// `None` where it has none; then [`Engine::run_strip`] is never
+    /// called.
+    fn strip(&mut self, program: &Program) -> Option<StripPlan> {
+        let _ = program;
+        None
+    }
+
+    /// Runs `program`'s compiled strip (see [`Engine::strip`]) on `strip`.
+    fn run_strip(
+        &mut self,
+        program: &Program,
+        uniforms: &Uniforms,
+        strip: &Strip,
+    ) -> Result<(), RunError> {
+        let _ = (program, uniforms, strip);
+        unreachable!("run_strip is only called where an engine offers a strip")
+    }
+
     /// Whether the shim should show this engine the flow-control state
     /// after every flow-control instruction ([`Engine::observe_flow`]).
     fn observes_flow(&self) -> bool {
@@ -179,6 +203,19 @@ impl<E: Engine + ?Sized> Engine for &mut E {
         (**self).loop_at(pc)
     }
 
+    fn strip(&mut self, program: &Program) -> Option<StripPlan> {
+        (**self).strip(program)
+    }
+
+    fn run_strip(
+        &mut self,
+        program: &Program,
+        uniforms: &Uniforms,
+        strip: &Strip,
+    ) -> Result<(), RunError> {
+        (**self).run_strip(program, uniforms, strip)
+    }
+
     fn run_loop(
         &mut self,
         program: &Program,
@@ -189,6 +226,18 @@ impl<E: Engine + ?Sized> Engine for &mut E {
     ) -> Result<LoopExit, RunError> {
         (**self).run_loop(program, entry, lanes, ctx, state)
     }
+}
+
+/// What an engine's compiled strip of a program does ([`Engine::strip`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StripPlan {
+    /// Instructions one pass counts (as the budget counts them).
+    pub counted: u64,
+    /// Render targets it writes, all four channels (bit `t` = target `t`).
+    pub targets: u8,
+    /// It runs whole batches of this many quads: a strip is a multiple of
+    /// it long.
+    pub batch: u32,
 }
 
 /// A loop region an engine runs natively: its index in the engine's code,

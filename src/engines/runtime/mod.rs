@@ -25,7 +25,7 @@ mod io;
 mod stop;
 pub mod texture;
 
-pub use engine::{Ctx, Engine, EngineStats, LoopEntry, LoopExit, check_quads};
+pub use engine::{Ctx, Engine, EngineStats, LoopEntry, LoopExit, StripPlan, check_quads};
 pub use error::{RunError, Stack};
 pub use flow::{FlowView, LoopFrame};
 use group::GroupIo;

@@ -138,6 +138,11 @@ impl Stop {
         }
     }
 
+    /// Whether an instruction limit applies.
+    pub fn limited(&self) -> bool {
+        self.limit != u64::MAX
+    }
+
     /// Counts `n` instructions a group executed against the total.
     #[inline]
     pub fn spend(&self, n: u64) {

@@ -18,6 +18,7 @@ pub mod params;
 mod program;
 mod rows;
 mod run;
+mod strip;
 mod text;
 
 pub use command::{

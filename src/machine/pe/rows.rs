@@ -50,6 +50,11 @@ pub(super) struct RowRun<'a> {
     pub skip: Option<&'a (dyn Fn(u32, u32) -> bool + Sync)>,
     /// Registers the program uses.
     pub temps: usize,
+    /// Whether rows may go through the engine's compiled strip (see
+    /// `strip.rs`): direct delivery, every output channel enabled, the CO
+    /// passing every pixel, no hazard checking, no skipped pairs and no
+    /// instruction limit.
+    pub strips: bool,
     pub rows_done: &'a AtomicU64,
     pub total_rows: u64,
     pub progress: Option<&'a Progress>,
@@ -58,6 +63,27 @@ pub(super) struct RowRun<'a> {
 impl RowRun<'_> {
     /// Runs quad row `row` on worker `w`.
     pub(super) fn row(&self, w: &mut Worker, row: u32) -> Result<RowResult, RunError> {
+        let result = match self.strip_row(w, row) {
+            Some(r) => r?,
+            None => self.row_part(w, row, self.domain)?,
+        };
+        let done = self.rows_done.fetch_add(1, Ordering::Relaxed) + 1;
+        if self.direct
+            && let Some(p) = self.progress
+        {
+            p(done, self.total_rows);
+        }
+        Ok(result)
+    }
+
+    /// Runs the part of quad row `row` inside `domain` (the run's domain
+    /// or a part of it) on worker `w`, group by group through the shim.
+    pub(super) fn row_part(
+        &self,
+        w: &mut Worker,
+        row: u32,
+        domain: Domain,
+    ) -> Result<RowResult, RunError> {
         let mut view =
             RunView::new(self.mc, self.inputs, self.out0).with_direct(self.direct_inputs);
         let mut sink = RowSink {
@@ -70,19 +96,13 @@ impl RowRun<'_> {
         let mut runner =
             Runner::new(self.program, &mut *w.engine, self.uniforms, self.options).stop(self.stop);
         let rows = Rows {
-            domain: self.domain,
+            domain,
             v: self.v,
             rows: row..row + 1,
             skip: self.skip,
         };
         let stats =
             runner.run_rows_prepared(&mut w.lanes, self.temps, rows, &mut view, &mut sink)?;
-        let done = self.rows_done.fetch_add(1, Ordering::Relaxed) + 1;
-        if self.direct
-            && let Some(p) = self.progress
-        {
-            p(done, self.total_rows);
-        }
         Ok(RowResult {
             pixels: sink.pending,
             writes: view.writes,

@@ -315,6 +315,13 @@ impl Pe {
         let rows_done = AtomicU64::new(0);
         // The watchdog ends with this function (also on an error).
         let (stop, _watchdog) = Self::stop(settings);
+        let co_passes = co.loc != CondLoc::Dpp || co.test == crate::co::CondTest::Always;
+        let strips = direct
+            && co_passes
+            && self.out_mask & 0xF == 0xF
+            && skip.is_none()
+            && !settings.options.check_hazards
+            && !stop.limited();
         let mut hazards: Vec<Hazard> = Vec::new();
         let chunk = if direct {
             rows.len().max(1)
@@ -342,6 +349,7 @@ impl Pe {
                     v,
                     skip,
                     temps,
+                    strips,
                     rows_done: &rows_done,
                     total_rows,
                     progress: settings.progress.as_ref(),

@@ -1,0 +1,201 @@
+//! A straight program run along a strip of whole quads, as one function
+//! ([`crate::state::StripFn`]; `docs/design.md`, "Straight programs in one
+//! compiled strip").
+//!
+//! For a program of [`crate::strip::strip_shape`], started on whole
+//! quads with every lane running and active, the function needs no lane
+//! state: per batch of quads it makes r0 = (i, j, v, 1) from the lanes' pixels,
+//! starts the other registers at zero (a group's registers start at zero),
+//! walks the clauses with registers in SSA values, and writes each target's
+//! four channels, canonical, straight into the float32_4 rows the strip
+//! names — a 4 × 4 transpose per quad turns channel vectors into elements.
+//! Predicates, the ALU result and registers left at the end are not
+//! observable after the program ends and are dropped.
+
+use super::lazy::{Lazy, RegFile, Writes};
+use super::{GROUP_QUADS, Lowering, batch_quads};
+use crate::ir::Program;
+use crate::ir::TARGETS;
+use crate::state::strip_offsets;
+use crate::strip::StripShape;
+use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Type, Value, types};
+use cranelift_frontend::FunctionBuilder;
+use std::collections::HashMap;
+
+/// Registers of a strip: r0 made from the pixels, the others zero until
+/// written, carried from clause to clause; outputs kept for the stores.
+struct Fresh {
+    /// r0's four channels for the batch.
+    r0: [[Value; GROUP_QUADS]; 4],
+    zero: Value,
+    /// Registers written so far: their vectors and how they relate.
+    regs: HashMap<(u8, u8), ([Value; GROUP_QUADS], Lazy)>,
+    /// Output channels written (target · 4 + channel), canonical.
+    outs: HashMap<usize, [Value; GROUP_QUADS]>,
+}
+
+impl RegFile for Fresh {
+    fn read(
+        &mut self,
+        _: &mut Lowering<'_, '_>,
+        index: u8,
+        chan: u8,
+    ) -> ([Value; GROUP_QUADS], Lazy) {
+        if let Some(&r) = self.regs.get(&(index, chan)) {
+            return r;
+        }
+        match index {
+            0 => (self.r0[usize::from(chan & 3)], Lazy::No),
+            _ => ([self.zero; GROUP_QUADS], Lazy::No),
+        }
+    }
+
+    fn write_back(&mut self, l: &mut Lowering<'_, '_>, out: &Writes) {
+        for &(index, chan) in &out.dirty {
+            let v = out.regs[&(index, chan)];
+            // A deferred sign modifier names a value of this clause only.
+            let r = match l.lazy(v) {
+                Lazy::Sign(..) => (l.canonical(v), Lazy::No),
+                lazy => (l.get(v).q, lazy),
+            };
+            self.regs.insert((index, chan), r);
+        }
+    }
+
+    fn output(&mut self, _: &mut Lowering<'_, '_>, at: usize, q: [Value; GROUP_QUADS]) -> bool {
+        self.outs.insert(at, q);
+        true
+    }
+}
+
+/// The batch width, in quads, of `shape`'s strip when `w` is asked for
+/// (0: per clause; the narrowest of its clauses').
+pub(crate) fn strip_batch(program: &Program, shape: &StripShape, w: usize) -> usize {
+    shape
+        .clauses
+        .iter()
+        .map(|&ci| batch_quads(&program.clauses[ci as usize], w, super::Lookups::Direct))
+        .min()
+        .unwrap_or(1)
+}
+
+/// Builds the strip function of `shape`'s clauses of `program` into `b`
+/// (a function with the [`crate::state::StripFn`] signature), batches of
+/// `w` quads ([`strip_batch`]): it runs the strip's quads up to the last
+/// whole batch and leaves the rest (fewer than `w`) to its caller.
+pub(crate) fn lower_strip(
+    b: &mut FunctionBuilder<'_>,
+    program: &Program,
+    shape: &StripShape,
+    w: usize,
+    ptr: Type,
+    call_conv: cranelift_codegen::isa::CallConv,
+) {
+    let clauses: Vec<_> = shape
+        .clauses
+        .iter()
+        .map(|&ci| &program.clauses[ci as usize])
+        .collect();
+    debug_assert!(w.is_power_of_two() && w <= GROUP_QUADS);
+    let entry = b.create_block();
+    b.append_block_params_for_function_params(entry);
+    b.switch_to_block(entry);
+    let params = b.block_params(entry).to_vec();
+    let (strip, uni, io) = (params[0], params[1], params[2]);
+    let load = |b: &mut FunctionBuilder<'_>, ty, off: usize| {
+        b.ins().load(ty, MemFlagsData::trusted(), strip, off as i32)
+    };
+    let quads = load(b, types::I32, strip_offsets::QUADS);
+    let i0 = load(b, types::I32, strip_offsets::I0);
+    let j = load(b, types::I32, strip_offsets::J);
+    let v = load(b, types::I32, strip_offsets::V);
+    let rows: Vec<[Value; 2]> = (0..TARGETS)
+        .map(|t| {
+            let at = |p: usize| strip_offsets::ROWS + (2 * t + p) * ptr.bytes() as usize;
+            [load(b, ptr, at(0)), load(b, ptr, at(1))]
+        })
+        .collect();
+    let values = clauses.iter().map(|c| c.values).max().unwrap_or(0);
+    let al = b.ins().iconst(types::I32, 0);
+    let mut l = Lowering::new(b, w, ptr, call_conv, [strip, uni, io], values, al);
+    // The pixel rows and v are the same for every batch.
+    let jv = l.b.ins().splat(types::I32X4, j);
+    let below = l.vconst4([0, 0, 1, 1]);
+    let jv = l.b.ins().iadd(jv, below);
+    let jf = l.b.ins().fcvt_from_sint(types::F32X4, jv);
+    let vv = l.b.ins().splat(types::I32X4, v);
+    let vv = l.as_float(vv);
+    let right = l.vconst4([0, 1, 0, 1]);
+    let zero = l.splat_i(0);
+    let zero = l.as_float(zero);
+    let entry_consts = l.consts.clone();
+
+    // Whole batches only: never past the strip's last quad.
+    let whole = l.b.ins().band_imm_s(quads, !(w as i64 - 1));
+    let (head, exit, next, off) = l.batch_loop(whole, ptr);
+    // Columns: i0 + 2·(q0 + k) + (l & 1).
+    let q0 = l.b.ins().ushr_imm_s(l.lane0, 2);
+    let col = l.b.ins().imul_imm_s(q0, 2);
+    let col = l.b.ins().iadd(col, i0);
+    let r0 = [0, 1, 2, 3].map(|c| {
+        l.each(|l, k| match c {
+            0 => {
+                let x = l.b.ins().iadd_imm_s(col, 2 * k as i64);
+                let x = l.b.ins().splat(types::I32X4, x);
+                let x = l.b.ins().iadd(x, right);
+                l.b.ins().fcvt_from_sint(types::F32X4, x)
+            }
+            1 => jf,
+            2 => vv,
+            _ => l.one,
+        })
+    });
+    let mut file = Fresh {
+        r0,
+        zero,
+        regs: HashMap::new(),
+        outs: HashMap::new(),
+    };
+    for clause in &clauses {
+        l.uniforms(clause);
+        l.full_nodes(clause, &mut file);
+    }
+    // Elements of quad q0 start 32·q0 bytes into each row.
+    let at = l.b.ins().iadd(off, off);
+    for (t, row) in rows.iter().enumerate() {
+        if shape.targets & (1 << t) != 0 {
+            let chans = [0, 1, 2, 3].map(|c| file.outs[&(4 * t + c)]);
+            l.store_elements(chans, *row, at);
+        }
+    }
+    l.b.ins().jump(head, &[next.into()]);
+    l.consts = entry_consts;
+    l.finish(exit);
+}
+
+impl Lowering<'_, '_> {
+    /// Stores the batch's four channel vectors per quad as float32_4
+    /// elements: quad `k`'s top lanes at `rows[0] + at + 32k`, its bottom
+    /// lanes at `rows[1] + at + 32k`.
+    fn store_elements(&mut self, c: [[Value; GROUP_QUADS]; 4], rows: [Value; 2], at: Value) {
+        let [top, bottom] = rows.map(|r| self.b.ins().iadd(r, at));
+        for k in 0..self.w {
+            let [r, g, b, a] = c.map(|ch| ch[k]);
+            // (r0 g0 r1 g1), (b0 a0 b1 a1), (r2 g2 r3 g3), (b2 a2 b3 a3).
+            let rg01 = self.shuffle32(r, g, [0, 4, 1, 5]);
+            let ba01 = self.shuffle32(b, a, [0, 4, 1, 5]);
+            let rg23 = self.shuffle32(r, g, [2, 6, 3, 7]);
+            let ba23 = self.shuffle32(b, a, [2, 6, 3, 7]);
+            let lanes = [
+                (self.shuffle32(rg01, ba01, [0, 1, 4, 5]), top, 0),
+                (self.shuffle32(rg01, ba01, [2, 3, 6, 7]), top, 16),
+                (self.shuffle32(rg23, ba23, [0, 1, 4, 5]), bottom, 0),
+                (self.shuffle32(rg23, ba23, [2, 3, 6, 7]), bottom, 16),
+            ];
+            for (e, p, o) in lanes {
+                let o = 32 * k as i32 + o;
+                self.b.ins().store(MemFlagsData::trusted(), e, p, o);
+            }
+        }
+    }
+}

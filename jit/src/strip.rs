@@ -1,0 +1,76 @@
+//! Straight programs run along a strip of whole quads (`docs/design.md`,
+//! "Straight programs in one compiled strip").
+//!
+//! A program qualifies ([`strip_shape`]) when it is a chain of clauses
+//! from pc 0 that only fall through to the next one and end, each with a
+//! full-batch walk, no lookup, uncached write, depth write or kill, and
+//! every render target it writes written in all four channels. Started on
+//! whole quads with every lane running and active, such a program does the
+//! same for every lane: no gate can switch a lane off and nothing a lane
+//! does reaches another lane, so a compiled strip
+//! ([`crate::state::StripFn`]) runs it for a row of quads with no lane
+//! state and writes its results straight to memory.
+
+use crate::ir::{Op, Program, TARGETS, Term};
+
+/// What a strip of a program is: its clauses in order and what they write.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StripShape {
+    /// The clauses, from the one at pc 0.
+    pub clauses: Vec<u32>,
+    /// Render targets written (bit `t` = target `t`), each in all four
+    /// channels.
+    pub targets: u8,
+    /// Instructions one pass counts (every clause's, as the budget counts
+    /// them).
+    pub counted: u64,
+}
+
+/// The strip shape of `program`, if it has one (see the module docs).
+pub fn strip_shape(program: &Program) -> Option<StripShape> {
+    let mut ci = program.clause_at(0)?;
+    let mut shape = StripShape {
+        clauses: Vec::new(),
+        targets: 0,
+        counted: 0,
+    };
+    let mut channels = [0u8; TARGETS];
+    loop {
+        let clause = program.clauses.get(ci as usize)?;
+        if shape.clauses.contains(&ci) || !crate::lower::full_walk(clause) {
+            return None;
+        }
+        for n in &clause.nodes {
+            match &n.op {
+                Op::Fetch { .. } | Op::UmrtWrite { .. } | Op::SetDepth { .. } | Op::Kill { .. } => {
+                    return None;
+                }
+                Op::SetOut { target, chan, .. } => {
+                    channels[usize::from(*target) % TARGETS] |= 1 << (chan & 3);
+                }
+                _ => {}
+            }
+        }
+        shape.clauses.push(ci);
+        shape.counted += u64::from(clause.counted());
+        let next = match clause.term {
+            Term::End => None,
+            Term::Last { pc } if u32::from(pc) + 1 >= u32::from(program.len) => None,
+            Term::Next(pc) if pc >= program.len => None,
+            Term::Next(pc) => Some(program.clause_at(pc)?),
+            _ => return None,
+        };
+        match next {
+            Some(n) => ci = n,
+            None => break,
+        }
+    }
+    for (t, &c) in channels.iter().enumerate() {
+        match c {
+            0 => {}
+            0xF => shape.targets |= 1 << t,
+            _ => return None,
+        }
+    }
+    Some(shape)
+}

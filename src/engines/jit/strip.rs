@@ -1,0 +1,84 @@
+//! The JIT's compiled strips ([`ctm_jit::strip`]): a straight program run
+//! along a row of whole quads, results straight to memory.
+
+use super::JitEngine;
+use crate::runtime::{RunError, StripPlan};
+use ctm_jit::ir::Program;
+use ctm_jit::state::{Strip, Uniforms};
+
+impl JitEngine {
+    /// The strip of `program`, compiled on first use; `None` where the
+    /// program has none or it could not be compiled (the reason is kept
+    /// with the fallback reasons).
+    pub(super) fn strip_plan(&mut self, program: &Program) -> Option<StripPlan> {
+        let at = std::ptr::from_ref(program) as usize;
+        let prepared = matches!(&self.current, Some((_, _, a)) if *a == at);
+        if !prepared && self.code_for(program).is_err() {
+            return None;
+        }
+        let Some((_, code, _)) = &self.current else {
+            return None;
+        };
+        let (compiled, took) = code.strip(program)?;
+        if let Some(t) = took {
+            self.stats.general_compiled += 1;
+            self.stats.compile_time += t;
+        }
+        match compiled {
+            Ok((_, shape, batch)) => Some(StripPlan {
+                counted: shape.counted,
+                targets: shape.targets,
+                batch,
+            }),
+            Err(why) => {
+                let line = format!("strip: {why}");
+                if !self.stats.fallback_reasons.contains(&line) {
+                    self.stats.fallback_reasons.push(line);
+                }
+                None
+            }
+        }
+    }
+
+    /// Runs the strip of `program` (offered by [`JitEngine::strip_plan`])
+    /// on `strip`.
+    pub(super) fn call_strip(
+        &mut self,
+        program: &Program,
+        uniforms: &Uniforms,
+        strip: &Strip,
+    ) -> Result<(), RunError> {
+        debug_assert!(ctm_jit::host::daz_is_set(), "the caller sets DAZ");
+        let code = match &self.current {
+            Some((_, code, _)) => code.clone(),
+            None => return Err(no_strip()),
+        };
+        let Some((Ok((f, _, _)), _)) = code.strip(program) else {
+            return Err(no_strip());
+        };
+        self.io.splat_consts(uniforms, &self.splat_used);
+        self.stats.strip_runs += 1;
+        // SAFETY: `f` was compiled from this program's verified IR for a
+        // strip (`ctm_jit::strip`); it reads `uniforms` and `io` within
+        // their layouts and writes only the 2 · `quads` elements of 16
+        // bytes from each non-null row of `strip` for the targets its shape
+        // names, which the caller guarantees writable and untouched by
+        // anything else during the call; `code` keeps the machine code
+        // alive.
+        let status = unsafe { f(strip, uniforms, &mut *self.io) };
+        match status {
+            0 => Ok(()),
+            s => Err(RunError::Engine {
+                engine: "jit",
+                message: format!("the compiled strip returned status {s}"),
+            }),
+        }
+    }
+}
+
+fn no_strip() -> RunError {
+    RunError::Engine {
+        engine: "jit",
+        message: "no compiled strip for this program".into(),
+    }
+}

@@ -1,0 +1,119 @@
+//! Rows through a compiled strip (`docs/design.md`, "Straight programs in
+//! one compiled strip"): where the engine offers one for the program, the
+//! whole quads of a quad row that lie inside the domain run in one call
+//! that writes their float32_4 results straight to memory; the quads at the
+//! row's ends, partly outside the domain, go through the shim as usual.
+//!
+//! The results are those of the groups the shim would have run — every
+//! lane of such a program computes the same thing whatever group it is in
+//! — and so are the counters: pixels and pixel-instructions per pixel, and
+//! group instructions per group of [`GROUP_QUADS`] quads of the row, as
+//! the shim groups them.
+
+use super::rows::{RowResult, RowRun, Worker};
+use crate::mc::Format;
+use crate::runtime::{Domain, RunError};
+use ctm_jit::host::DazGuard;
+use ctm_jit::state::{GROUP_QUADS, Strip};
+
+impl RowRun<'_> {
+    /// Runs quad row `row` with the engine's compiled strip; `None` where
+    /// the run, the row or the program's outputs do not allow one.
+    pub(super) fn strip_row(
+        &self,
+        w: &mut Worker,
+        row: u32,
+    ) -> Option<Result<RowResult, RunError>> {
+        let d = self.domain;
+        let j = 2 * row;
+        // Whole quads only: both pixel rows and both columns inside.
+        let (qa, qb) = (d.i0.div_ceil(2), d.i1.div_ceil(2));
+        if !self.strips || j < d.j0 || j + 1 > d.j1 || qa >= qb {
+            return None;
+        }
+        let plan = w.engine.strip(self.program)?;
+        if plan.counted > self.options.budget {
+            return None;
+        }
+        // Whole batches; the quads after the last one go through the shim.
+        let quads = (qb - qa) / plan.batch.max(1) * plan.batch.max(1);
+        if quads == 0 {
+            return None;
+        }
+        let mut strip = Strip {
+            rows: [[std::ptr::null_mut(); 2]; 4],
+            quads,
+            i0: 2 * qa,
+            j,
+            v: self.v,
+        };
+        for (t, rows) in strip.rows.iter_mut().enumerate() {
+            if plan.targets & (1 << t) == 0 {
+                continue;
+            }
+            let s = self.targets.outputs[t].as_ref()?;
+            if s.fmt.format != Format::Float32_4 {
+                return None;
+            }
+            for (p, at) in rows.iter_mut().enumerate() {
+                let n = 2 * quads as usize;
+                // SAFETY: direct delivery (`self.strips`): the rows of a
+                // run write disjoint elements of output surfaces that
+                // overlap nothing else the run reads or writes, so nothing
+                // touches these elements while the strip writes them; only
+                // the pointer outlives the slice, until the call returns.
+                let span = unsafe { self.mc.span_shared(s, 2 * qa, j + p as u32, n) }?;
+                *at = span.as_mut_ptr();
+            }
+        }
+        Some(self.run_strip(w, row, &strip, plan.counted))
+    }
+
+    /// Runs `strip` (quad row `row`'s whole quads inside the domain), then
+    /// the row's other quads through the shim; `counted`: what one pass of
+    /// the program counts.
+    fn run_strip(
+        &self,
+        w: &mut Worker,
+        row: u32,
+        strip: &Strip,
+        counted: u64,
+    ) -> Result<RowResult, RunError> {
+        let d = self.domain;
+        if let Some(why) = self.stop.stopped() {
+            return Err(RunError::Stopped {
+                pc: 0,
+                why,
+                pixel: (strip.i0, strip.j),
+            });
+        }
+        {
+            let _daz = w.engine.wants_daz().then(|| DazGuard::new(true));
+            w.engine.run_strip(self.program, self.uniforms, strip)?;
+        }
+        let pixels = 4 * u64::from(strip.quads);
+        let mut result = RowResult::default();
+        result.stats.pixels = pixels;
+        result.stats.pixel_instructions = pixels * counted;
+        let end = strip.i0 + 2 * strip.quads;
+        let edges = [(d.i0, strip.i0), (end, d.i1 + 1)];
+        for (i0, i1) in edges.into_iter().filter(|(a, b)| a < b) {
+            let part = Domain {
+                i0,
+                i1: i1 - 1,
+                ..d
+            };
+            let r = self.row_part(w, row, part)?;
+            result.pixels.extend(r.pixels);
+            result.writes.extend(r.writes);
+            result.discarded += r.discarded;
+            result.stats.pixels += r.stats.pixels;
+            result.stats.killed += r.stats.killed;
+            result.stats.pixel_instructions += r.stats.pixel_instructions;
+        }
+        // The shim's groups: the row's quads, GROUP_QUADS at a time.
+        let quads = u64::from(d.i1 / 2 - d.i0 / 2 + 1);
+        result.stats.group_instructions = quads.div_ceil(GROUP_QUADS as u64) * counted;
+        Ok(result)
+    }
+}

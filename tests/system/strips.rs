@@ -1,0 +1,204 @@
+//! Straight programs through compiled strips: the whole quads of a quad row
+//! inside the domain run in one compiled call that writes float32_4
+//! results straight to memory, the row's ends through the shim. The bytes
+//! and every counter must be the interpreter's, for any domain, offset or
+//! thread count; programs and runs a strip cannot serve (a channel left
+//! unwritten, another format, a disabled channel, the CO testing at the
+//! DPP) take the shim.
+
+use crate::Rig;
+use crate::common;
+
+use ctm::engine::EngineKind;
+use ctm::kernel::{Job, Kernel};
+use ctm::mc::{CacheMode, Format};
+use ctm::pe::Command as Cmd;
+use ctm::runtime::Domain;
+use ctm::{JitOptions, OptLevel};
+
+/// rtA = r0 · c0 + c1 (every channel), rtB = (r0.ggr, v) · 2, no other
+/// target: two targets, all four channels each.
+const TWO_TARGETS: &str = "
+    alu r1.rgb = mad(s0, s1, s2) | r1.a = mad(s0, s1, s2) src0=r0 src1=c0 src2=c1
+    alu r2.rgb = max.x2(s0.ggr, s0.ggr) | r2.a = max.x2(s0.b, s0.b) src0=r0
+    out rtA.rgb = max.off(s0, s0) | rtA.a = max.off(s0, s0) src0=r1
+    out rtB.rgb = max.off(s0, s0) | rtB.a = max.off(s0, s0) src0=r2 wait last
+";
+
+/// rtA.rgb = r0.rgb only: alpha keeps what memory held.
+const RGB_ONLY: &str = "
+    out rtA.rgb = max.off(s0, s0) | _ = max.off(s0, s0) src0=r0 wait last
+";
+
+fn job(w: u32, h: u32, format: Format) -> Job {
+    Job::new(w, h)
+        .output(0, format)
+        .output(1, format)
+        .constant(0, [0.5, -0.25, 3.0, 1.0])
+        .constant(1, [1e-40, 2.0, -0.0, f32::NAN])
+}
+
+/// Runs `src` on both engines (the comparator checks bytes and counters),
+/// then on the JIT alone; returns how many strips of quads the JIT ran.
+fn strips(src: &str, job: &Job) -> u64 {
+    let k = Kernel::assemble(src).unwrap();
+    common::both(&k, job);
+    if !common::jit_available() {
+        return 0;
+    }
+    let r = k.run(&job.clone().engine(EngineKind::Jit)).unwrap();
+    r.report.engine.strip_runs
+}
+
+#[test]
+fn straight_programs_agree_with_the_interpreter_on_every_domain() {
+    for (w, h) in [(1, 1), (2, 2), (3, 5), (4, 1), (37, 23), (64, 8), (9, 64)] {
+        for threads in [1, 2, 3] {
+            let job = job(w, h, Format::Float32_4).threads(threads);
+            let n = strips(TWO_TARGETS, &job);
+            // Rows with both pixel rows and a whole quad inside take strips.
+            if common::jit_available() && w >= 2 && h >= 2 {
+                assert!(n > 0, "{w}×{h}, {threads} thread(s): no strip ran");
+            }
+            assert_eq!(strips(RGB_ONLY, &job), 0, "a channel left unwritten");
+        }
+    }
+}
+
+#[test]
+fn other_formats_and_disabled_channels_take_the_shim() {
+    let job = job(13, 7, Format::Float32_2);
+    assert_eq!(strips(TWO_TARGETS, &job), 0, "float32_2 outputs");
+    let job = self::job(13, 7, Format::Uint8_4);
+    assert_eq!(strips(TWO_TARGETS, &job), 0, "uint8_4 outputs");
+    let job = self::job(13, 7, Format::Float32_4).cache_mode(CacheMode::Strict);
+    assert_eq!(
+        strips(TWO_TARGETS, &job),
+        0,
+        "strict caches: ordered delivery"
+    );
+}
+
+#[test]
+fn offset_domains_and_output_masks_through_commands() {
+    if !common::jit_available() {
+        return;
+    }
+    for (domain, mask) in [
+        // Odd first column and row: the row's ends and the first quad row
+        // are partial.
+        (
+            Domain {
+                i0: 3,
+                j0: 1,
+                i1: 12,
+                j1: 8,
+            },
+            0xF,
+        ),
+        (
+            Domain {
+                i0: 0,
+                j0: 2,
+                i1: 7,
+                j1: 5,
+            },
+            0xF,
+        ),
+        // A disabled channel: no strip, the shim keeps memory's alpha.
+        (
+            Domain {
+                i0: 2,
+                j0: 0,
+                i1: 9,
+                j1: 5,
+            },
+            0x7,
+        ),
+    ] {
+        let mut got = Vec::new();
+        for engine in [EngineKind::Interp, EngineKind::Jit] {
+            let mut rig = Rig::new(crate::IDENTITY, 16, 10, CacheMode::Coherent);
+            rig.dev.settings_mut().engine = engine;
+            let fill: Vec<u8> = (0..16 * 10 * 16).map(|k| k as u8).collect();
+            rig.dev.write(rig.out, &fill).unwrap();
+            let mut cb = rig.setup();
+            cb.push(Cmd::SetCondVal(0.75f32.to_bits()))
+                .push(Cmd::SetDomain(domain))
+                .push(Cmd::SetOutMask(mask))
+                .push(Cmd::StartProgram)
+                .push(Cmd::FlushOutCache);
+            let r = rig.submit(&cb).unwrap();
+            let strips = r.runs[0].engine.strip_runs;
+            if engine == EngineKind::Jit {
+                assert_eq!(strips > 0, mask == 0xF, "{domain:?}, mask {mask:#x}");
+            }
+            let run = ctm::pe::RunReport {
+                engine: Default::default(),
+                ..r.runs[0].clone()
+            };
+            let mut bytes = vec![0; fill.len()];
+            rig.dev.read(rig.out, &mut bytes).unwrap();
+            got.push((format!("{run:?}"), bytes));
+        }
+        assert!(
+            got[0] == got[1],
+            "{domain:?}, mask {mask:#x}: the engines differ"
+        );
+    }
+}
+
+#[test]
+fn random_straight_programs_agree_with_the_interpreter_through_strips() {
+    let cases: u32 = std::env::var("CTM_STRIP_CASES")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(300);
+    let mut stripped = 0;
+    for seed in 0..u64::from(cases) {
+        let case = ctm_tools::diff::Case::straight(seed);
+        let k = Kernel::assemble(&case.asm).unwrap_or_else(|e| panic!("{}: {e}", case.asm));
+        let d = case.domain;
+        // Both optimisation levels, each batch width.
+        let opt_level = [OptLevel::None, OptLevel::Speed][(seed % 2) as usize];
+        let jit = JitOptions {
+            opt_level,
+            quads_per_iter: [0, 1, 2, 4][(seed / 2 % 4) as usize],
+        };
+        let mut job = Job::new(d.i1 + 1, d.j1 + 1)
+            .threads(1 + (seed % 3) as usize)
+            .jit(jit);
+        for t in 0..4 {
+            job = job.output(t, Format::Float32_4);
+        }
+        for (n, c) in case.uniforms.consts.iter().enumerate().take(8) {
+            job = job.constant(n as u8, c.map(f32::from_bits));
+        }
+        let want = strips_of(
+            &k,
+            &job,
+            &format!("seed {seed}, {jit:?}, {d:?}\n{}", case.asm),
+        );
+        stripped += u32::from(want > 0);
+    }
+    // Domains without a whole quad inside, and run errors, take no strip.
+    if common::jit_available() {
+        assert!(
+            stripped * 5 > cases,
+            "{stripped} of {cases} programs ran strips"
+        );
+    }
+}
+
+/// [`strips`] for a kernel, naming the program when the engines differ.
+fn strips_of(k: &Kernel, job: &Job, asm: &str) -> u64 {
+    if let Err(report) = ctm_tools::check::run_both(k, job) {
+        panic!("{asm}\n{report}");
+    }
+    if !common::jit_available() {
+        return 0;
+    }
+    // A run error (the same on both engines) runs no strip.
+    k.run(&job.clone().engine(EngineKind::Jit))
+        .map_or(0, |r| r.report.engine.strip_runs)
+}
