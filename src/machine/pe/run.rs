@@ -19,6 +19,7 @@
 
 use super::deliver::{Targets, direct_allowed};
 use super::rows::{RowRun, Worker, deliver_row, run_rows};
+use super::strip::strips_allowed;
 use super::{PROCESSORS, Pe, PeError, ProgramDesc, params};
 use crate::abi::ProgramInfo;
 use crate::co::CondLoc;
@@ -315,19 +316,10 @@ impl Pe {
         let rows_done = AtomicU64::new(0);
         // The watchdog ends with this function (also on an error).
         let (stop, _watchdog) = Self::stop(settings);
-        let co_passes = co.loc != CondLoc::Dpp || co.test == crate::co::CondTest::Always;
-        let strips = direct
-            && co_passes
-            && self.out_mask & 0xF == 0xF
-            && skip.is_none()
-            && !settings.options.check_hazards
-            && !stop.limited();
+        let strips = direct && strips_allowed(&targets, skip.is_some(), checked, stop.limited());
         let mut hazards: Vec<Hazard> = Vec::new();
-        let chunk = if direct {
-            rows.len().max(1)
-        } else {
-            CHUNK_ROWS
-        };
+        // Direct delivery needs no ordered hand-over between chunks.
+        let chunk = [CHUNK_ROWS, rows.len().max(1)][usize::from(direct)];
         for rows in rows.chunks(chunk) {
             let results = {
                 let mc: &Mc = mc;

@@ -10,11 +10,27 @@
 //! group instructions per group of [`GROUP_QUADS`] quads of the row, as
 //! the shim groups them.
 
+use super::deliver::Targets;
 use super::rows::{RowResult, RowRun, Worker};
+use crate::co::{CondLoc, CondTest};
 use crate::mc::Format;
 use crate::runtime::{Domain, RunError};
 use ctm_jit::host::DazGuard;
 use ctm_jit::state::{GROUP_QUADS, Strip};
+
+/// Whether a run that delivers directly may send rows through compiled
+/// strips: every output channel enabled, the CO passing every pixel (no
+/// test at the DPP), no skipped pairs (`skipping`), no hazard checking
+/// (`checked`), no instruction limit (`limited`).
+pub(super) fn strips_allowed(
+    t: &Targets<'_>,
+    skipping: bool,
+    checked: bool,
+    limited: bool,
+) -> bool {
+    let co_passes = t.co.loc != CondLoc::Dpp || t.co.test == CondTest::Always;
+    co_passes && t.out_mask & 0xF == 0xF && !skipping && !checked && !limited
+}
 
 impl RowRun<'_> {
     /// Runs quad row `row` with the engine's compiled strip; `None` where
