@@ -44,6 +44,8 @@ pub struct JitEngine {
     interp: Interpreter,
     io: Box<Io>,
     stats: EngineStats,
+    /// The form of the strip [`JitEngine::strip_plan`] last offered.
+    strip_form: usize,
 }
 
 impl std::fmt::Debug for JitEngine {
@@ -109,6 +111,7 @@ impl JitEngine {
                 splat: [[0; 4]; ctm_jit::ir::CONSTS * 4],
             }),
             stats: EngineStats::default(),
+            strip_form: 0,
         }
     }
 
@@ -316,8 +319,8 @@ impl Engine for JitEngine {
         true
     }
 
-    fn strip(&mut self, program: &Program) -> Option<crate::runtime::StripPlan> {
-        self.strip_plan(program)
+    fn strip(&mut self, program: &Program, quads: u32) -> Option<crate::runtime::StripPlan> {
+        self.strip_plan(program, quads)
     }
 
     fn run_strip(

@@ -159,11 +159,17 @@ fn random_straight_programs_agree_with_the_interpreter_through_strips() {
         let case = ctm_tools::diff::Case::straight(seed);
         let k = Kernel::assemble(&case.asm).unwrap_or_else(|e| panic!("{}: {e}", case.asm));
         let d = case.domain;
-        // Both optimisation levels, each batch width.
-        let opt_level = [OptLevel::None, OptLevel::Speed][(seed % 2) as usize];
+        // Both optimisation levels and each batch width chosen, or both
+        // left to ctm: then the strip's two forms take turns row by row
+        // until one is chosen.
+        let opt_level = [OptLevel::None, OptLevel::Speed, OptLevel::Auto][(seed % 3) as usize];
+        let quads_per_iter = match opt_level {
+            OptLevel::Auto => 0,
+            _ => [0, 1, 2, 4][(seed / 3 % 4) as usize],
+        };
         let jit = JitOptions {
             opt_level,
-            quads_per_iter: [0, 1, 2, 4][(seed / 2 % 4) as usize],
+            quads_per_iter,
         };
         let mut job = Job::new(d.i1 + 1, d.j1 + 1)
             .threads(1 + (seed % 3) as usize)

@@ -113,8 +113,16 @@ impl CodeCache {
         // only verified IR keeps every access inside it (the crate docs,
         // "Why compiled code stays inside its memory").
         program.verify()?;
+        let tunable = opts.opt_level == OptLevel::Auto && opts.quads_per_iter == 0;
         let opts = opts.resolved(program);
-        compile_with(program, opts, self.isa(opts)?)
+        // A strip's second form is compiled for speed (see `Compiled::strip`).
+        let speed = JitOptions {
+            opt_level: OptLevel::Speed,
+            ..opts
+        };
+        let mut code = compile_with(program, opts, [self.isa(opts)?, self.isa(speed)?])?;
+        code.strip_tunable = tunable;
+        Ok(code)
     }
 
     /// The target ISA for `opts` (resolved: `Auto` alone means speed).

@@ -141,7 +141,14 @@ pub struct Compiled {
     /// The program's strip shape ([`crate::strip`]), and its code,
     /// compiled on first use.
     strip_shape: Option<crate::strip::StripShape>,
-    strip: OnceLock<Result<(crate::state::StripFn, u32), String>>,
+    /// Its two forms ([`Compiled::strip`]).
+    strip: [OnceLock<Result<(crate::state::StripFn, u32), String>>; 2],
+    /// Which form is faster, as measured.
+    strip_tuning: Mutex<strip::Tuning>,
+    /// Whether the options leave the strip's form to measurement.
+    strip_tunable: bool,
+    /// The target optimised for speed (the strip's second form).
+    speed_isa: OwnedTargetIsa,
     /// Compiled loop regions ([`crate::regions`]).
     loops: Vec<loops::CompiledLoop>,
     /// Why loop regions (or their lane-wise bodies) were not compiled.
@@ -354,11 +361,12 @@ pub fn compile(program: &Program, opts: JitOptions) -> Result<Compiled, JitError
 }
 
 /// Compiles every clause of `program` (verified; `opts` resolved) for
-/// `isa`.
+/// `isa` (and keeps `speed_isa`, the same target optimised for speed, for
+/// a strip's second form).
 fn compile_with(
     program: &Program,
     opts: JitOptions,
-    isa: OwnedTargetIsa,
+    [isa, speed_isa]: [OwnedTargetIsa; 2],
 ) -> Result<Compiled, JitError> {
     let start = Instant::now();
     let mut module = JITModule::new(JITBuilder::with_isa(isa.clone(), default_libcall_names()));
@@ -434,7 +442,10 @@ fn compile_with(
         opts,
         isa,
         strip_shape: crate::strip::strip_shape(program),
-        strip: OnceLock::new(),
+        strip: [OnceLock::new(), OnceLock::new()],
+        strip_tuning: Mutex::new(strip::Tuning::default()),
+        strip_tunable: false,
+        speed_isa,
         loops,
         loop_fallbacks,
         compile_time: start.elapsed(),

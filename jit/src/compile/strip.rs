@@ -14,16 +14,82 @@ use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{Module, default_libcall_names};
 use std::time::{Duration, Instant};
 
+/// Timed calls of each form before the faster is kept (after one
+/// untimed call each, which warms the caches).
+const TRIALS: u32 = 6;
+
+/// How a strip's two forms compare, as measured ([`Compiled::strip_form`]).
+#[derive(Debug, Default)]
+pub(super) struct Tuning {
+    /// Per form: calls recorded (the first untimed), quads and time of
+    /// the timed ones.
+    calls: [u32; 2],
+    quads: [u64; 2],
+    time: [Duration; 2],
+    chosen: Option<usize>,
+}
+
 impl Compiled {
-    /// The compiled strip of `program` (the program this code was compiled
-    /// from), its shape and its batch width in quads (it runs whole
-    /// batches only: the caller hands it a multiple of that many quads),
-    /// if it has one; compiled on first use (the duration says so).
-    /// `Err`: the strip could not be compiled, and why.
+    /// Which form of the strip the next call should use, and whether to
+    /// time it ([`Compiled::strip_timed`]). Form 0 is compiled with the
+    /// program's options; form 1 in batches of four quads, optimised for
+    /// speed — which of the two is faster depends on the program (many
+    /// independent chains favour the second, long dependent ones the
+    /// first) in ways no rule predicts well. Where the options leave both
+    /// choices to ctm (optimisation [`super::OptLevel::Auto`], quads per
+    /// iteration 0), the two forms take turns until each has run
+    /// `TRIALS` timed calls, and the faster per quad is kept for this
+    /// code's later runs; otherwise form 0. Both forms compute the same
+    /// bits.
+    pub fn strip_form(&self) -> (usize, bool) {
+        if !self.strip_tunable {
+            return (0, false);
+        }
+        let t = self.strip_tuning.lock().unwrap_or_else(|p| p.into_inner());
+        match t.chosen {
+            Some(form) => (form, false),
+            None => (usize::from(t.calls[1] < t.calls[0]), true),
+        }
+    }
+
+    /// Records a call of strip form `form` that ran `quads` quads in
+    /// `time` (see [`Compiled::strip_form`]).
+    pub fn strip_timed(&self, form: usize, quads: u64, time: Duration) {
+        let mut t = self.strip_tuning.lock().unwrap_or_else(|p| p.into_inner());
+        let k = form & 1;
+        if t.chosen.is_some() {
+            return;
+        }
+        if t.calls[k] > 0 {
+            t.quads[k] += quads;
+            t.time[k] += time;
+        }
+        t.calls[k] += 1;
+        if t.calls.iter().all(|&c| c > TRIALS) {
+            let per_quad = |k: usize| t.time[k].as_secs_f64() / t.quads[k].max(1) as f64;
+            t.chosen = Some(usize::from(per_quad(1) < per_quad(0)));
+        }
+    }
+
+    /// The form the measurements chose, if they have.
+    pub fn strip_chosen(&self) -> Option<usize> {
+        self.strip_tuning
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .chosen
+    }
+
+    /// Form `form` ([`Compiled::strip_form`]) of the compiled strip of
+    /// `program` (the program this code was compiled from), its shape and
+    /// its batch width in quads (it runs whole batches only: the caller
+    /// hands it a multiple of that many quads), if it has one; compiled on
+    /// first use (the duration says so). `Err`: the strip could not be
+    /// compiled, and why.
     #[allow(clippy::type_complexity)]
     pub fn strip(
         &self,
         program: &Program,
+        form: usize,
     ) -> Option<(
         Result<(StripFn, &StripShape, u32), String>,
         Option<Duration>,
@@ -35,10 +101,16 @@ impl Compiled {
             return None;
         }
         let mut took = None;
-        let code = self.strip.get_or_init(|| {
+        let code = self.strip[form & 1].get_or_init(|| {
             let start = Instant::now();
-            let batch = strip_batch(program, shape, usize::from(self.opts.quads_per_iter));
-            let r = compile_strip(program, shape, batch, self.isa.clone()).map(|(m, f)| {
+            let (batch, isa) = match form & 1 {
+                0 => (
+                    strip_batch(program, shape, usize::from(self.opts.quads_per_iter)),
+                    &self.isa,
+                ),
+                _ => (4, &self.speed_isa),
+            };
+            let r = compile_strip(program, shape, batch, isa.clone()).map(|(m, f)| {
                 self.general_modules
                     .lock()
                     .unwrap_or_else(|p| p.into_inner())

@@ -7,10 +7,12 @@ use ctm_jit::ir::Program;
 use ctm_jit::state::{Strip, Uniforms};
 
 impl JitEngine {
-    /// The strip of `program`, compiled on first use; `None` where the
-    /// program has none or it could not be compiled (the reason is kept
-    /// with the fallback reasons).
-    pub(super) fn strip_plan(&mut self, program: &Program) -> Option<StripPlan> {
+    /// The strip of `program` for a row of `quads` whole quads, compiled
+    /// on first use: the form the code's measurements ask for, or the
+    /// other where that one's batches are wider than the row; `None` where
+    /// the program has none, it could not be compiled (the reason is kept
+    /// with the fallback reasons) or no batch fits.
+    pub(super) fn strip_plan(&mut self, program: &Program, quads: u32) -> Option<StripPlan> {
         let at = std::ptr::from_ref(program) as usize;
         let prepared = matches!(&self.current, Some((_, _, a)) if *a == at);
         if !prepared && self.code_for(program).is_err() {
@@ -19,29 +21,38 @@ impl JitEngine {
         let Some((_, code, _)) = &self.current else {
             return None;
         };
-        let (compiled, took) = code.strip(program)?;
-        if let Some(t) = took {
-            self.stats.general_compiled += 1;
-            self.stats.compile_time += t;
-        }
-        match compiled {
-            Ok((_, shape, batch)) => Some(StripPlan {
-                counted: shape.counted,
-                targets: shape.targets,
-                batch,
-            }),
-            Err(why) => {
-                let line = format!("strip: {why}");
-                if !self.stats.fallback_reasons.contains(&line) {
-                    self.stats.fallback_reasons.push(line);
+        let code = code.clone();
+        let (form, _) = code.strip_form();
+        for form in [form, form ^ 1] {
+            let (compiled, took) = code.strip(program, form)?;
+            if let Some(t) = took {
+                self.stats.general_compiled += 1;
+                self.stats.compile_time += t;
+            }
+            match compiled {
+                Ok((_, shape, batch)) if batch <= quads => {
+                    self.strip_form = form;
+                    return Some(StripPlan {
+                        counted: shape.counted,
+                        targets: shape.targets,
+                        batch,
+                    });
                 }
-                None
+                Ok(_) => {}
+                Err(why) => {
+                    let line = format!("strip: {why}");
+                    if !self.stats.fallback_reasons.contains(&line) {
+                        self.stats.fallback_reasons.push(line);
+                    }
+                    return None;
+                }
             }
         }
+        None
     }
 
-    /// Runs the strip of `program` (offered by [`JitEngine::strip_plan`])
-    /// on `strip`.
+    /// Runs the strip of `program` in the form [`JitEngine::strip_plan`]
+    /// offered, on `strip`; timed while the forms are being compared.
     pub(super) fn call_strip(
         &mut self,
         program: &Program,
@@ -53,19 +64,26 @@ impl JitEngine {
             Some((_, code, _)) => code.clone(),
             None => return Err(no_strip()),
         };
-        let Some((Ok((f, _, _)), _)) = code.strip(program) else {
+        let form = self.strip_form;
+        let Some((Ok((f, _, _)), _)) = code.strip(program, form) else {
             return Err(no_strip());
         };
+        let timing = code.strip_form().1;
         self.io.splat_consts(uniforms, &self.splat_used);
         self.stats.strip_runs += 1;
+        let start = timing.then(std::time::Instant::now);
         // SAFETY: `f` was compiled from this program's verified IR for a
         // strip (`ctm_jit::strip`); it reads `uniforms` and `io` within
-        // their layouts and writes only the 2 · `quads` elements of 16
-        // bytes from each non-null row of `strip` for the targets its shape
+        // their layouts and writes at most the 2 · `quads` elements of 16
+        // bytes (whole batches only, never past `quads`: its loop bound is
+        // rounded down) from each non-null row of `strip` for the targets its shape
         // names, which the caller guarantees writable and untouched by
         // anything else during the call; `code` keeps the machine code
         // alive.
         let status = unsafe { f(strip, uniforms, &mut *self.io) };
+        if let Some(t) = start {
+            code.strip_timed(form, u64::from(strip.quads), t.elapsed());
+        }
         match status {
             0 => Ok(()),
             s => Err(RunError::Engine {

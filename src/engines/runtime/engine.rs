@@ -132,11 +132,12 @@ pub trait Engine {
     }
 
     /// The compiled strip of `program` this engine offers
-    /// ([`ctm_jit::strip`]): what one pass counts and the targets it writes.
-    /// `None` where it has none; then [`Engine::run_strip`] is never
-    /// called.
-    fn strip(&mut self, program: &Program) -> Option<StripPlan> {
-        let _ = program;
+    /// ([`ctm_jit::strip`]) for a row of `quads` whole quads: what one pass
+    /// counts, the targets it writes and its batch width (at most
+    /// `quads`). `None` where it has none; then [`Engine::run_strip`] is
+    /// not called.
+    fn strip(&mut self, program: &Program, quads: u32) -> Option<StripPlan> {
+        let _ = (program, quads);
         None
     }
 
@@ -203,8 +204,8 @@ impl<E: Engine + ?Sized> Engine for &mut E {
         (**self).loop_at(pc)
     }
 
-    fn strip(&mut self, program: &Program) -> Option<StripPlan> {
-        (**self).strip(program)
+    fn strip(&mut self, program: &Program, quads: u32) -> Option<StripPlan> {
+        (**self).strip(program, quads)
     }
 
     fn run_strip(

@@ -47,7 +47,7 @@ impl RowRun<'_> {
         if !self.strips || j < d.j0 || j + 1 > d.j1 || qa >= qb {
             return None;
         }
-        let plan = w.engine.strip(self.program)?;
+        let plan = w.engine.strip(self.program, qb - qa)?;
         if plan.counted > self.options.budget {
             return None;
         }
