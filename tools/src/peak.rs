@@ -1,13 +1,19 @@
 //! Peaks of one core, measured with Cranelift-compiled code: the ceilings
 //! compiled clauses are compared against in benchmarks.
 //!
-//! Ten independent chains on F32X4 (enough to hide the latency) run in a
-//! counted loop unrolled eight times; 8 × 10 × 4 lanes × 2 flops per
-//! iteration. The **FMA peak** chains fused multiply-adds; the **exact MAD
-//! ceiling** chains a multiply and a separately rounded add, which is what
-//! a DPP MAD must be (docs/isa.md §7.1: not fused; denormals are flushed by
-//! the processor's DAZ/FTZ modes at no cost, NaNs standardised only where a
-//! value is observed), so no exact kernel of MADs can run faster.
+//! Ten independent chains of fused multiply-adds on F32X4 (enough to hide
+//! the latency) run in a counted loop unrolled eight times; 8 × 10 × 4
+//! lanes × 2 flops per iteration: the **FMA peak**.
+//!
+//! The **exact MAD ceiling** — a multiply, then a separately rounded add,
+//! which is what a DPP MAD must be (docs/isa.md §7.1: not fused; denormals
+//! flushed by the processor's DAZ mode at no cost, NaNs standardised only
+//! where a value is observed) — is the same rate: every multiply occupies
+//! one of the pipes an FMA would, so MADs cannot retire faster than FMAs,
+//! and each does the same two flops. (Measuring it with chains of
+//! multiplies and adds instead gave 30–42 GFLOP/s on this project's
+//! machine depending on the chain count and the optimisation level —
+//! below what compiled MAD kernels reach, so not a ceiling.)
 
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{AbiParam, InstBuilder, UserFuncName, types};
@@ -24,19 +30,18 @@ const UNROLL: u64 = 8;
 /// Measures single-core F32X4 FMA throughput over `iterations` loop trips
 /// and returns GFLOP/s.
 pub fn fma_peak_gflops(iterations: u64) -> Result<f64, JitError> {
-    peak_gflops(iterations, true)
+    peak_gflops(iterations)
 }
 
-/// Measures single-core F32X4 throughput of a multiply followed by a
-/// separately rounded add (the exact DPP MAD) over `iterations` loop trips
-/// and returns GFLOP/s (2 flops per lane and pair). A MAD pixel-instruction
-/// on four channels is one such pair, so this over 8 flops is the most MAD
-/// pixel-instructions per second one core can retire exactly.
+/// The exact MAD ceiling of one core in GFLOP/s: the FMA peak, measured
+/// over `iterations` loop trips (see the module docs). A MAD
+/// pixel-instruction on four channels is 8 flops, so this over 8 is the
+/// most MAD pixel-instructions per second one core can retire exactly.
 pub fn mad_peak_gflops(iterations: u64) -> Result<f64, JitError> {
-    peak_gflops(iterations, false)
+    peak_gflops(iterations)
 }
 
-fn peak_gflops(iterations: u64, fused: bool) -> Result<f64, JitError> {
+fn peak_gflops(iterations: u64) -> Result<f64, JitError> {
     ctm_jit::host::check_features()?;
     let mut flags = settings::builder();
     flags
@@ -85,12 +90,7 @@ fn peak_gflops(iterations: u64, fused: bool) -> Result<f64, JitError> {
         let mut accs = params[1..].to_vec();
         for _ in 0..UNROLL {
             for acc in &mut accs {
-                *acc = if fused {
-                    b.ins().fma(*acc, a, c)
-                } else {
-                    let p = b.ins().fmul(*acc, a);
-                    b.ins().fadd(p, c)
-                };
+                *acc = b.ins().fma(*acc, a, c);
             }
         }
         next.extend(accs.into_iter().map(cranelift_codegen::ir::BlockArg::from));

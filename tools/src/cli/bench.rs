@@ -168,7 +168,7 @@ pub fn suite_table(
         );
     }
     t += &format!(
-        "\nOne core: exact MAD ceiling {ceiling:.1} GFLOP/s (multiply, then a separately rounded add), F32X4 FMA peak {fma:.1} GFLOP/s.\n"
+        "\nOne core: exact MAD ceiling {ceiling:.1} GFLOP/s (multiply, then a separately rounded add: at most the FMA rate), F32X4 FMA peak {fma:.1} GFLOP/s.\n"
     );
     t
 }
