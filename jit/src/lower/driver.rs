@@ -153,15 +153,22 @@ impl Driver<'_, '_> {
         self.b.switch_to_block(term);
     }
 
+    /// What clause `j`'s flow-control instruction starts from: the block
+    /// that leaves it to the shim, the block that stays in the loop (to be
+    /// filled), and the running and active lanes.
+    fn terminator(&mut self, j: usize) -> (Block, Block, Value, Value) {
+        let at_term = self.leave(loop_exit::AT_TERM, j);
+        let running = self.load(types::I32, self.lanes, offsets::RUNNING);
+        let active = self.load(types::I32, self.lanes, offsets::ACTIVE);
+        (at_term, self.b.create_block(), running, active)
+    }
+
     /// A BREAK or CONTINUE ending clause `j`: the wanting lanes drop out
     /// of the active ones and on to `next`, unless every lane that entered
     /// has then left (the shim takes the jump).
     fn lower_break(&mut self, fc: &Fc, j: usize, next: Block) {
         let (lanes, st) = (self.lanes, self.st);
-        let at_term = self.leave(loop_exit::AT_TERM, j);
-        let running = self.load(types::I32, lanes, offsets::RUNNING);
-        let active0 = self.load(types::I32, lanes, offsets::ACTIVE);
-        let stay = self.b.create_block();
+        let (at_term, stay, running, active0) = self.terminator(j);
         let active = self.b.ins().band(active0, running);
         let want = self.want(fc);
         let want = self.b.ins().band(want, active);
@@ -190,10 +197,7 @@ impl Driver<'_, '_> {
     /// stepped for a LOOP), else the shim takes it.
     fn lower_end(&mut self, fc: &Fc, j: usize, top: Block) {
         let (lanes, st) = (self.lanes, self.st);
-        let at_term = self.leave(loop_exit::AT_TERM, j);
-        let running = self.load(types::I32, lanes, offsets::RUNNING);
-        let active0 = self.load(types::I32, lanes, offsets::ACTIVE);
-        let stay = self.b.create_block();
+        let (at_term, stay, running, active0) = self.terminator(j);
         let continued = self.load(types::I32, st, loop_offsets::CONTINUED);
         let back = self.b.ins().band(continued, running);
         let active1 = self.b.ins().bor(active0, back);
