@@ -3,15 +3,17 @@
 //!
 //! A program qualifies ([`strip_shape`]) when it is a chain of clauses
 //! from pc 0 that only fall through to the next one and end, each with a
-//! full-batch walk, no lookup, uncached write, depth write or kill, and
-//! every render target it writes written in all four channels. Started on
+//! full-batch walk, no uncached read or write, depth write or kill, and
+//! every render target it writes written in all four channels (lookups
+//! through the input caches read memory themselves, as a clause compiled
+//! for direct lookups does). Started on
 //! whole quads with every lane running and active, such a program does the
 //! same for every lane: no gate can switch a lane off and nothing a lane
 //! does reaches another lane, so a compiled strip
 //! ([`crate::state::StripFn`]) runs it for a row of quads with no lane
 //! state and writes its results straight to memory.
 
-use crate::ir::{Op, Program, TARGETS, Term};
+use crate::ir::{FetchKind, Op, Program, TARGETS, Term};
 
 /// What a strip of a program is: its clauses in order and what they write.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -24,6 +26,10 @@ pub struct StripShape {
     /// Instructions one pass counts (every clause's, as the budget counts
     /// them).
     pub counted: u64,
+    /// The inputs it looks up through the input caches (bit `k` = input
+    /// `k`): a strip reads them itself, so it runs only where the runtime
+    /// hands over a descriptor for each ([`crate::state::TexTable::covers`]).
+    pub inputs: u16,
 }
 
 /// The strip shape of `program`, if it has one (see the module docs).
@@ -33,6 +39,7 @@ pub fn strip_shape(program: &Program) -> Option<StripShape> {
         clauses: Vec::new(),
         targets: 0,
         counted: 0,
+        inputs: 0,
     };
     let mut channels = [0u8; TARGETS];
     loop {
@@ -42,9 +49,14 @@ pub fn strip_shape(program: &Program) -> Option<StripShape> {
         }
         for n in &clause.nodes {
             match &n.op {
-                Op::Fetch { .. } | Op::UmrtWrite { .. } | Op::SetDepth { .. } | Op::Kill { .. } => {
-                    return None;
+                Op::Fetch {
+                    kind: FetchKind::Uncached,
+                    ..
                 }
+                | Op::UmrtWrite { .. }
+                | Op::SetDepth { .. }
+                | Op::Kill { .. } => return None,
+                Op::Fetch { input, .. } => shape.inputs |= 1 << (input & 15),
                 Op::SetOut { target, chan, .. } => {
                     channels[usize::from(*target) % TARGETS] |= 1 << (chan & 3);
                 }

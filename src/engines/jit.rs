@@ -327,9 +327,10 @@ impl Engine for JitEngine {
         &mut self,
         program: &Program,
         uniforms: &Uniforms,
+        tex: &mut dyn crate::runtime::TextureUnit,
         strip: &ctm_jit::state::Strip,
     ) -> Result<(), RunError> {
-        self.call_strip(program, uniforms, strip)
+        self.call_strip(program, uniforms, tex, strip)
     }
 
     fn loop_at(&self, pc: u16) -> Option<LoopEntry> {

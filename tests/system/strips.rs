@@ -10,7 +10,7 @@ use crate::Rig;
 use crate::common;
 
 use ctm::engine::EngineKind;
-use ctm::kernel::{Job, Kernel};
+use ctm::kernel::{HostSurface, Job, Kernel};
 use ctm::mc::{CacheMode, Format};
 use ctm::pe::Command as Cmd;
 use ctm::runtime::Domain;
@@ -179,6 +179,18 @@ fn random_straight_programs_agree_with_the_interpreter_through_strips() {
         }
         for (n, c) in case.uniforms.consts.iter().enumerate().take(8) {
             job = job.constant(n as u8, c.map(f32::from_bits));
+        }
+        for (n, image) in case.textures.inputs.iter().enumerate().take(2) {
+            let Some(image) = image else { continue };
+            let texels: Vec<f32> = image
+                .texels
+                .iter()
+                .flatten()
+                .map(|&b| f32::from_bits(b))
+                .collect();
+            let s = HostSurface::from_f32(Format::Float32_4, image.width, image.height, &texels)
+                .unwrap();
+            job = job.input(n as u8, s);
         }
         let want = strips_of(
             &k,

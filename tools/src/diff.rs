@@ -356,11 +356,12 @@ impl Case {
         }
     }
 
-    /// A straight program: no flow control, lookups, predicates or
-    /// relative operands — 3 to 24 random ALU instructions of every
-    /// operation, modifier, swizzle and operand kind between the seeding
+    /// A straight program: no flow control, predicates, relative operands
+    /// or uncached memory — 3 to 24 random ALU instructions of every
+    /// operation, modifier, swizzle and operand kind, and lookups of inputs
+    /// 0 and 1 (scaled or not, waited for or not), between the seeding
     /// ones and the outputs, every target written in all four channels
-    /// (what a compiled strip serves), with the constants of
+    /// (what a compiled strip serves), with the constants and inputs of
     /// [`Case::random`]`(seed)` and a domain of up to 21 × 12.
     pub fn straight(seed: u64) -> Case {
         let mut case = Case::random(seed);
@@ -370,7 +371,16 @@ impl Case {
             "alu r2.rgb = mad(s0, s1, s2) | r2.a = mad(s0, s1, s2) src0=c2 src1=c3 src2=c4".into(),
         ];
         for _ in 0..3 + rng.below(22) {
-            lines.push(straight_alu(&mut rng));
+            let line = if rng.percent(20) {
+                let (d, s) = (1 + rng.below(5), rng.below(6));
+                let input = rng.pick(&["in0.rgba", "in1.rgba", "in0.abgr", "in1.rrgg"]);
+                let scale = rng.pick(&[" unscaled", ""]);
+                let wait = rng.pick(&[" acquire wait", " acquire", ""]);
+                format!("tex ld r{d}.rgba, {input}, r{s}.rgba{scale}{wait}")
+            } else {
+                straight_alu(&mut rng)
+            };
+            lines.push(line);
         }
         for (t, r) in ["rtB", "rtC", "rtD", "rtA"].iter().zip(2..) {
             let last = if *t == "rtA" { " last" } else { "" };

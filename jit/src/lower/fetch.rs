@@ -148,7 +148,11 @@ impl Lowering<'_, '_> {
         let fzero = self.b.ins().splat(types::F32X4, fzero);
         let mut outside: Option<Value> = None;
         // Helper lanes' lookups are not counted (they read like any other).
-        let helpers = self.mask_vecs(offsets::HELPER);
+        let helpers = if self.whole {
+            vec![self.splat_i(0); self.w]
+        } else {
+            self.mask_vecs(offsets::HELPER)
+        };
         for k in 0..self.w {
             let axis = |l: &mut Self, c: Value, size: Value| {
                 let c = if op.unscaled {

@@ -116,6 +116,9 @@ pub(crate) struct Lowering<'a, 'f> {
     imm: Vec<Option<u32>>,
     /// How lookups reach memory.
     lookups: Lookups,
+    /// Every lane is a whole quad's, inside the domain, with no lane state
+    /// behind it (a strip): no helper lanes.
+    whole: bool,
 }
 
 /// Which bodies a clause's function has.
@@ -278,6 +281,7 @@ impl<'a, 'f> Lowering<'a, 'f> {
             one,
             imm: vec![None; values as usize],
             lookups: Lookups::Either,
+            whole: false,
         }
     }
 

@@ -118,6 +118,10 @@ pub(crate) fn lower_strip(
     let values = clauses.iter().map(|c| c.values).max().unwrap_or(0);
     let al = b.ins().iconst(types::I32, 0);
     let mut l = Lowering::new(b, w, ptr, call_conv, [strip, uni, io], values, al);
+    // Lookups read memory themselves (the caller hands over a descriptor
+    // for every input the strip reads), and no lane is a helper.
+    l.lookups = super::Lookups::Direct;
+    l.whole = true;
     // The pixel rows and v are the same for every batch.
     let jv = l.b.ins().splat(types::I32X4, j);
     let below = l.vconst4([0, 0, 1, 1]);
@@ -133,6 +137,8 @@ pub(crate) fn lower_strip(
     // Whole batches only: never past the strip's last quad.
     let whole = l.b.ins().band_imm_s(quads, !(w as i64 - 1));
     let (head, exit, next, off) = l.batch_loop(whole, ptr);
+    // `Io`'s lane areas hold one group: a batch uses them from the start.
+    l.io_base = io;
     // Columns: i0 + 2·(q0 + k) + (l & 1).
     let q0 = l.b.ins().ushr_imm_s(l.lane0, 2);
     let col = l.b.ins().imul_imm_s(q0, 2);

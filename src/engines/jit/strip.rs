@@ -2,7 +2,7 @@
 //! along a row of whole quads, results straight to memory.
 
 use super::JitEngine;
-use crate::runtime::{RunError, StripPlan};
+use crate::runtime::{RunError, StripPlan, TextureUnit};
 use ctm_jit::ir::Program;
 use ctm_jit::state::{Strip, Uniforms};
 
@@ -26,7 +26,7 @@ impl JitEngine {
         for form in [form, form ^ 1] {
             let (compiled, took) = code.strip(program, form)?;
             if let Some(t) = took {
-                self.stats.general_compiled += 1;
+                self.stats.strips_compiled += 1;
                 self.stats.compile_time += t;
             }
             match compiled {
@@ -36,6 +36,7 @@ impl JitEngine {
                         counted: shape.counted,
                         targets: shape.targets,
                         batch,
+                        inputs: shape.inputs,
                     });
                 }
                 Ok(_) => {}
@@ -57,6 +58,7 @@ impl JitEngine {
         &mut self,
         program: &Program,
         uniforms: &Uniforms,
+        tex: &mut dyn TextureUnit,
         strip: &Strip,
     ) -> Result<(), RunError> {
         debug_assert!(ctm_jit::host::daz_is_set(), "the caller sets DAZ");
@@ -65,16 +67,28 @@ impl JitEngine {
             None => return Err(no_strip()),
         };
         let form = self.strip_form;
-        let Some((Ok((f, _, _)), _)) = code.strip(program, form) else {
+        let Some((Ok((f, shape, _)), _)) = code.strip(program, form) else {
             return Err(no_strip());
         };
+        // The strip reads its inputs through their descriptors, unchecked.
+        if !tex.direct().covers(shape.inputs) {
+            return Err(RunError::Engine {
+                engine: "jit",
+                message: "a compiled strip's inputs have no direct descriptors".into(),
+            });
+        }
         let timing = code.strip_form().1;
         self.io.splat_consts(uniforms, &self.splat_used);
         self.stats.strip_runs += 1;
+        // The unit's direct inputs stay valid while `tex` is borrowed (the
+        // `TextureUnit::direct` contract).
+        self.io.tex = tex.direct().as_ptr();
         let start = timing.then(std::time::Instant::now);
         // SAFETY: `f` was compiled from this program's verified IR for a
         // strip (`ctm_jit::strip`); it reads `uniforms` and `io` within
-        // their layouts and writes at most the 2 · `quads` elements of 16
+        // their layouts, the inputs its shape names through the descriptors
+        // of `io.tex` (checked above to cover them; the table's contract is
+        // `TexTable::set`'s), and writes at most the 2 · `quads` elements of 16
         // bytes (whole batches only, never past `quads`: its loop bound is
         // rounded down) from each non-null row of `strip` for the targets its shape
         // names, which the caller guarantees writable and untouched by
@@ -83,6 +97,12 @@ impl JitEngine {
         let status = unsafe { f(strip, uniforms, &mut *self.io) };
         if let Some(t) = start {
             code.strip_timed(form, u64::from(strip.quads), t.elapsed());
+        }
+        self.io.tex = ctm_jit::state::TexTable::NONE.as_ptr();
+        if self.io.oob != [0; 4] {
+            let n: i64 = self.io.oob.iter().map(|&c| -i64::from(c)).sum();
+            tex.count_out_of_bounds(n as u64);
+            self.io.oob = [0; 4];
         }
         match status {
             0 => Ok(()),

@@ -44,8 +44,10 @@ pub struct EngineStats {
     /// Bodies compiled on first use: general bodies of clauses first
     /// compiled with their full-batch body alone, and bodies that send
     /// every lookup through the runtime (for runs where an input has no
-    /// direct descriptor), and compiled strips.
+    /// direct descriptor).
     pub general_compiled: u64,
+    /// Forms of compiled strips compiled on first use.
+    pub strips_compiled: u64,
     /// Time spent compiling.
     pub compile_time: std::time::Duration,
     /// DPP instructions compiled.
@@ -64,6 +66,7 @@ impl EngineStats {
         self.fallback_runs += other.fallback_runs;
         self.checked_runs += other.checked_runs;
         self.strip_runs += other.strip_runs;
+        self.strips_compiled += other.strips_compiled;
         self.fallback_clauses = self.fallback_clauses.max(other.fallback_clauses);
         self.compiled += other.compiled;
         self.cache_hits += other.cache_hits;
@@ -141,14 +144,16 @@ pub trait Engine {
         None
     }
 
-    /// Runs `program`'s compiled strip (see [`Engine::strip`]) on `strip`.
+    /// Runs `program`'s compiled strip (see [`Engine::strip`]) on `strip`,
+    /// its lookups reading `tex`'s direct inputs.
     fn run_strip(
         &mut self,
         program: &Program,
         uniforms: &Uniforms,
+        tex: &mut dyn TextureUnit,
         strip: &Strip,
     ) -> Result<(), RunError> {
-        let _ = (program, uniforms, strip);
+        let _ = (program, uniforms, tex, strip);
         unreachable!("run_strip is only called where an engine offers a strip")
     }
 
@@ -212,9 +217,10 @@ impl<E: Engine + ?Sized> Engine for &mut E {
         &mut self,
         program: &Program,
         uniforms: &Uniforms,
+        tex: &mut dyn TextureUnit,
         strip: &Strip,
     ) -> Result<(), RunError> {
-        (**self).run_strip(program, uniforms, strip)
+        (**self).run_strip(program, uniforms, tex, strip)
     }
 
     fn run_loop(
@@ -239,6 +245,9 @@ pub struct StripPlan {
     /// It runs whole batches of this many quads: a strip is a multiple of
     /// it long.
     pub batch: u32,
+    /// The inputs it reads itself (bit `k` = input `k`): the texture unit
+    /// must offer a descriptor for each ([`TextureUnit::direct`]).
+    pub inputs: u16,
 }
 
 /// A loop region an engine runs natively: its index in the engine's code,

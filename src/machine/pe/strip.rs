@@ -13,7 +13,8 @@
 use super::deliver::Targets;
 use super::rows::{RowResult, RowRun, Worker};
 use crate::co::{CondLoc, CondTest};
-use crate::mc::Format;
+use crate::mc::{Format, RunView};
+use crate::runtime::TextureUnit;
 use crate::runtime::{Domain, RunError};
 use ctm_jit::host::DazGuard;
 use ctm_jit::state::{GROUP_QUADS, Strip};
@@ -82,18 +83,19 @@ impl RowRun<'_> {
                 *at = span.as_mut_ptr();
             }
         }
-        Some(self.run_strip(w, row, &strip, plan.counted))
+        Some(self.run_strip(w, row, &strip, (plan.counted, plan.inputs)))
     }
 
     /// Runs `strip` (quad row `row`'s whole quads inside the domain), then
     /// the row's other quads through the shim; `counted`: what one pass of
-    /// the program counts.
+    /// the program counts; `inputs`: the inputs the strip reads (a row
+    /// whose view has no descriptor for one goes through the shim whole).
     fn run_strip(
         &self,
         w: &mut Worker,
         row: u32,
         strip: &Strip,
-        counted: u64,
+        (counted, inputs): (u64, u16),
     ) -> Result<RowResult, RunError> {
         let d = self.domain;
         if let Some(why) = self.stop.stopped() {
@@ -103,9 +105,16 @@ impl RowRun<'_> {
                 pixel: (strip.i0, strip.j),
             });
         }
+        let mut view =
+            RunView::new(self.mc, self.inputs, self.out0).with_direct(self.direct_inputs);
+        if !view.direct().covers(inputs) {
+            // An input the strip would read has no descriptor: the shim.
+            return self.row_part(w, row, d);
+        }
         {
             let _daz = w.engine.wants_daz().then(|| DazGuard::new(true));
-            w.engine.run_strip(self.program, self.uniforms, strip)?;
+            w.engine
+                .run_strip(self.program, self.uniforms, &mut view, strip)?;
         }
         let pixels = 4 * u64::from(strip.quads);
         let mut result = RowResult::default();
