@@ -21,11 +21,11 @@ const TRIALS: u32 = 6;
 /// How a strip's two forms compare, as measured ([`Compiled::strip_form`]).
 #[derive(Debug, Default)]
 pub(super) struct Tuning {
-    /// Per form: calls recorded (the first untimed), quads and time of
-    /// the timed ones.
+    /// Per form: calls recorded (the first untimed), and the best time
+    /// per quad of the timed ones (the least disturbed by anything else
+    /// the machine did).
     calls: [u32; 2],
-    quads: [u64; 2],
-    time: [Duration; 2],
+    best: [Option<f64>; 2],
     chosen: Option<usize>,
 }
 
@@ -38,7 +38,8 @@ impl Compiled {
     /// first) in ways no rule predicts well. Where the options leave both
     /// choices to ctm (optimisation [`super::OptLevel::Auto`], quads per
     /// iteration 0), the two forms take turns until each has run
-    /// `TRIALS` timed calls, and the faster per quad is kept for this
+    /// `TRIALS` timed calls, and the faster per quad (best call against
+    /// best call) is kept for this
     /// code's later runs; otherwise form 0. Both forms compute the same
     /// bits.
     pub fn strip_form(&self) -> (usize, bool) {
@@ -60,14 +61,15 @@ impl Compiled {
         if t.chosen.is_some() {
             return;
         }
-        if t.calls[k] > 0 {
-            t.quads[k] += quads;
-            t.time[k] += time;
+        if t.calls[k] > 0 && quads > 0 {
+            let per_quad = time.as_secs_f64() / quads as f64;
+            t.best[k] = Some(t.best[k].map_or(per_quad, |b| b.min(per_quad)));
         }
         t.calls[k] += 1;
-        if t.calls.iter().all(|&c| c > TRIALS) {
-            let per_quad = |k: usize| t.time[k].as_secs_f64() / t.quads[k].max(1) as f64;
-            t.chosen = Some(usize::from(per_quad(1) < per_quad(0)));
+        if t.calls.iter().all(|&c| c > TRIALS)
+            && let [Some(a), Some(b)] = t.best
+        {
+            t.chosen = Some(usize::from(b < a));
         }
     }
 
