@@ -145,6 +145,8 @@ pub struct Compiled {
     strip: [OnceLock<Result<(crate::state::StripFn, u32), String>>; 2],
     /// Which form is faster, as measured.
     strip_tuning: Mutex<strip::Tuning>,
+    /// The form chosen, plus one (0: not yet), read without the lock.
+    strip_chosen: std::sync::atomic::AtomicU8,
     /// Whether the options leave the strip's form to measurement.
     strip_tunable: bool,
     /// The target optimised for speed (the strip's second form).
@@ -444,6 +446,7 @@ fn compile_with(
         strip_shape: crate::strip::strip_shape(program),
         strip: [OnceLock::new(), OnceLock::new()],
         strip_tuning: Mutex::new(strip::Tuning::default()),
+        strip_chosen: std::sync::atomic::AtomicU8::new(0),
         strip_tunable: false,
         speed_isa,
         loops,

@@ -12,6 +12,7 @@ use cranelift_codegen::isa::OwnedTargetIsa;
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{Module, default_libcall_names};
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 /// Timed calls of each form before the faster is kept (after one
@@ -46,6 +47,11 @@ impl Compiled {
         if !self.strip_tunable {
             return (0, false);
         }
+        // Once chosen, every row reads the choice without the lock.
+        match self.strip_chosen.load(Ordering::Relaxed) {
+            0 => {}
+            c => return (usize::from(c - 1), false),
+        }
         let t = self.strip_tuning.lock().unwrap_or_else(|p| p.into_inner());
         match t.chosen {
             Some(form) => (form, false),
@@ -69,16 +75,10 @@ impl Compiled {
         if t.calls.iter().all(|&c| c > TRIALS)
             && let [Some(a), Some(b)] = t.best
         {
-            t.chosen = Some(usize::from(b < a));
+            let form = usize::from(b < a);
+            t.chosen = Some(form);
+            self.strip_chosen.store(form as u8 + 1, Ordering::Relaxed);
         }
-    }
-
-    /// The form the measurements chose, if they have.
-    pub fn strip_chosen(&self) -> Option<usize> {
-        self.strip_tuning
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .chosen
     }
 
     /// Form `form` ([`Compiled::strip_form`]) of the compiled strip of

@@ -309,13 +309,18 @@ impl Lowering<'_, '_> {
         }
         let m = self.gate(gate, walk);
         let q = self.canonical(v);
-        let (p, off, written) = match op {
-            Op::SetTemp { index, chan, .. } => {
+        // Output channel `target · 4 + chan`, for a register file that
+        // takes outputs itself.
+        let out_at = match op {
+            Op::SetOut { target, chan, .. } => Some(usize::from(*target) * 4 + usize::from(*chan)),
+            _ => None,
+        };
+        let (p, off, written) = match (op, out_at) {
+            (Op::SetTemp { index, chan, .. }, _) => {
                 let (p, off) = self.temp_addr(*index, *chan);
                 (p, off, None)
             }
-            Op::SetOut { target, chan, .. } => {
-                let at = usize::from(*target) * 4 + usize::from(*chan);
+            (_, Some(at)) => {
                 let off = offsets::OUT as i32 + at as i32 * CHAN_BYTES;
                 (self.base, off, Some(offsets::OUT_WRITTEN + at * 4))
             }
@@ -333,8 +338,7 @@ impl Lowering<'_, '_> {
                 }
             }
             (Walk::Full { file, out }, _) => {
-                let at = written.map(|w| (w - offsets::OUT_WRITTEN) / 4);
-                if let (Op::SetOut { .. }, Some(at)) = (op, at)
+                if let Some(at) = out_at
                     && file.output(self, at, q)
                 {
                     return;
