@@ -3,25 +3,31 @@
 
 use super::JitEngine;
 use crate::runtime::{RunError, StripPlan, TextureUnit};
+use ctm_jit::compile::Compiled;
 use ctm_jit::ir::Program;
 use ctm_jit::state::{Strip, Uniforms};
 
 impl JitEngine {
+    /// The compiled code of `program`, prepared if it is not the current
+    /// program (within a run, every call passes the same reference).
+    fn code_of(&mut self, program: &Program) -> Result<std::sync::Arc<Compiled>, RunError> {
+        let at = std::ptr::from_ref(program) as usize;
+        if !matches!(&self.current, Some((_, _, a)) if *a == at) {
+            self.code_for(program)?;
+        }
+        match &self.current {
+            Some((_, code, _)) => Ok(code.clone()),
+            None => Err(no_strip()),
+        }
+    }
+
     /// The strip of `program` for a row of `quads` whole quads, compiled
     /// on first use: the form the code's measurements ask for, or the
     /// other where that one's batches are wider than the row; `None` where
     /// the program has none, it could not be compiled (the reason is kept
     /// with the fallback reasons) or no batch fits.
     pub(super) fn strip_plan(&mut self, program: &Program, quads: u32) -> Option<StripPlan> {
-        let at = std::ptr::from_ref(program) as usize;
-        let prepared = matches!(&self.current, Some((_, _, a)) if *a == at);
-        if !prepared && self.code_for(program).is_err() {
-            return None;
-        }
-        let Some((_, code, _)) = &self.current else {
-            return None;
-        };
-        let code = code.clone();
+        let code = self.code_of(program).ok()?;
         let (form, _) = code.strip_form();
         for form in [form, form ^ 1] {
             let (compiled, took) = code.strip(program, form)?;
@@ -62,10 +68,9 @@ impl JitEngine {
         strip: &Strip,
     ) -> Result<(), RunError> {
         debug_assert!(ctm_jit::host::daz_is_set(), "the caller sets DAZ");
-        let code = match &self.current {
-            Some((_, code, _)) => code.clone(),
-            None => return Err(no_strip()),
-        };
+        // The code of this program (a strip of another would be another
+        // program's code).
+        let code = self.code_of(program)?;
         let form = self.strip_form;
         let Some((Ok((f, shape, _)), _)) = code.strip(program, form) else {
             return Err(no_strip());

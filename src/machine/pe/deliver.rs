@@ -44,6 +44,12 @@ pub(super) struct Targets<'a> {
 }
 
 impl Targets<'_> {
+    /// Whether the CO lets every pixel's outputs through: it tests at the
+    /// PE (or not at all), or its test at the DPP always passes.
+    pub(super) fn co_passes_all(&self) -> bool {
+        self.co.loc != CondLoc::Dpp || self.co.test == CondTest::Always
+    }
+
     fn px(&self, lanes: &Lanes, lane: usize, (i, j): (u32, u32)) -> Px {
         let bit = 1 << lane;
         let mut px = Px {
@@ -128,8 +134,7 @@ impl RowSink<'_> {
     /// Returns false (nothing written) where that shortcut does not apply.
     fn group_spans(&mut self, g: &GroupOut<'_>) -> bool {
         let t = &self.targets;
-        let co_passes = t.co.loc != CondLoc::Dpp || t.co.test == CondTest::Always;
-        if !self.direct || !co_passes {
+        if !self.direct || !t.co_passes_all() {
             return false;
         }
         let quads = g.lanes.lane_count() / 4;

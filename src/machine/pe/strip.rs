@@ -12,7 +12,6 @@
 
 use super::deliver::Targets;
 use super::rows::{RowResult, RowRun, Worker};
-use crate::co::{CondLoc, CondTest};
 use crate::mc::{Format, RunView};
 use crate::runtime::TextureUnit;
 use crate::runtime::{Domain, RunError};
@@ -29,8 +28,7 @@ pub(super) fn strips_allowed(
     checked: bool,
     limited: bool,
 ) -> bool {
-    let co_passes = t.co.loc != CondLoc::Dpp || t.co.test == CondTest::Always;
-    co_passes && t.out_mask & 0xF == 0xF && !skipping && !checked && !limited
+    t.co_passes_all() && t.out_mask & 0xF == 0xF && !skipping && !checked && !limited
 }
 
 impl RowRun<'_> {
