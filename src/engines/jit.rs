@@ -18,14 +18,19 @@
 //! }
 //! ```
 
+mod host;
 mod strip;
 
-use crate::interp::{Interpreter, fetch_lanes, umrt_lanes};
-use crate::runtime::{Ctx, Engine, EngineStats, FetchRequest, LoopEntry, LoopExit, RunError};
+use host::{Host, host_fetch, host_umrt};
+
+use crate::interp::Interpreter;
+use crate::runtime::{Ctx, Engine, EngineStats, LoopEntry, LoopExit, RunError};
 use ctm_jit::compile::{ClauseCode, CodeCache, Compiled, JitOptions};
 use ctm_jit::host::DazGuard;
-use ctm_jit::ir::{Clause, Op, Program};
-use ctm_jit::state::{GROUP_LANES, Io, Lanes, LoopState, TexTable, Uniforms, loop_exit};
+use ctm_jit::ir::{Clause, FetchKind, Op, Program};
+use ctm_jit::state::{
+    GROUP_LANES, Io, Lanes, LoopState, TexTable, UmrtLog, UncachedWrite, Uniforms, loop_exit,
+};
 use std::ffi::c_void;
 use std::sync::Arc;
 
@@ -41,6 +46,11 @@ pub struct JitEngine {
     /// The constant channels the current program reads directly, which
     /// `io.splat` must hold before each call.
     splat_used: Vec<(u8, u8)>,
+    /// Per clause of the current program, the uncached writes one group
+    /// can make (0 where none, or where the clause also makes uncached
+    /// lookups, which must see every earlier write: the runtime makes
+    /// those writes).
+    umrt_room: Vec<usize>,
     interp: Interpreter,
     io: Box<Io>,
     stats: EngineStats,
@@ -57,14 +67,21 @@ impl std::fmt::Debug for JitEngine {
     }
 }
 
-/// What the runtime callbacks of one clause execution need.
-struct Host<'a, 'c> {
-    ctx: &'a mut Ctx<'c>,
-    clause: &'a Clause,
-    lanes: usize,
-    /// The group's helper lanes (`Lanes::helper`).
-    helper: u32,
-    error: Option<RunError>,
+/// The uncached writes one group of `clause` can make in compiled code
+/// (see `JitEngine::umrt_room`).
+fn umrt_room(clause: &Clause) -> usize {
+    let mut writes = 0;
+    for n in &clause.nodes {
+        match n.op {
+            Op::UmrtWrite { .. } => writes += GROUP_LANES,
+            Op::Fetch {
+                kind: FetchKind::Uncached,
+                ..
+            } => return 0,
+            _ => {}
+        }
+    }
+    writes
 }
 
 /// The constant channels `program` reads at fixed addresses (compiled code
@@ -98,6 +115,7 @@ impl JitEngine {
             cache,
             current: None,
             splat_used: Vec::new(),
+            umrt_room: Vec::new(),
             interp: Interpreter::new(),
             io: Box::new(Io {
                 args: [[0; GROUP_LANES]; 4],
@@ -108,6 +126,7 @@ impl JitEngine {
                 one: [1.0; 4],
                 tex: TexTable::NONE.as_ptr(),
                 oob: [0; 4],
+                umrt_log: UmrtLog::NONE,
                 splat: [[0; 4]; ctm_jit::ir::CONSTS * 4],
             }),
             stats: EngineStats::default(),
@@ -152,6 +171,7 @@ impl JitEngine {
             }
         }
         self.splat_used = splat_used(program);
+        self.umrt_room = program.clauses.iter().map(umrt_room).collect();
         self.current = Some((program.clone(), code, addr));
         Ok(())
     }
@@ -167,7 +187,7 @@ impl JitEngine {
     fn with_host<R>(
         &mut self,
         ctx: &mut Ctx<'_>,
-        clause: &Clause,
+        (clause, umrt_room): (&Clause, usize),
         lanes: &mut Lanes,
         call: impl FnOnce(*mut Lanes, *const Uniforms, *mut Io) -> R,
     ) -> (R, Option<RunError>) {
@@ -177,6 +197,10 @@ impl JitEngine {
         // Compiled code reads the unit's direct inputs, which stay valid
         // while `ctx.tex` is borrowed (the `TextureUnit::direct` contract).
         self.io.tex = ctx.tex.direct().as_ptr();
+        if umrt_room > 0 {
+            self.io.umrt_log = ctx.tex.uncached_log(umrt_room);
+        }
+        let log_start = self.io.umrt_log.at;
         let mut host = Host {
             ctx,
             clause,
@@ -188,6 +212,16 @@ impl JitEngine {
         let r = call(lanes, uniforms, &mut *self.io);
         self.io.host = std::ptr::null_mut();
         self.io.tex = TexTable::NONE.as_ptr();
+        if !log_start.is_null() {
+            let bytes = self.io.umrt_log.at as usize - log_start as usize;
+            self.io.umrt_log = UmrtLog::NONE;
+            let n = bytes / size_of::<UncachedWrite>();
+            // SAFETY: compiled code appended whole entries from the start
+            // of the log, at most one per lane of each uncached write of
+            // the clause: the room the unit made.
+            unsafe { host.ctx.tex.uncached_logged(n) };
+            self.stats.uncached_logged += n as u64;
+        }
         if self.io.oob != [0; 4] {
             let n: i64 = self.io.oob.iter().map(|&c| -i64::from(c)).sum();
             host.ctx.tex.count_out_of_bounds(n as u64);
@@ -285,9 +319,10 @@ impl Engine for JitEngine {
             return self.interp.run_clause(program, clause, lanes, ctx);
         };
         self.stats.native_runs += 1;
+        let room = self.umrt_room.get(clause as usize).copied().unwrap_or(0);
         let (status, error) = self.with_host(
             ctx,
-            &program.clauses[clause as usize],
+            (&program.clauses[clause as usize], room),
             lanes,
             |lanes, uniforms, io| {
                 // SAFETY: the argument in full is in the `ctm_jit` crate docs
@@ -393,9 +428,10 @@ impl Engine for JitEngine {
         self.stats.lanewise_runs += u64::from(lanewise);
         // Region clauses make no runtime calls (no fetches, no uncached
         // writes); the host block is set as for any compiled code.
+        // Loop regions make no uncached write (their clauses are straight).
         let (exit, error) = self.with_host(
             ctx,
-            &program.clauses[first as usize],
+            (&program.clauses[first as usize], 0),
             lanes,
             |lanes, uniforms, io| {
                 // SAFETY: see the `ctm_jit` crate docs and `run_clause`:
@@ -424,149 +460,6 @@ impl Engine for JitEngine {
                 engine: "jit",
                 message: format!("loop region {} stopped with code {exit:#x}", entry.index),
             })),
-        }
-    }
-}
-
-/// The lanes `lane0..lane0 + count` that are present.
-fn span(host: &Host<'_, '_>, lane0: u32, count: u32) -> std::ops::Range<usize> {
-    let start = (lane0 as usize).min(host.lanes);
-    start..(start + count as usize).min(host.lanes)
-}
-
-/// Runs a callback body; a panic in it (a bug: texture units are already
-/// guarded) becomes the call's error instead of unwinding into compiled
-/// code, which would abort the process.
-fn no_unwind(io: *mut Io, body: impl FnOnce() -> u32) -> u32 {
-    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(body)) {
-        Ok(status) => status,
-        Err(panic) => {
-            // SAFETY: `io` is the engine's `Io` with a live `host` for the
-            // duration of the callback (see `host_fetch`); the body that
-            // borrowed it has ended.
-            let host = unsafe { &mut *(*io).host.cast::<Host<'_, '_>>() };
-            host.error = Some(RunError::Engine {
-                engine: "jit",
-                message: format!(
-                    "a runtime call panicked: {}",
-                    crate::interp::panic_message(panic.as_ref())
-                ),
-            });
-            1
-        }
-    }
-}
-
-/// Runtime callback: the fetch of node `node` for a batch of lanes.
-///
-/// # Safety
-/// `io` must be the engine's `Io` with `host` pointing to a live `Host`
-/// (set by `JitEngine::run_clause` for the duration of the call).
-unsafe extern "C" fn host_fetch(io: *mut Io, node: u32, lane0: u32, count: u32, mask: u32) -> u32 {
-    // SAFETY: forwarded unchanged; no panic may unwind into compiled code.
-    no_unwind(io, || unsafe { fetch_body(io, node, lane0, count, mask) })
-}
-
-/// The body of [`host_fetch`].
-///
-/// # Safety
-/// As for [`host_fetch`].
-unsafe fn fetch_body(io: *mut Io, node: u32, lane0: u32, count: u32, mask: u32) -> u32 {
-    // Rust code runs in the default floating-point environment.
-    let _default = DazGuard::new(false);
-    // SAFETY: guaranteed by the caller (see above); compiled code does not
-    // touch `io` while the callback runs.
-    let io = unsafe { &mut *io };
-    // SAFETY: as above.
-    let host = unsafe { &mut *io.host.cast::<Host<'_, '_>>() };
-    let node = &host.clause.nodes[node as usize];
-    let Op::Fetch {
-        kind,
-        input,
-        unscaled,
-        ..
-    } = node.op
-    else {
-        host.error = Some(RunError::Engine {
-            engine: "jit",
-            message: format!("pc {}: compiled code called fetch on a non-fetch", node.pc),
-        });
-        return 1;
-    };
-    let lanes = span(host, lane0, count);
-    let mut coords = [[0u32; 4]; GROUP_LANES];
-    for (l, c) in lanes.clone().zip(coords.iter_mut()) {
-        *c = [io.args[0][l], io.args[1][l], io.args[2][l], io.args[3][l]];
-    }
-    let n = lanes.len();
-    let mut got = [[0u32; 4]; GROUP_LANES];
-    let req = FetchRequest {
-        kind,
-        input,
-        unscaled,
-        helpers: host.helper >> lanes.start,
-    };
-    if let Err(e) = fetch_lanes(
-        host.ctx,
-        node.pc,
-        req,
-        lanes.start,
-        &coords[..n],
-        mask,
-        &mut got[..n],
-    ) {
-        host.error = Some(e);
-        return 1;
-    }
-    for (l, g) in lanes.zip(got.iter()) {
-        for (res, &v) in io.result.iter_mut().zip(g) {
-            res[l] = v;
-        }
-    }
-    0
-}
-
-/// Runtime callback: the uncached write of node `node` for a batch.
-///
-/// # Safety
-/// As for [`host_fetch`].
-unsafe extern "C" fn host_umrt(io: *mut Io, node: u32, lane0: u32, count: u32, mask: u32) -> u32 {
-    // SAFETY: forwarded unchanged; no panic may unwind into compiled code.
-    no_unwind(io, || unsafe { umrt_body(io, node, lane0, count, mask) })
-}
-
-/// The body of [`host_umrt`].
-///
-/// # Safety
-/// As for [`host_fetch`].
-unsafe fn umrt_body(io: *mut Io, node: u32, lane0: u32, count: u32, mask: u32) -> u32 {
-    let _default = DazGuard::new(false);
-    // SAFETY: guaranteed by the caller (see `host_fetch`).
-    let io = unsafe { &mut *io };
-    // SAFETY: as above.
-    let host = unsafe { &mut *io.host.cast::<Host<'_, '_>>() };
-    let node = &host.clause.nodes[node as usize];
-    let Op::UmrtWrite { index, .. } = node.op else {
-        host.error = Some(RunError::Engine {
-            engine: "jit",
-            message: format!(
-                "pc {}: compiled code called an uncached write on another op",
-                node.pc
-            ),
-        });
-        return 1;
-    };
-    let lanes = span(host, lane0, count);
-    let ops = [
-        &io.args[0][lanes.clone()],
-        &io.args[1][lanes.clone()],
-        &io.args[2][lanes.clone()],
-    ];
-    match umrt_lanes(host.ctx, node.pc, index, lanes.start, ops, mask) {
-        Ok(()) => 0,
-        Err(e) => {
-            host.error = Some(e);
-            1
         }
     }
 }

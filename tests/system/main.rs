@@ -15,6 +15,7 @@ mod host;
 mod memory;
 mod prepared;
 mod strips;
+mod uncached;
 
 use ctm::abi::Executable;
 use ctm::co::{CondLoc, CondTest};

@@ -32,6 +32,7 @@ mod math;
 mod region;
 mod shape;
 mod strip;
+mod umrt;
 mod walk;
 
 use crate::ir::{Clause, Op};

@@ -18,22 +18,23 @@ pub(crate) fn needs_whole_group(clause: &Clause) -> bool {
 
 /// The inputs `clause` looks up (bit `k` = input `k`) if it can run with
 /// every lookup reading memory directly ([`Lookups::Direct`]): it looks
-/// something up, through the input caches only, and makes no uncached
-/// write. `None` otherwise.
+/// something up, through the input caches only, and makes at most one
+/// uncached write (whose lanes narrow batches then still write in lane
+/// order; two would interleave). `None` otherwise.
 pub(crate) fn direct_inputs(clause: &Clause) -> Option<u16> {
-    let mut inputs = 0u16;
+    let (mut inputs, mut writes) = (0u16, 0);
     for n in &clause.nodes {
         match n.op {
             Op::Fetch {
                 kind: FetchKind::Uncached,
                 ..
-            }
-            | Op::UmrtWrite { .. } => return None,
+            } => return None,
+            Op::UmrtWrite { .. } => writes += 1,
             Op::Fetch { input, .. } => inputs |= 1 << (input & 15),
             _ => {}
         }
     }
-    (inputs != 0).then_some(inputs)
+    (inputs != 0 && writes <= 1).then_some(inputs)
 }
 
 /// The batch width, in quads, of `clause` when `w` is asked for (0: the

@@ -20,9 +20,9 @@
 
 use super::lazy::{Lazy, RegFile, Writes};
 use super::masks::Masks;
-use super::{CHAN_BYTES, GROUP_QUADS, Lowering, fetch};
+use super::{CHAN_BYTES, GROUP_QUADS, Lowering, fetch, umrt};
 use crate::ir::{Binary, Clause, Gate, Index, Op, Select, Test, Unary, V};
-use crate::state::{io_offsets, offsets};
+use crate::state::offsets;
 use cranelift_codegen::ir::{InstBuilder, Value, types};
 
 /// Whether `clause` has a full-batch walk.
@@ -440,18 +440,20 @@ impl Lowering<'_, '_> {
                 }
             }
             Op::UmrtWrite {
-                value, x, y, gate, ..
+                value,
+                x,
+                y,
+                gate,
+                index: mode,
+                ..
             } => {
                 let m = self.gate(*gate, walk);
-                for (c, v) in [value, x, y].into_iter().enumerate() {
-                    let q = self.canonical(*v);
-                    self.store_arg(c, q);
-                }
-                let bits = self.enable_bits(m.as_deref());
-                let helper = self.load_bits(offsets::HELPER);
-                let helper = self.b.ins().ushr(helper, self.lane0);
-                let bits = self.b.ins().band_not(bits, helper);
-                self.host_call(io_offsets::UMRT, index, bits);
+                let op = umrt::Umrt {
+                    node: index,
+                    index: *mode,
+                    ops: [value, x, y].map(|v| self.canonical(*v)),
+                };
+                self.uncached_write(op, m.as_deref());
             }
             _ => unreachable!("not a memory operation: {op:?}"),
         }

@@ -37,6 +37,9 @@ pub struct EngineStats {
     /// Strips of quads run by a compiled strip (a straight program along
     /// a quad row, results straight to memory).
     pub strip_runs: u64,
+    /// Uncached writes compiled code made itself (appended to the run's
+    /// writes without calling the runtime).
+    pub uncached_logged: u64,
     /// Programs compiled (cache misses).
     pub compiled: u64,
     /// Programs found compiled in the code cache.
@@ -66,6 +69,7 @@ impl EngineStats {
         self.fallback_runs += other.fallback_runs;
         self.checked_runs += other.checked_runs;
         self.strip_runs += other.strip_runs;
+        self.uncached_logged += other.uncached_logged;
         self.strips_compiled += other.strips_compiled;
         self.fallback_clauses = self.fallback_clauses.max(other.fallback_clauses);
         self.compiled += other.compiled;

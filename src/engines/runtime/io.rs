@@ -4,7 +4,7 @@
 
 use super::flow::each;
 use ctm_jit::ir::FetchKind;
-use ctm_jit::state::{GROUP_LANES, Lanes, Mask, TexTable};
+use ctm_jit::state::{GROUP_LANES, Lanes, Mask, TexTable, UmrtLog};
 
 /// A fetch request from a group (`docs/isa.md` §5).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -58,6 +58,28 @@ pub trait TextureUnit {
     /// through [`TextureUnit::direct`] (a unit that offers direct inputs
     /// counts them as [`TextureUnit::fetch`] would).
     fn count_out_of_bounds(&mut self, n: u64) {
+        let _ = n;
+    }
+
+    /// Room for `n` uncached writes that compiled code appends itself
+    /// instead of calling [`TextureUnit::uncached_write`] (see
+    /// [`UmrtLog`]): each entry must be what `uncached_write` would have
+    /// made of that lane's write, and the unit must take the entries over
+    /// in [`TextureUnit::uncached_logged`]. Default: [`UmrtLog::NONE`],
+    /// every write through `uncached_write`.
+    fn uncached_log(&mut self, n: usize) -> UmrtLog {
+        let _ = n;
+        UmrtLog::NONE
+    }
+
+    /// Takes over the `n` entries compiled code appended to the log
+    /// [`TextureUnit::uncached_log`] last handed out, as if they had been
+    /// written through [`TextureUnit::uncached_write`] in that order.
+    ///
+    /// # Safety
+    /// The first `n` entries from the log's start were written, and `n` is
+    /// at most the room that was asked for.
+    unsafe fn uncached_logged(&mut self, n: usize) {
         let _ = n;
     }
 }

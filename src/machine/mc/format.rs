@@ -85,6 +85,15 @@ impl Format {
         }
     }
 
+    /// Where channel 0 lies in an element: (byte offset, bytes).
+    pub fn channel0(self) -> (usize, usize) {
+        match self {
+            Format::Uint8_4 => (2, 1),
+            Format::Uint16_1 => (0, 2),
+            _ => (0, 4),
+        }
+    }
+
     /// The channel bits a write must cover to replace a whole element.
     pub fn channel_mask(self) -> u8 {
         ((1u16 << self.channels()) - 1) as u8

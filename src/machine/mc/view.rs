@@ -2,26 +2,38 @@
 //! quads reads its inputs through the input cache and uncached memory
 //! through output 0 with the row's own writes overlaid; the writes are
 //! delivered in row order after the row.
+//!
+//! An uncached write stores one value: channel 0 of its element, the only
+//! channel such a write has (`docs/isa.md` §5.4). A write is kept as the
+//! bytes of that channel, so it reads nothing from memory, and the overlay
+//! that lets the row's uncached lookups see its own writes is brought up to
+//! date only when the row makes an uncached lookup. Compiled code may append
+//! writes itself ([`TextureUnit::uncached_log`]).
 
 use super::direct::DirectInputs;
-use super::{CacheId, Diagnostics, Mc, Surface};
+use super::{CacheId, Diagnostics, Format, Mc, Surface};
 use crate::runtime::texture::texel_floor;
 use crate::runtime::{FetchRequest, TexFault, TextureUnit};
 use ctm_jit::ir::FetchKind;
-use ctm_jit::state::{Mask, TexTable};
+pub use ctm_jit::state::UncachedWrite;
+use ctm_jit::state::{Mask, TexTable, UmrtLog};
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
 use std::sync::atomic::Ordering;
 
-/// One uncached write of a run, to be delivered to memory.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct UncachedWrite {
-    /// Element address.
-    pub addr: u64,
-    /// The whole element after the write.
-    pub bytes: [u8; 16],
-    /// Element size.
-    pub len: u8,
+/// Makes the uncached write of `value` (an f32 pattern) to channel 0 of
+/// the element of format `format` at `element`.
+fn uncached_write(format: Format, element: u64, value: u32) -> UncachedWrite {
+    let mut e = [0u8; 16];
+    format.write(&mut e[..format.bytes()], [value, 0, 0, 0], 0b0001);
+    let (off, len) = format.channel0();
+    let mut bytes = [0u8; 4];
+    bytes[..len].copy_from_slice(&e[off..off + len]);
+    UncachedWrite {
+        addr: element + off as u64,
+        bytes,
+        len: len as u32,
+    }
 }
 
 /// Hashes the element addresses of the uncached overlay: one multiply,
@@ -49,10 +61,6 @@ impl std::hash::Hasher for AddrHasher {
     }
 }
 
-/// Elements a row's uncached overlay holds before it grows: a row of quads
-/// of a wide domain writes about this many.
-const OVERLAY: usize = 1024;
-
 /// The MC as one row of quads of a run sees it: inputs through the input
 /// cache, uncached memory through output 0 with this row's own writes
 /// overlaid. It is the DPP's [`TextureUnit`].
@@ -61,7 +69,11 @@ pub struct RunView<'a> {
     mc: &'a Mc,
     inputs: &'a [Option<Surface>; 16],
     out0: Option<Surface>,
-    overlay: HashMap<u64, [u8; 16], BuildHasherDefault<AddrHasher>>,
+    /// Channel address → the row's last write there, for the first
+    /// `absorbed` of `writes`: brought up to date at each uncached lookup
+    /// (the first one builds it).
+    overlay: HashMap<u64, [u8; 4], BuildHasherDefault<AddrHasher>>,
+    absorbed: usize,
     direct: &'a TexTable,
     /// Uncached writes made, in order.
     pub writes: Vec<UncachedWrite>,
@@ -75,15 +87,20 @@ impl<'a> RunView<'a> {
             mc,
             inputs,
             out0,
-            // Only uncached memory (output 0 of an uncached program) has
-            // an overlay.
-            overlay: HashMap::with_capacity_and_hasher(
-                if out0.is_some() { OVERLAY } else { 0 },
-                Default::default(),
-            ),
+            overlay: HashMap::default(),
+            absorbed: 0,
             direct: &TexTable::NONE,
             writes: Vec::new(),
         }
+    }
+
+    /// Makes room for `n` uncached writes (where there is uncached memory):
+    /// a row's writes then go to one allocation, not a chain of growing ones.
+    pub fn expecting(mut self, n: usize) -> Self {
+        if self.out0.is_some() {
+            self.writes.reserve(n);
+        }
+        self
     }
 
     /// Lets compiled code read the inputs of `direct` itself.
@@ -98,14 +115,20 @@ impl<'a> RunView<'a> {
         })
     }
 
-    fn uncached_element(&self, s: &Surface, addr: u64) -> [u8; 16] {
-        if let Some(e) = self.overlay.get(&addr) {
-            return *e;
-        }
+    /// The element of `s` at `addr` as this row sees it: memory, with the
+    /// row's last write to its channel 0 overlaid.
+    fn uncached_element(&mut self, s: &Surface, addr: u64) -> [u8; 16] {
         let mut e = [0u8; 16];
-        let n = s.fmt.format.bytes();
-        if self.mc.mem.read(addr, &mut e[..n]).is_err() {
+        let format = s.fmt.format;
+        if self.mc.mem.read(addr, &mut e[..format.bytes()]).is_err() {
             e = [0; 16];
+        }
+        let fresh = self.writes[self.absorbed..].iter().filter(|w| w.len != 0);
+        self.overlay.extend(fresh.map(|w| (w.addr, w.bytes)));
+        self.absorbed = self.writes.len();
+        let (off, len) = format.channel0();
+        if let Some(c) = self.overlay.get(&(addr + off as u64)) {
+            e[off..off + len].copy_from_slice(&c[..len]);
         }
         e
     }
@@ -197,19 +220,39 @@ impl TextureUnit for RunView<'_> {
             texel_floor(x, s.fmt.pitch, true).unwrap_or(-1),
             texel_floor(y, s.height, true).unwrap_or(-1),
         );
-        let Some(addr) = at else {
-            Diagnostics::bump(&self.mc.diagnostics.out_of_bounds_writes);
-            return Ok(());
-        };
-        let n = s.fmt.format.bytes();
-        let mut e = self.uncached_element(&s, addr);
-        s.fmt.format.write(&mut e[..n], [value, 0, 0, 0], 0b0001);
-        self.overlay.insert(addr, e);
-        self.writes.push(UncachedWrite {
-            addr,
-            bytes: e,
-            len: n as u8,
+        // Outside the surface: counted when the row is delivered.
+        self.writes.push(match at {
+            Some(addr) => uncached_write(s.fmt.format, addr, value),
+            None => UncachedWrite::default(),
         });
         Ok(())
+    }
+
+    /// Room in the row's writes, where uncached memory is a linear surface
+    /// of a float format (channel 0 = the element's first word) inside the
+    /// 32-bit address space.
+    fn uncached_log(&mut self, n: usize) -> UmrtLog {
+        let Some(s) = self.out0 else {
+            return UmrtLog::NONE;
+        };
+        let format = s.fmt.format;
+        if s.fmt.tiled || format.channel0() != (0, 4) || u64::from(s.base) + s.span() > 1 << 32 {
+            return UmrtLog::NONE;
+        }
+        self.writes.reserve(n);
+        UmrtLog {
+            at: self.writes.spare_capacity_mut().as_mut_ptr().cast(),
+            base: u64::from(s.base),
+            pitch: s.fmt.pitch,
+            shift: format.bytes().trailing_zeros(),
+            size: [s.fmt.pitch as f32, s.height as f32],
+        }
+    }
+
+    unsafe fn uncached_logged(&mut self, n: usize) {
+        // SAFETY: the caller guarantees that the first `n` entries of the
+        // spare capacity handed out by `uncached_log` (which reserved at
+        // least `n`) were written; nothing touched `writes` in between.
+        unsafe { self.writes.set_len(self.writes.len() + n) };
     }
 }

@@ -276,10 +276,21 @@ impl Sink for RowSink<'_> {
         if self.group_spans(g) {
             return;
         }
+        // Where the CO neither rejects nor writes back at the DPP, a pixel
+        // that writes no output has nothing to deliver (an uncached
+        // program's pixels, for one).
+        let t = &self.targets;
+        let tested = !t.co_passes_all() || t.co.writes_back(CondLoc::Dpp);
+        let writes = g.lanes.out_written.iter().flatten().fold(0, |m, w| m | w);
+        if !tested && (writes & g.done == 0 || t.out_mask & 0xF == 0) {
+            return;
+        }
         for lane in g.lanes_done() {
             let px = self.targets.px(g.lanes, lane, g.pixels[lane]);
             if !self.direct {
-                self.pending.push(px);
+                if tested || px.masks != [0; 4] {
+                    self.pending.push(px);
+                }
                 continue;
             }
             let t = &self.targets;

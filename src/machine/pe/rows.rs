@@ -84,8 +84,11 @@ impl RowRun<'_> {
         row: u32,
         domain: Domain,
     ) -> Result<RowResult, RunError> {
-        let mut view =
-            RunView::new(self.mc, self.inputs, self.out0).with_direct(self.direct_inputs);
+        // One uncached write per pixel of the row, the common case.
+        let pixels = 2 * (domain.i1.saturating_sub(domain.i0) as usize + 2);
+        let mut view = RunView::new(self.mc, self.inputs, self.out0)
+            .with_direct(self.direct_inputs)
+            .expecting(pixels);
         let mut sink = RowSink {
             targets: self.targets,
             mc: self.mc,
@@ -122,10 +125,50 @@ pub(super) fn deliver_row(
     row: RowResult,
 ) {
     report.discarded += deliver_ordered(targets, mc, &row.pixels);
-    for w in &row.writes {
-        let _ = mc.mem.write(w.addr, &w.bytes[..usize::from(w.len)]);
-    }
+    deliver_uncached(mc, &row.writes);
     tally(report, hazards, row);
+}
+
+/// Makes a row's uncached writes in their order; writes outside their
+/// surface (length 0) are counted.
+fn deliver_uncached(mc: &mut Mc, writes: &[UncachedWrite]) {
+    let outside = writes.iter().filter(|w| w.len == 0).count();
+    if outside > 0 {
+        mc.diagnostics
+            .out_of_bounds_writes
+            .fetch_add(outside as u64, std::sync::atomic::Ordering::Relaxed);
+    }
+    // A row's writes all go to one surface, which lies in one arena: the
+    // arena of the first write takes them, any other through `write`.
+    let Some(first) = writes.iter().find(|w| w.len != 0) else {
+        return;
+    };
+    let arena = mc
+        .mem
+        .arenas()
+        .iter()
+        .position(|a| a.contains(first.addr, 4));
+    let base = arena.map_or(0, |k| u64::from(mc.mem.arenas()[k].base));
+    let mut rest = Vec::new();
+    let bytes = arena.map_or(&mut [][..], |k| mc.mem.arena_mut(k));
+    for w in writes.iter().filter(|w| w.len != 0) {
+        let len = w.len as usize;
+        let at = w.addr.wrapping_sub(base) as usize;
+        if len == 4
+            && let Some(dst) = bytes.get_mut(at..).and_then(|b| b.first_chunk_mut::<4>())
+        {
+            *dst = w.bytes;
+        } else if let Some(dst) = bytes.get_mut(at..).and_then(|b| b.get_mut(..len)) {
+            dst.copy_from_slice(&w.bytes[..len]);
+        } else {
+            rest.push(*w);
+        }
+    }
+    // Unmapped bytes are left alone (the surface was checked to lie in an
+    // arena before the run).
+    for w in rest {
+        let _ = mc.mem.write(w.addr, &w.bytes[..w.len as usize]);
+    }
 }
 
 impl Pe {

@@ -1,0 +1,166 @@
+//! Uncached (UMRT) writes in compiled code (`docs/isa.md` §5.4): where the
+//! runtime handed the clause a log ([`crate::state::UmrtLog`]), the clause
+//! computes each writing lane's element and appends the write itself;
+//! otherwise it calls the runtime for the batch, as before.
+//!
+//! The element is the runtime's (`RunView::uncached_write` of the `ctm`
+//! crate): `texel_floor` of the unscaled X and Y — compiled code runs under
+//! MXCSR.DAZ, which reads a denormal as the zero `texel_floor` flushes it to
+//! — inside pitch × height (NaN and infinities are outside), the shared
+//! index modes taking the quad's first writing lane's X and Y. Lanes are
+//! appended in lane order, the order in which the runtime makes the writes
+//! of one operation. A clause with two writes takes whole groups, so one
+//! operation's writes of a group are not interleaved with another's; one
+//! with a single write may take narrow batches (`shape::direct_inputs`).
+
+use super::{GROUP_QUADS, Lowering};
+use crate::ir::UmrtIndex;
+use crate::state::{io_offsets, offsets, umrt_offsets};
+use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
+use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Value, types};
+
+const _: () = assert!(umrt_offsets::ADDR == 0 && umrt_offsets::BYTES == 8);
+
+/// The operands of one uncached write, one vector per quad of the batch.
+pub(super) struct Umrt {
+    /// Node index in the clause (for the runtime call).
+    pub node: u32,
+    pub index: UmrtIndex,
+    /// Value, X, Y.
+    pub ops: [[Value; GROUP_QUADS]; 3],
+}
+
+impl Lowering<'_, '_> {
+    /// The uncached write `op` of the lanes `enable` lets write (every lane
+    /// when `None`), helper lanes excepted.
+    pub(super) fn uncached_write(&mut self, op: Umrt, enable: Option<&[Value]>) {
+        for (c, q) in op.ops.into_iter().enumerate() {
+            self.store_arg(c, q);
+        }
+        let bits = self.enable_bits(enable);
+        let helper = self.load_bits(offsets::HELPER);
+        let helper = self.b.ins().ushr(helper, self.lane0);
+        let bits = self.b.ins().band_not(bits, helper);
+
+        let log = io_offsets::UMRT_LOG as i32;
+        let at = self
+            .b
+            .ins()
+            .load(self.ptr, MemFlagsData::trusted(), self.io, log);
+        let [direct, host, done] = std::array::from_fn(|_| self.b.create_block());
+        self.b.ins().brif(at, direct, &[], host, &[]);
+
+        // Values memoised in one path must not leak into the other.
+        let consts = self.consts.clone();
+        self.b.switch_to_block(host);
+        self.host_call(io_offsets::UMRT, op.node, bits);
+        self.b.ins().jump(done, &[]);
+
+        self.consts = consts.clone();
+        self.b.switch_to_block(direct);
+        self.log_writes(&op, bits, at);
+        self.b.ins().jump(done, &[]);
+
+        self.consts = consts;
+        self.b.switch_to_block(done);
+    }
+
+    /// Appends the batch's writes to the log whose next entry is `at`
+    /// (see the module docs): per quad, the element indices and the four
+    /// entries in SIMD, then one store per lane.
+    fn log_writes(&mut self, op: &Umrt, bits: Value, at: Value) {
+        let flags = MemFlagsData::trusted();
+        let log = io_offsets::UMRT_LOG as i32;
+        let word = |l: &mut Self, ty, off: usize| l.b.ins().load(ty, flags, l.io, log + off as i32);
+        // The surface ends below 2^32 (`UmrtLog`): an address is its low
+        // word, the high word zero.
+        let base = word(self, types::I32, umrt_offsets::BASE);
+        let pitch = word(self, types::I32, umrt_offsets::PITCH);
+        let shift = word(self, types::I32, umrt_offsets::SHIFT);
+        let size_x = word(self, types::F32, umrt_offsets::SIZE);
+        let size_y = word(self, types::F32, umrt_offsets::SIZE + 4);
+        let size_x = self.b.ins().splat(types::F32X4, size_x);
+        let size_y = self.b.ins().splat(types::F32X4, size_y);
+        let pitch = self.b.ins().splat(types::I32X4, pitch);
+        let base = self.b.ins().splat(types::I32X4, base);
+        let fzero = self.b.ins().f32const(0.0);
+        let fzero = self.b.ins().splat(types::F32X4, fzero);
+        let (outside, zero, four) = (self.splat_i(u32::MAX), self.splat_i(0), self.splat_i(4));
+        // Element index per lane, or -1 outside the surface.
+        let mut index = Vec::with_capacity(self.w);
+        for k in 0..self.w {
+            let axis = |l: &mut Self, c: Value, size: Value| {
+                let f = l.b.ins().floor(c);
+                let ge = l.b.ins().fcmp(FloatCC::GreaterThanOrEqual, f, fzero);
+                let lt = l.b.ins().fcmp(FloatCC::LessThan, f, size);
+                // Exact inside (0 ≤ f < size ≤ 8191); outside unused.
+                (
+                    l.b.ins().x86_cvtt2dq(types::I32X4, f),
+                    l.b.ins().band(ge, lt),
+                )
+            };
+            let (x, in_x) = axis(self, op.ops[1][k], size_x);
+            let (y, in_y) = axis(self, op.ops[2][k], size_y);
+            let inside = self.b.ins().band(in_x, in_y);
+            let e = self.b.ins().imul(y, pitch);
+            let e = self.b.ins().iadd(e, x);
+            index.push(self.b.ins().bitselect(inside, e, outside));
+        }
+        // The shared modes: each lane takes its quad's first writing lane's
+        // index, read back from args[1] (X is not read again).
+        let index_at = io_offsets::ARGS as i32 + super::CHAN_BYTES;
+        if op.index == UmrtIndex::Shared {
+            for (k, &e) in index.iter().enumerate() {
+                self.store_vec(e, self.io_base, index_at, k);
+            }
+            for (k, e) in index.iter_mut().enumerate() {
+                let lead = self.lead_lane(bits, k);
+                let p = self.b.ins().iadd(self.io_base, lead);
+                let v = self.b.ins().load(types::I32, flags, p, index_at);
+                *e = self.b.ins().splat(types::I32X4, v);
+            }
+        }
+        let unaligned = MemFlagsData::new().with_notrap();
+        let mut at = at;
+        for (k, &e) in index.iter().enumerate() {
+            let addr = self.b.ins().ishl(e, shift);
+            let addr = self.b.ins().iadd(addr, base);
+            let inside = self.b.ins().icmp(IntCC::SignedGreaterThanOrEqual, e, zero);
+            let len = self.b.ins().band(inside, four);
+            let value = self.bitcast(types::I32X4, op.ops[0][k]);
+            // Lane l's entry: (address, 0, value, length).
+            let lo = self.shuffle32(addr, zero, [0, 4, 1, 5]);
+            let lo2 = self.shuffle32(value, len, [0, 4, 1, 5]);
+            let hi = self.shuffle32(addr, zero, [2, 6, 3, 7]);
+            let hi2 = self.shuffle32(value, len, [2, 6, 3, 7]);
+            let entries = [
+                self.shuffle32(lo, lo2, [0, 1, 4, 5]),
+                self.shuffle32(lo, lo2, [2, 3, 6, 7]),
+                self.shuffle32(hi, hi2, [0, 1, 4, 5]),
+                self.shuffle32(hi, hi2, [2, 3, 6, 7]),
+            ];
+            for (l, entry) in entries.into_iter().enumerate() {
+                self.b.ins().store(unaligned, entry, at, 0);
+                let on = self.b.ins().ushr_imm_s(bits, (4 * k + l) as i64);
+                let on = self.b.ins().band_imm_s(on, 1);
+                let step = self.b.ins().ishl_imm_s(on, 4);
+                let step = self.b.ins().uextend(self.ptr, step);
+                at = self.b.ins().iadd(at, step);
+            }
+        }
+        self.b.ins().store(flags, at, self.io, log);
+    }
+
+    /// The byte offset, from lane 0 of the batch, of quad `q`'s first lane
+    /// in `bits` (the lane after the quad when it has none: no lane of the
+    /// quad writes then).
+    fn lead_lane(&mut self, bits: Value, q: usize) -> Value {
+        let nib = self.b.ins().ushr_imm_s(bits, 4 * q as i64);
+        let nib = self.b.ins().band_imm_s(nib, 0xF);
+        let nib = self.b.ins().bor_imm_s(nib, 0x10);
+        let first = self.b.ins().ctz(nib);
+        let lane = self.b.ins().iadd_imm_s(first, 4 * q as i64);
+        let off = self.b.ins().ishl_imm_s(lane, 2);
+        self.b.ins().uextend(self.ptr, off)
+    }
+}

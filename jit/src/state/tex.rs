@@ -1,0 +1,138 @@
+//! How compiled code reads inputs itself: per-input descriptors of linear
+//! float surfaces and their page tables (`docs/design.md`, "Texture lookups
+//! in compiled code").
+
+/// How compiled code reads one input directly, without calling the
+/// runtime: a linear surface of 32-bit float channels in memory that
+/// nothing writes during the run (coherent caches). Built by the memory
+/// controller for each stretch of a run; `pages` null means "call the
+/// runtime" (other formats, the 2×2 gather, strict caches, no input).
+///
+/// Lane `l` reads element (x, y) at byte `a = base_low + ((y · pitch + x) <<
+/// shift)` from `pages[a >> 16] + (a & 0xFFFF)`, channel `c` at offset
+/// `chan_off[c]`, and returns `(word & chan_mask[c]) | fill[c]` — the
+/// channels a one- or two-channel format lacks read as (0, 0, 1). Lanes
+/// outside pitch × height read at `zero` (a zero element) and count as
+/// out-of-bounds reads.
+#[derive(Clone, Copy, Debug)]
+#[repr(C)]
+pub struct TexDesc {
+    /// Page pointers: entry `k` holds the bytes from `(base & !0xFFFF) + k ·
+    /// 64 KiB`; the entry at `zero >> 16` points at zeros. Null: not direct.
+    pub pages: *const *const u8,
+    /// `base & 0xFFFF`.
+    pub base_low: u32,
+    /// Elements per row.
+    pub pitch: u32,
+    /// log2 of the element's bytes.
+    pub shift: u32,
+    /// `zero_entry << 16`: where lanes that read nothing read.
+    pub zero: u32,
+    /// Pitch and height as f32 (bounds and scaled coordinates).
+    pub size: [f32; 2],
+    /// Byte offset of each channel within the element.
+    pub chan_off: [u32; 4],
+    /// Bits kept of each channel's word.
+    pub chan_mask: [u32; 4],
+    /// Bits set in each channel afterwards.
+    pub fill: [u32; 4],
+}
+
+impl TexDesc {
+    /// A descriptor that sends lookups to the runtime.
+    pub const NONE: TexDesc = TexDesc {
+        pages: std::ptr::null(),
+        base_low: 0,
+        pitch: 0,
+        shift: 0,
+        zero: 0,
+        size: [0.0; 2],
+        chan_off: [0; 4],
+        chan_mask: [0; 4],
+        fill: [0; 4],
+    };
+}
+
+/// One [`TexDesc`] per input, as compiled code indexes them.
+#[derive(Clone, Copy, Debug)]
+#[repr(C)]
+pub struct TexTable([TexDesc; 16]);
+
+// SAFETY: the page pointers are only read through, by compiled code, while
+// the memory they point into is borrowed by the run that built the table.
+unsafe impl Sync for TexTable {}
+// SAFETY: as above.
+unsafe impl Send for TexTable {}
+
+impl TexTable {
+    /// No input is read directly.
+    pub const NONE: TexTable = TexTable([TexDesc::NONE; 16]);
+
+    /// Lets compiled code read input `input` (0–15) through `desc`.
+    ///
+    /// # Safety
+    /// Compiled code will read, for any lane and any coordinates, the 4
+    /// bytes at `pages[a >> 16] + (a & 0xFFFF) + chan_off[c]` for every `a =
+    /// base_low + ((y · pitch + x) << shift)` with 0 ≤ x < `size[0]` and 0 ≤
+    /// y < `size[1]`, and at `a = zero`: `desc.pages` must point to a table
+    /// with an entry for every such `a >> 16`, each entry to 64 KiB of
+    /// readable memory, and all of it must stay valid and unwritten for as long as this table
+    /// is handed to compiled code ([`crate::state::Io::tex`]). `size` must
+    /// not exceed `pitch` × the rows the pages cover, and `shift` ≤ 4.
+    /// Compiled code reads 16-byte elements (`shift` 4) as one vector whose
+    /// words are channels 0–3 (`chan_off` must be 0, 4, 8, 12) and 4-byte
+    /// elements (`shift` 2) as channel 0 alone (`chan_mask` must be 0 for
+    /// channels 1–3).
+    pub unsafe fn set(&mut self, input: usize, desc: TexDesc) {
+        self.0[input & 15] = desc;
+    }
+
+    /// The descriptor of input `input` (0–15).
+    pub fn desc(&self, input: usize) -> &TexDesc {
+        &self.0[input & 15]
+    }
+
+    /// Whether every input of `inputs` (bit `k` = input `k`) has a
+    /// descriptor: code that reads them directly may run with this table.
+    ///
+    /// ```
+    /// use ctm_jit::state::TexTable;
+    /// assert!(TexTable::NONE.covers(0));
+    /// assert!(!TexTable::NONE.covers(0b10));
+    /// ```
+    #[inline]
+    pub fn covers(&self, inputs: u16) -> bool {
+        (0..16).all(|k| inputs & (1 << k) == 0 || !self.0[k].pages.is_null())
+    }
+
+    /// The table as compiled code reads it.
+    pub fn as_ptr(&self) -> *const TexDesc {
+        self.0.as_ptr()
+    }
+}
+
+/// Byte offsets of [`TexDesc`] compiled code relies on.
+pub mod tex_offsets {
+    use super::TexDesc;
+    use std::mem::{offset_of, size_of};
+    /// Bytes of one descriptor.
+    pub const SIZE: usize = size_of::<TexDesc>();
+    /// `TexDesc::pages`.
+    pub const PAGES: usize = offset_of!(TexDesc, pages);
+    /// `TexDesc::base_low`.
+    pub const BASE_LOW: usize = offset_of!(TexDesc, base_low);
+    /// `TexDesc::pitch`.
+    pub const PITCH: usize = offset_of!(TexDesc, pitch);
+    /// `TexDesc::shift`.
+    pub const SHIFT: usize = offset_of!(TexDesc, shift);
+    /// `TexDesc::zero`.
+    pub const ZERO: usize = offset_of!(TexDesc, zero);
+    /// `TexDesc::size`.
+    pub const SIZE_F: usize = offset_of!(TexDesc, size);
+    /// `TexDesc::chan_off`.
+    pub const CHAN_OFF: usize = offset_of!(TexDesc, chan_off);
+    /// `TexDesc::chan_mask`.
+    pub const CHAN_MASK: usize = offset_of!(TexDesc, chan_mask);
+    /// `TexDesc::fill`.
+    pub const FILL: usize = offset_of!(TexDesc, fill);
+}

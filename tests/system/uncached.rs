@@ -1,0 +1,171 @@
+//! Uncached (UMRT) programs through the PE (`docs/isa.md` §5.4): compiled
+//! code appends the writes of a linear float output 0 itself, the runtime
+//! makes the others (unorm formats, tiled surfaces, clauses that also read
+//! uncached memory). Memory, counters (writes outside the surface
+//! included) and errors must be the interpreter's for every index mode,
+//! format, domain and thread count.
+
+use crate::common;
+
+use ctm::engine::EngineKind;
+use ctm::kernel::{HostSurface, Job, Kernel};
+use ctm::mc::Format;
+
+/// Pixel (i, j) writes i·3 + j at (i + c0.r, j + c0.g) through `rt` (the
+/// index mode), then, with `read`, reads back the element at (i + c1.r,
+/// j + c1.g) — a write of its own row where the offsets allow — and writes
+/// that value plus 1 at (i + c2.g, j + c2.b); without, it writes i·3 + j +
+/// 1 there.
+fn program(rt: &str, read: bool) -> String {
+    let second = if read {
+        "tex ld_uncached r3.rgba, in0.rgba, r4.rgba unscaled acquire wait
+    alu r5.rgb = mad(s0.r00, s1.111, s2.100) | r5.a = max.off(s0.0, s0.0) src0=r3 src1=r0 src2=r0 wait"
+    } else {
+        "alu r5.rgb = mad(s0.r00, s1.111, s2.100) | r5.a = max.off(s0.0, s0.0) src0=r2 src1=r0 src2=r0"
+    };
+    format!(
+        "
+.uncached
+    alu r1.rgb = mad(s0.rrg, s1.b11, s1.0rg) | r1.a = max.off(s0.0, s0.0) src0=r0 src1=c0
+    alu r2.rgb = mad(s0, s1.111, s1.g00) | r2.a = max.off(s0.0, s0.0) src0=r1 src1=r0
+    alu r4.rgb = mad(s0, s1.111, s2) | r4.a = max.off(s0.0, s0.0) src0=r0 src1=r0 src2=c1 wait
+    out {rt}.rgb = max.off(s0, s0) | {rt}.a = max.off(s0, s0) src0=r2
+    {second}
+    alu r5.gb = mad(s0.0rg, s1.111, s2.0gb) | _ = max.off(s0.0, s0.0) src0=r0 src1=r0 src2=c2 wait
+    out {rt}.rgb = max.off(s0, s0) | {rt}.a = max.off(s0, s0) src0=r5 wait last
+"
+    )
+}
+
+/// Output 0 of `w × h` elements of `format`, its bytes a pattern, so that
+/// unwritten elements and channels show.
+fn memory(format: Format, w: u32, h: u32) -> HostSurface {
+    let n = (w * h) as usize * format.bytes();
+    let bytes: Vec<u8> = (0..n).map(|k| (k * 7 + 3) as u8).collect();
+    HostSurface::new(format, w, h, bytes).unwrap()
+}
+
+/// Runs `src` on both engines (the comparator checks memory, counters and
+/// errors), then on the JIT alone; returns the writes compiled code made.
+fn logged(src: &str, job: &Job) -> u64 {
+    let k = Kernel::assemble(src).unwrap_or_else(|e| panic!("{src}: {e}"));
+    if let Err(report) = ctm_tools::check::run_both(&k, job) {
+        panic!("{src}\n{report}");
+    }
+    if !common::jit_available() {
+        return 0;
+    }
+    match k.run(&job.clone().engine(EngineKind::Jit)) {
+        Ok(r) => r.report.engine.uncached_logged,
+        Err(e) => panic!("{src}: {e}"),
+    }
+}
+
+#[test]
+fn every_index_mode_and_format_agrees_with_the_interpreter() {
+    let offsets = [
+        ([0.0, 0.0, 3.0, 0.0], [1.0, 0.0, 0.0, 0.0]),
+        ([-1.0, 1.0, 3.0, 0.0], [0.0, 1.0, 5.0, 0.0]),
+        ([0.5, -0.75, 3.0, 0.0], [-1.0, 0.0, 2.0, 0.0]),
+        ([f32::NAN, 2.0, 3.0, 0.0], [0.0, f32::INFINITY, 1.0, 0.0]),
+        ([1e-40, -1e-40, 3.0, 0.0], [3.0, -1.0, 9.0, 0.0]),
+    ];
+    for ((rt, read), mode) in ["rtA", "rtB", "rtC", "rtD"]
+        .into_iter()
+        .flat_map(|rt| [(rt, false), (rt, true)])
+        .zip(0..)
+    {
+        let src = program(rt, read);
+        for (n, format) in Format::ALL.into_iter().enumerate() {
+            let (c0, c1) = offsets[(mode / 2 + n) % offsets.len()];
+            for (w, h) in [(1, 1), (3, 5), (8, 4), (37, 6)] {
+                let threads = 1 + (w as usize + mode / 2) % 3;
+                let job = Job::new(w, h)
+                    .output_init(0, memory(format, w, h))
+                    .constant(0, c0)
+                    .constant(1, c1)
+                    .constant(2, [0.0, c1[2], c1[3] + 1.0, 0.0])
+                    .threads(threads);
+                let made = logged(&src, &job);
+                // Linear float surfaces: compiled code makes the writes,
+                // unless the clause also reads uncached memory.
+                let compiled = !read
+                    && matches!(
+                        format,
+                        Format::Float32_1 | Format::Float32_2 | Format::Float32_4
+                    );
+                if common::jit_available() && compiled {
+                    assert!(made > 0, "{rt} {format} {w}×{h}: no write was compiled");
+                } else {
+                    assert_eq!(made, 0, "{rt} {format} {w}×{h}");
+                }
+            }
+        }
+    }
+}
+
+/// The job of a random program of the differential generator through the
+/// PE: its constants, inputs 0 and 1, and output 0 (uncached memory) of
+/// `format` over the domain, holding a pattern.
+fn random_job(case: &ctm_tools::diff::Case, format: Format, seed: u64) -> Job {
+    let d = case.domain;
+    let (w, h) = (d.i1 + 1, d.j1 + 1);
+    let mut job = Job::new(w, h)
+        .threads(1 + (seed % 3) as usize)
+        .output_init(0, memory(format, w, h));
+    for (n, c) in case.uniforms.consts.iter().enumerate().take(8) {
+        job = job.constant(n as u8, c.map(f32::from_bits));
+    }
+    for (n, i) in case.uniforms.ints.iter().enumerate().take(4) {
+        job = job.int(n as u8, i.count, i.init, i.step);
+    }
+    for n in 0..32u8 {
+        job = job.boolean(n, case.uniforms.bools & (1 << n) != 0);
+    }
+    for (n, image) in case.textures.inputs.iter().enumerate().take(2) {
+        let Some(image) = image else { continue };
+        let texels: Vec<f32> = image
+            .texels
+            .iter()
+            .flatten()
+            .map(|&b| f32::from_bits(b))
+            .collect();
+        let s =
+            HostSurface::from_f32(Format::Float32_4, image.width, image.height, &texels).unwrap();
+        job = job.input(n as u8, s);
+    }
+    job
+}
+
+#[test]
+fn random_uncached_programs_agree_with_the_interpreter() {
+    let cases: u64 = std::env::var("CTM_UNCACHED_CASES")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(300);
+    let (mut ran, mut made) = (0, 0);
+    for seed in 0.. {
+        if ran == cases {
+            break;
+        }
+        let case = ctm_tools::diff::Case::random(seed);
+        if !case.uncached {
+            continue;
+        }
+        ran += 1;
+        let k = Kernel::assemble(&case.asm).unwrap_or_else(|e| panic!("{}: {e}", case.asm));
+        let format = [Format::Float32_1, Format::Float32_4, Format::Uint8_4][(seed % 3) as usize];
+        let job = random_job(&case, format, seed);
+        if let Err(report) = ctm_tools::check::run_both(&k, &job) {
+            panic!("seed {seed}, {format}\n{}\n{report}", case.asm);
+        }
+        if common::jit_available()
+            && let Ok(r) = k.run(&job.clone().engine(EngineKind::Jit))
+        {
+            made += r.report.engine.uncached_logged;
+        }
+    }
+    if common::jit_available() {
+        assert!(made > 0, "no random program's write was compiled");
+    }
+}
