@@ -1,6 +1,7 @@
 //! Texture lookups on both engines through the memory controller: the JIT
-//! reads float inputs from memory itself (compiled address arithmetic, page
-//! tables) and sends every other format to the runtime; both must give the
+//! reads linear inputs of every format from memory itself (compiled
+//! address arithmetic, page tables, the unorm conversions) and sends the
+//! others (the 2×2 gather, strict caches) to the runtime; both must give the
 //! interpreter's channels and out-of-bounds counts bit for bit, for every
 //! kind of coordinate (NaN payloads, infinities, denormals, ±0, edges,
 //! huge values), scaled and unscaled, in full groups and under divergent
@@ -11,7 +12,7 @@ use crate::common;
 use common::both;
 use ctm::co::{CondLoc, CondTest};
 use ctm::kernel::{CondSetup, HostSurface, Job, Kernel};
-use ctm::mc::Format;
+use ctm::mc::{CacheMode, Format};
 
 /// Looks input 0 up at the coordinates input 1 holds for the pixel: once
 /// for every lane (rtA), once only where the coordinates' alpha is
@@ -123,7 +124,7 @@ fn float_inputs_are_read_alike_by_both_engines() {
 }
 
 #[test]
-fn other_formats_and_threads_are_read_alike() {
+fn unorm_inputs_and_threads_are_read_alike() {
     for format in [Format::Uint8_4, Format::Uint16_1] {
         check(format, true, 1);
         check(format, false, 2);
@@ -199,10 +200,11 @@ fn lanes_skipped_by_the_conditional_unit_are_not_counted_either() {
 
 #[test]
 fn one_program_switches_between_direct_reads_and_the_runtime_per_run() {
-    // The clause's code reads float inputs itself, in narrow batches; a run
-    // whose input has another format takes the body that asks the runtime
-    // (compiled the first time it is needed), and the next float run goes
-    // back to direct reads. Every run agrees with the interpreter.
+    // The clause's code reads its input itself, in narrow batches; a run
+    // whose input compiled code cannot read (strict caches) takes the body
+    // that asks the runtime (compiled the first time it is needed), and the
+    // next coherent run goes back to direct reads, for a unorm input as
+    // for a float one. Every run agrees with the interpreter.
     let k = Kernel::assemble(
         "    alu r2.rgb = mad(s0, s1.111, s1.100) | r2.a = max.off(s0, s0) src0=r0 src1=0.5
     tex ld r1.rgba, in0.rgba, r2.rgba unscaled
@@ -213,7 +215,7 @@ fn one_program_switches_between_direct_reads_and_the_runtime_per_run() {
     .unwrap();
     // Its own code cache: what it compiles is counted below.
     let cache = ctm::CodeCache::new(4);
-    let run = |format: Format| {
+    let run = |format: Format, mode: CacheMode| {
         let texels: Vec<u8> = (0..17 * 9 * format.bytes() as u32)
             .map(|k| hash(k) as u8)
             .collect();
@@ -226,15 +228,18 @@ fn one_program_switches_between_direct_reads_and_the_runtime_per_run() {
         let job = Job::new(16, 8)
             .input(0, input)
             .output(0, Format::Float32_4)
+            .cache_mode(mode)
             .code_cache(&cache);
         both(&k, &job).report.engine
     };
-    let first = run(Format::Float32_4);
-    let other = run(Format::Uint8_4);
-    let again = run(Format::Float32_4);
+    let first = run(Format::Float32_4, CacheMode::Coherent);
+    let other = run(Format::Float32_4, CacheMode::Strict);
+    let again = run(Format::Float32_4, CacheMode::Coherent);
+    let unorm = run(Format::Uint8_4, CacheMode::Coherent);
     if common::jit_available() {
         assert_eq!(first.general_compiled, 0, "{first:?}");
         assert_eq!(other.general_compiled, 1, "the runtime's body: {other:?}");
         assert_eq!(again.general_compiled, 0, "{again:?}");
+        assert_eq!(unorm.general_compiled, 0, "{unorm:?}");
     }
 }

@@ -182,15 +182,7 @@ fn random_straight_programs_agree_with_the_interpreter_through_strips() {
         }
         for (n, image) in case.textures.inputs.iter().enumerate().take(2) {
             let Some(image) = image else { continue };
-            let texels: Vec<f32> = image
-                .texels
-                .iter()
-                .flatten()
-                .map(|&b| f32::from_bits(b))
-                .collect();
-            let s = HostSurface::from_f32(Format::Float32_4, image.width, image.height, &texels)
-                .unwrap();
-            job = job.input(n as u8, s);
+            job = job.input(n as u8, input(image, seed + n as u64));
         }
         let want = strips_of(
             &k,
@@ -205,6 +197,39 @@ fn random_straight_programs_agree_with_the_interpreter_through_strips() {
             stripped * 5 > cases,
             "{stripped} of {cases} programs ran strips"
         );
+    }
+}
+
+/// An input of the random texels of `image`, in a format chosen by
+/// `seed`: float32_4 as they are, or their bits as the elements of uint8_4,
+/// uint16_1 and float32_1 (every bit pattern a unorm integer).
+fn input(image: &ctm::runtime::texture::Image, seed: u64) -> HostSurface {
+    let format = [
+        Format::Float32_4,
+        Format::Uint8_4,
+        Format::Uint16_1,
+        Format::Float32_1,
+    ][(seed % 4) as usize];
+    let (width, height) = (image.width, image.height);
+    if format == Format::Float32_4 {
+        let texels: Vec<f32> = image
+            .texels
+            .iter()
+            .flatten()
+            .map(|&b| f32::from_bits(b))
+            .collect();
+        return HostSurface::from_f32(format, width, height, &texels).unwrap();
+    }
+    let data = image
+        .texels
+        .iter()
+        .flat_map(|t| t[0].to_le_bytes().into_iter().take(format.bytes()))
+        .collect();
+    HostSurface {
+        format,
+        width,
+        height,
+        data,
     }
 }
 

@@ -4,8 +4,8 @@
 //! carried out without calling it.
 //!
 //! A fetch first looks at the input's [`TexDesc`](crate::state::TexDesc)
-//! (through `Io::tex`). Where the runtime handed over none (other formats,
-//! the 2×2 gather, strict caches, uncached reads), the clause stores the
+//! (through `Io::tex`). Where the runtime handed over none (the 2×2
+//! gather, strict caches, uncached reads), the clause stores the
 //! coordinates into `Io::args` and calls the runtime once for the group.
 //! Otherwise it reads memory itself. A clause compiled for
 //! [`Lookups::Direct`] skips the test (the runtime calls it only when every
@@ -20,17 +20,19 @@
 //!    the zero element for lanes that are outside or do not fetch;
 //! 2. per lane, the page pointer and the element: 16-byte elements one
 //!    vector load per lane and a 4 × 4 transpose per quad, 4-byte elements
-//!    one word per lane, other sizes a small loop over the batch's lanes
-//!    through `Io::result`;
-//! 3. in SIMD again: the channels a format lacks become (0, 0, 1), lanes
-//!    that do not fetch become zeros, and lanes outside the surface are
-//!    counted in `Io::oob`.
+//!    one word per lane, 2-byte elements one 16-bit word per lane, other
+//!    sizes a small loop over the batch's lanes through `Io::result`;
+//! 3. in SIMD again: unorm channels (uint8_4's bytes, uint16_1's word)
+//!    converted as the memory controller converts them — the integer as
+//!    f32, divided by 255 or 65535, both exact to the bit — the channels a
+//!    format lacks become (0, 0, 1), lanes that do not fetch become zeros,
+//!    and lanes outside the surface are counted in `Io::oob`.
 //!
 //! That is the memory controller's lookup (`texel_floor`, the bounds check,
 //! the element read) step for step; compiled code runs under MXCSR.DAZ,
 //! which reads a denormal coordinate as the zero `texel_floor` flushes it
 //! to. The differential tests of the texture path compare both engines'
-//! outputs and out-of-bounds counts on every float format.
+//! outputs and out-of-bounds counts on every format.
 
 use super::{CHAN_BYTES, GROUP_QUADS, Lookups, Lowering};
 use crate::ir::FetchKind;
@@ -205,6 +207,7 @@ impl Lowering<'_, '_> {
                 .store(MemFlagsData::trusted(), acc, self.io, at);
         }
         let raw = self.gather(desc, pages, shift);
+        let raw = self.unorm(desc, raw);
         std::array::from_fn(|c| {
             let mask = word(self, types::I32, tex_offsets::CHAN_MASK + 4 * c);
             let fill = word(self, types::I32, tex_offsets::FILL + 4 * c);
@@ -235,13 +238,17 @@ impl Lowering<'_, '_> {
         if self.lookups != Lookups::Direct {
             return self.gather_looped(desc, pages);
         }
-        let [wide, narrow, other, test_narrow] = std::array::from_fn(|_| self.b.create_block());
+        let [wide, narrow, half, other, test_narrow, test_half] =
+            std::array::from_fn(|_| self.b.create_block());
         let (merge, out) = self.merge_block(types::I32X4);
         let is_wide = self.b.ins().icmp_imm_s(IntCC::Equal, shift, 4);
         self.b.ins().brif(is_wide, wide, &[], test_narrow, &[]);
         self.b.switch_to_block(test_narrow);
         let is_narrow = self.b.ins().icmp_imm_s(IntCC::Equal, shift, 2);
-        self.b.ins().brif(is_narrow, narrow, &[], other, &[]);
+        self.b.ins().brif(is_narrow, narrow, &[], test_half, &[]);
+        self.b.switch_to_block(test_half);
+        let is_half = self.b.ins().icmp_imm_s(IntCC::Equal, shift, 1);
+        self.b.ins().brif(is_half, half, &[], other, &[]);
 
         self.b.switch_to_block(wide);
         let mut chans = [[shift; GROUP_QUADS]; 4];
@@ -269,30 +276,86 @@ impl Lowering<'_, '_> {
         }
         self.jump_with(merge, &chans);
 
-        self.b.switch_to_block(narrow);
-        for k in 0..self.w {
-            let flags = MemFlagsData::trusted().with_readonly();
-            let words: [Value; 4] = std::array::from_fn(|l| {
-                let p = self.element(pages, k, l);
-                self.b.ins().load(types::I32, flags, p, 0)
-            });
-            let mut v = self.b.ins().scalar_to_vector(types::I32X4, words[0]);
-            for (l, &x) in words.iter().enumerate().skip(1) {
-                v = self.b.ins().insertlane(v, x, l as u8);
+        // 4-byte and 2-byte elements: one word per lane, read by every
+        // channel (a one-channel format's masks keep none of channels 1–3;
+        // uint8_4's channels are bytes of the word).
+        for (block, half) in [(narrow, false), (half, true)] {
+            self.b.switch_to_block(block);
+            for k in 0..self.w {
+                let v = self.words(pages, k, half);
+                for c in chans.iter_mut() {
+                    c[k] = v;
+                }
             }
-            chans[0][k] = v;
-            // Channels 1–3 of a one-channel format: the masks keep none of
-            // their bits.
-            for c in chans.iter_mut().skip(1) {
-                c[k] = v;
-            }
+            self.jump_with(merge, &chans);
         }
-        self.jump_with(merge, &chans);
 
         self.b.switch_to_block(other);
         let chans = self.gather_looped(desc, pages);
         self.jump_with(merge, &chans);
 
+        self.b.switch_to_block(merge);
+        out
+    }
+
+    /// Quad `k`'s four elements as an I32X4: one 32-bit word each, or one
+    /// 16-bit word each (`half`, zero-extended).
+    fn words(&mut self, pages: Value, k: usize, half: bool) -> Value {
+        let flags = MemFlagsData::trusted().with_readonly();
+        let words: [Value; 4] = std::array::from_fn(|l| {
+            let p = self.element(pages, k, l);
+            if half {
+                self.b.ins().uload16(types::I32, flags, p, 0)
+            } else {
+                self.b.ins().load(types::I32, flags, p, 0)
+            }
+        });
+        let mut v = self.b.ins().scalar_to_vector(types::I32X4, words[0]);
+        for (l, &x) in words.iter().enumerate().skip(1) {
+            v = self.b.ins().insertlane(v, x, l as u8);
+        }
+        v
+    }
+
+    /// The channels of a unorm format as f32 bits (`TexDesc::unorm`): each
+    /// channel's integer, converted and divided by the scale — the
+    /// memory controller's conversion, exact (the integer converts
+    /// exactly, and the division is correctly rounded in both). Float
+    /// formats pass unchanged.
+    fn unorm(&mut self, desc: Value, raw: [[Value; GROUP_QUADS]; 4]) -> [[Value; GROUP_QUADS]; 4] {
+        let flags = MemFlagsData::trusted().with_readonly();
+        let bits = self
+            .b
+            .ins()
+            .load(types::I32, flags, desc, tex_offsets::UNORM as i32);
+        let convert = self.b.create_block();
+        let (merge, out) = self.merge_block(types::I32X4);
+        let args: Vec<_> = raw
+            .iter()
+            .flat_map(|c| c[..self.w].iter().map(|&v| v.into()))
+            .collect();
+        self.b.ins().brif(bits, convert, &[], merge, &args);
+
+        self.b.switch_to_block(convert);
+        let mask = self.b.ins().splat(types::I32X4, bits);
+        let scale = self
+            .b
+            .ins()
+            .load(types::F32, flags, desc, tex_offsets::UNORM_SCALE as i32);
+        let scale = self.b.ins().splat(types::F32X4, scale);
+        let mut chans = raw;
+        for (c, chan) in chans.iter_mut().enumerate() {
+            let at = (tex_offsets::UNORM_SHIFT + 4 * c) as i32;
+            let shift = self.b.ins().load(types::I32, flags, desc, at);
+            for v in chan.iter_mut().take(self.w) {
+                let x = self.b.ins().ushr(*v, shift);
+                let x = self.b.ins().band(x, mask);
+                let x = self.b.ins().fcvt_from_sint(types::F32X4, x);
+                let x = self.b.ins().fdiv(x, scale);
+                *v = self.bitcast(types::I32X4, x);
+            }
+        }
+        self.jump_with(merge, &chans);
         self.b.switch_to_block(merge);
         out
     }
@@ -365,6 +428,11 @@ impl Lowering<'_, '_> {
     /// address in `args[0][l]` into `result[c][l]`.
     fn gather_lanes(&mut self, desc: Value, pages: Value) {
         let flags = MemFlagsData::trusted().with_readonly();
+        let shift = self
+            .b
+            .ins()
+            .load(types::I32, flags, desc, tex_offsets::SHIFT as i32);
+        let is_half = self.b.ins().icmp_imm_s(IntCC::Equal, shift, 1);
         let chan_off: Vec<Value> = (0..4)
             .map(|c| {
                 let off = (tex_offsets::CHAN_OFF + 4 * c) as i32;
@@ -385,12 +453,29 @@ impl Lowering<'_, '_> {
             .ins()
             .load(types::I32, mem, lane, io_offsets::ARGS as i32);
         let element = self.paged(pages, at);
+        // A 2-byte element's one word, zero-extended, for every channel.
+        let (half, words, next_lane) = (
+            self.b.create_block(),
+            self.b.create_block(),
+            self.b.create_block(),
+        );
+        self.b.ins().brif(is_half, half, &[], words, &[]);
+        self.b.switch_to_block(half);
+        let v = self.b.ins().uload16(types::I32, flags, element, 0);
+        for c in 0..4 {
+            let off = io_offsets::RESULT as i32 + c * CHAN_BYTES;
+            self.b.ins().store(mem, v, lane, off);
+        }
+        self.b.ins().jump(next_lane, &[]);
+        self.b.switch_to_block(words);
         for (c, &o) in chan_off.iter().enumerate() {
             let p = self.b.ins().iadd(element, o);
             let v = self.b.ins().load(types::I32, flags, p, 0);
             let off = io_offsets::RESULT as i32 + c as i32 * CHAN_BYTES;
             self.b.ins().store(mem, v, lane, off);
         }
+        self.b.ins().jump(next_lane, &[]);
+        self.b.switch_to_block(next_lane);
         let next = self.b.ins().iadd_imm_s(lane, 4);
         let more = self.b.ins().icmp(IntCC::UnsignedLessThan, next, last);
         self.b.ins().brif(more, head, &[next.into()], done, &[]);

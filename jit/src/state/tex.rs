@@ -3,17 +3,19 @@
 //! in compiled code").
 
 /// How compiled code reads one input directly, without calling the
-/// runtime: a linear surface of 32-bit float channels in memory that
-/// nothing writes during the run (coherent caches). Built by the memory
-/// controller for each stretch of a run; `pages` null means "call the
-/// runtime" (other formats, the 2×2 gather, strict caches, no input).
+/// runtime: a linear surface in memory that nothing writes during the run
+/// (coherent caches). Built by the memory controller for each stretch of a
+/// run; `pages` null means "call the runtime" (the 2×2 gather, strict
+/// caches, no input).
 ///
 /// Lane `l` reads element (x, y) at byte `a = base_low + ((y · pitch + x) <<
-/// shift)` from `pages[a >> 16] + (a & 0xFFFF)`, channel `c` at offset
-/// `chan_off[c]`, and returns `(word & chan_mask[c]) | fill[c]` — the
-/// channels a one- or two-channel format lacks read as (0, 0, 1). Lanes
-/// outside pitch × height read at `zero` (a zero element) and count as
-/// out-of-bounds reads.
+/// shift)` from `pages[a >> 16] + (a & 0xFFFF)`, channel `c`'s word at
+/// offset `chan_off[c]` (a 2-byte element: its 16 bits), and returns
+/// `(u & chan_mask[c]) | fill[c]`, where `u` is the word itself for float
+/// formats (`unorm` 0) and for unorm formats the f32 bits of `((word >>
+/// unorm_shift[c]) & unorm) / unorm_scale` — the channels a format lacks
+/// read as (0, 0, 1). Lanes outside pitch × height read at `zero` (a zero
+/// element) and count as out-of-bounds reads.
 #[derive(Clone, Copy, Debug)]
 #[repr(C)]
 pub struct TexDesc {
@@ -36,6 +38,13 @@ pub struct TexDesc {
     pub chan_mask: [u32; 4],
     /// Bits set in each channel afterwards.
     pub fill: [u32; 4],
+    /// Unorm formats: the bits of a channel's integer (0xFF, 0xFFFF); 0
+    /// for float formats.
+    pub unorm: u32,
+    /// Unorm formats: where each channel's integer lies in the word.
+    pub unorm_shift: [u32; 4],
+    /// Unorm formats: the integer that reads as 1.0 (255.0, 65535.0).
+    pub unorm_scale: f32,
 }
 
 impl TexDesc {
@@ -50,6 +59,9 @@ impl TexDesc {
         chan_off: [0; 4],
         chan_mask: [0; 4],
         fill: [0; 4],
+        unorm: 0,
+        unorm_shift: [0; 4],
+        unorm_scale: 0.0,
     };
 }
 
@@ -72,17 +84,20 @@ impl TexTable {
     ///
     /// # Safety
     /// Compiled code will read, for any lane and any coordinates, the 4
-    /// bytes at `pages[a >> 16] + (a & 0xFFFF) + chan_off[c]` for every `a =
-    /// base_low + ((y · pitch + x) << shift)` with 0 ≤ x < `size[0]` and 0 ≤
-    /// y < `size[1]`, and at `a = zero`: `desc.pages` must point to a table
-    /// with an entry for every such `a >> 16`, each entry to 64 KiB of
-    /// readable memory, and all of it must stay valid and unwritten for as long as this table
-    /// is handed to compiled code ([`crate::state::Io::tex`]). `size` must
-    /// not exceed `pitch` × the rows the pages cover, and `shift` ≤ 4.
-    /// Compiled code reads 16-byte elements (`shift` 4) as one vector whose
-    /// words are channels 0–3 (`chan_off` must be 0, 4, 8, 12) and 4-byte
-    /// elements (`shift` 2) as channel 0 alone (`chan_mask` must be 0 for
-    /// channels 1–3).
+    /// bytes (2 where `shift` is 1) at `pages[a >> 16] + (a & 0xFFFF) +
+    /// chan_off[c]` for every `a = base_low + ((y · pitch + x) << shift)`
+    /// with 0 ≤ x < `size[0]` and 0 ≤ y < `size[1]`, and at `a = zero`:
+    /// `desc.pages` must point to a table with an entry for every such `a >>
+    /// 16`, each entry to 64 KiB of readable memory, and all of it must stay
+    /// valid and unwritten for as long as this table is handed to compiled
+    /// code ([`crate::state::Io::tex`]). `size` must not exceed `pitch` ×
+    /// the rows the pages cover, `shift` must be 1–4, and elements must not
+    /// straddle a page. Compiled code reads 16-byte elements (`shift` 4)
+    /// as one vector whose words are channels 0–3 (`chan_off` must be 0, 4,
+    /// 8, 12), 4-byte elements (`shift` 2) as one word that every channel
+    /// reads and 2-byte elements (`shift` 1) as one 16-bit word that every
+    /// channel reads (`chan_off` 0 for every channel whose `chan_mask` keeps
+    /// bits).
     pub unsafe fn set(&mut self, input: usize, desc: TexDesc) {
         self.0[input & 15] = desc;
     }
@@ -135,4 +150,10 @@ pub mod tex_offsets {
     pub const CHAN_MASK: usize = offset_of!(TexDesc, chan_mask);
     /// `TexDesc::fill`.
     pub const FILL: usize = offset_of!(TexDesc, fill);
+    /// `TexDesc::unorm`.
+    pub const UNORM: usize = offset_of!(TexDesc, unorm);
+    /// `TexDesc::unorm_shift`.
+    pub const UNORM_SHIFT: usize = offset_of!(TexDesc, unorm_shift);
+    /// `TexDesc::unorm_scale`.
+    pub const UNORM_SCALE: usize = offset_of!(TexDesc, unorm_scale);
 }

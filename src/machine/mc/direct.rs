@@ -4,8 +4,9 @@
 //! nothing writes memory.
 //!
 //! An input qualifies when the caches are coherent (a lookup is then a plain
-//! memory read) and it is a linear surface of 32-bit float channels without
-//! the 2×2 gather; every other input keeps going through
+//! memory read) and it is a linear surface without the 2×2 gather (float
+//! formats read as they are, unorm ones converted as the MC converts them);
+//! every other input keeps going through
 //! [`TextureUnit::fetch`](crate::runtime::TextureUnit::fetch). Every page of
 //! an arena is mapped; the zero page stands for what lies outside the
 //! surface (`docs/design.md`, "Host-visible arenas").
@@ -67,9 +68,11 @@ impl<'a> DirectInputs<'a> {
                     // straddle a page: the base is 2 KiB aligned and the
                     // element sizes divide 64 KiB); `_pages` keeps the table and
                     // `'a` borrows `mc`, so nothing frees or writes them
-                    // while the table is in use; shift ≤ 4 (float formats),
-                    // float32_4 has its channels at 0, 4, 8, 12 and
-                    // float32_1 keeps no bits of channels 1–3.
+                    // while the table is in use; shift is 1–4, float32_4
+                    // has its channels at 0, 4, 8, 12, and the 4- and
+                    // 2-byte formats read every channel at 0 (float32_1
+                    // keeps no bits of channels 1–3, uint16_1 none of 1–3,
+                    // uint8_4's channels are bytes of the word).
                     unsafe { table.set(k, d) };
                     pages.push(p);
                 }
@@ -91,13 +94,7 @@ impl<'a> DirectInputs<'a> {
 /// The descriptor of `s` and the page table it points to, if `s` qualifies.
 fn describe(mc: &Mc, s: &Surface) -> Option<(TexDesc, Box<[*const u8]>)> {
     let format = s.fmt.format;
-    if s.fmt.gather
-        || s.fmt.tiled
-        || !matches!(
-            format,
-            Format::Float32_1 | Format::Float32_2 | Format::Float32_4
-        )
-    {
+    if s.fmt.gather || s.fmt.tiled {
         return None;
     }
     let (base, span) = (u64::from(s.base), s.span());
@@ -113,10 +110,24 @@ fn describe(mc: &Mc, s: &Surface) -> Option<(TexDesc, Box<[*const u8]>)> {
     let pages = pages.into_boxed_slice();
     // The format's own conversion says which channels it has and what the
     // others read as: a channel whose bits follow the element's is kept,
-    // the others are the constant that an all-zero element gives.
+    // the others are the constant that an all-zero element gives. A unorm
+    // channel is kept whole once converted.
     let bytes = format.bytes();
     let zero = format.read(&[0; 16][..bytes]);
     let ones = format.read(&[0xFF; 16][..bytes]);
+    let (unorm, unorm_shift, unorm_scale) = match format {
+        // B, G, R, A bytes: R is bits 16–23 of the little-endian word.
+        Format::Uint8_4 => (0xFF, [16, 8, 0, 24], 255.0),
+        Format::Uint16_1 => (0xFFFF, [0; 4], 65535.0),
+        _ => (0, [0; 4], 0.0),
+    };
+    let kept = |c: usize| {
+        if unorm != 0 && c < format.channels() {
+            u32::MAX
+        } else {
+            zero[c] ^ ones[c]
+        }
+    };
     let desc = TexDesc {
         pages: pages.as_ptr(),
         base_low: s.base & 0xFFFF,
@@ -125,14 +136,17 @@ fn describe(mc: &Mc, s: &Surface) -> Option<(TexDesc, Box<[*const u8]>)> {
         zero: zero_entry << 16,
         size: [s.fmt.pitch as f32, s.height as f32],
         chan_off: std::array::from_fn(|c| {
-            if c < format.channels() {
+            if unorm == 0 && c < format.channels() {
                 4 * c as u32
             } else {
                 0
             }
         }),
-        chan_mask: std::array::from_fn(|c| zero[c] ^ ones[c]),
-        fill: zero,
+        chan_mask: std::array::from_fn(kept),
+        fill: std::array::from_fn(|c| if kept(c) == u32::MAX { 0 } else { zero[c] }),
+        unorm,
+        unorm_shift,
+        unorm_scale,
     };
     Some((desc, pages))
 }
