@@ -1,7 +1,7 @@
 //! Uncached (UMRT) programs through the PE (`docs/isa.md` §5.4): compiled
-//! code appends the writes of a linear float output 0 itself, the runtime
-//! makes the others (unorm formats, tiled surfaces, clauses that also read
-//! uncached memory). Memory, counters (writes outside the surface
+//! code appends the writes to a linear output 0 itself (unorm values
+//! quantised there), the runtime makes the others (tiled surfaces, clauses
+//! that also read uncached memory). Memory, counters (writes outside the surface
 //! included) and errors must be the interpreter's for every index mode,
 //! format, domain and thread count.
 
@@ -87,13 +87,9 @@ fn every_index_mode_and_format_agrees_with_the_interpreter() {
                     .constant(2, [0.0, c1[2], c1[3] + 1.0, 0.0])
                     .threads(threads);
                 let made = logged(&src, &job);
-                // Linear float surfaces: compiled code makes the writes,
-                // unless the clause also reads uncached memory.
-                let compiled = !read
-                    && matches!(
-                        format,
-                        Format::Float32_1 | Format::Float32_2 | Format::Float32_4
-                    );
+                // Compiled code makes the writes, unless the clause also
+                // reads uncached memory.
+                let compiled = !read;
                 if common::jit_available() && compiled {
                     assert!(made > 0, "{rt} {format} {w}×{h}: no write was compiled");
                 } else {
@@ -167,5 +163,55 @@ fn random_uncached_programs_agree_with_the_interpreter() {
     }
     if common::jit_available() {
         assert!(made > 0, "no random program's write was compiled");
+    }
+}
+
+#[test]
+fn unorm_quantisation_agrees_with_the_interpreter() {
+    // Pixel (i, j) writes input 0's texel (i, j) to (i, j): values around
+    // every rounding edge of both unorm formats, and the special ones.
+    let src = "
+.uncached
+    tex ld r1.rgba, in0.rgba, r0.rgba unscaled acquire wait
+    alu r2.rgb = mad(s0.r00, s1.111, s1.0rg) | r2.a = max.off(s0.0, s0.0) src0=r1 src1=r0 wait
+    out rtC.rgb = max.off(s0, s0) | rtC.a = max.off(s0, s0) src0=r2 wait last
+";
+    let (w, h) = (64, 48);
+    let mut values = Vec::new();
+    for k in 0..=255u32 {
+        for max in [255.0f32, 65535.0] {
+            let edge = (k as f32 + 0.5) / max;
+            let below = f32::from_bits(edge.to_bits() - 1);
+            let above = f32::from_bits(edge.to_bits() + 1);
+            values.extend([k as f32 / max, edge, below, above]);
+        }
+    }
+    values.extend([
+        f32::NAN,
+        -f32::NAN,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        1e-40,
+        -1e-40,
+        -0.0,
+        0.0,
+        1.0,
+        1.000_000_1,
+        0.999_999_94,
+        -0.5,
+        2.0,
+    ]);
+    let texels: Vec<f32> = (0..(w * h) as usize)
+        .map(|p| values[p % values.len()])
+        .collect();
+    let input = HostSurface::from_f32(Format::Float32_1, w, h, &texels).unwrap();
+    for format in Format::ALL {
+        let job = Job::new(w, h)
+            .input(0, input.clone())
+            .output_init(0, memory(format, w, h));
+        let made = logged(src, &job);
+        if common::jit_available() {
+            assert_eq!(made, u64::from(w * h), "{format}");
+        }
     }
 }

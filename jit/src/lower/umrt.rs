@@ -82,10 +82,9 @@ impl Lowering<'_, '_> {
         let size_x = self.b.ins().splat(types::F32X4, size_x);
         let size_y = self.b.ins().splat(types::F32X4, size_y);
         let pitch = self.b.ins().splat(types::I32X4, pitch);
-        let base = self.b.ins().splat(types::I32X4, base);
         let fzero = self.b.ins().f32const(0.0);
         let fzero = self.b.ins().splat(types::F32X4, fzero);
-        let (outside, zero, four) = (self.splat_i(u32::MAX), self.splat_i(0), self.splat_i(4));
+        let (outside, zero) = (self.splat_i(u32::MAX), self.splat_i(0));
         // Element index per lane, or -1 outside the surface.
         let mut index = Vec::with_capacity(self.w);
         for k in 0..self.w {
@@ -120,14 +119,20 @@ impl Lowering<'_, '_> {
                 *e = self.b.ins().splat(types::I32X4, v);
             }
         }
+        let chan_off = word(self, types::I32, umrt_offsets::CHAN_OFF);
+        let chan_len = word(self, types::I32, umrt_offsets::CHAN_LEN);
+        let base = self.b.ins().iadd(base, chan_off);
+        let base = self.b.ins().splat(types::I32X4, base);
+        let chan_len = self.b.ins().splat(types::I32X4, chan_len);
+        let values = self.log_values(&op.ops[0]);
         let unaligned = MemFlagsData::new().with_notrap();
         let mut at = at;
         for (k, &e) in index.iter().enumerate() {
             let addr = self.b.ins().ishl(e, shift);
             let addr = self.b.ins().iadd(addr, base);
             let inside = self.b.ins().icmp(IntCC::SignedGreaterThanOrEqual, e, zero);
-            let len = self.b.ins().band(inside, four);
-            let value = self.bitcast(types::I32X4, op.ops[0][k]);
+            let len = self.b.ins().band(inside, chan_len);
+            let value = values[k];
             // Lane l's entry: (address, 0, value, length).
             let lo = self.shuffle32(addr, zero, [0, 4, 1, 5]);
             let lo2 = self.shuffle32(value, len, [0, 4, 1, 5]);
@@ -149,6 +154,62 @@ impl Lowering<'_, '_> {
             }
         }
         self.b.ins().store(flags, at, self.io, log);
+    }
+
+    /// The bytes each lane stores, per quad (I32X4): the values' bits for
+    /// a float surface, their quantisation for a unorm one (see
+    /// [`crate::state::UmrtLog`]) — in f64, as the memory controller
+    /// computes it: the clamped value times 255 or 65535 is exact there,
+    /// and so is adding one half before the floor (round halves away from
+    /// zero). Denormal values read as zero under DAZ and quantise to 0, as
+    /// they do there.
+    fn log_values(&mut self, values: &[Value; GROUP_QUADS]) -> Vec<Value> {
+        let flags = MemFlagsData::trusted();
+        let at = io_offsets::UMRT_LOG as i32 + umrt_offsets::UNORM as i32;
+        let unorm = self.b.ins().load(types::I32, flags, self.io, at);
+        let (convert, merge) = (self.b.create_block(), self.b.create_block());
+        let bits: Vec<Value> = (0..self.w)
+            .map(|k| {
+                self.b.append_block_param(merge, types::I32X4);
+                self.bitcast(types::I32X4, values[k])
+            })
+            .collect();
+        let args: Vec<_> = bits.iter().map(|&v| v.into()).collect();
+        self.b.ins().brif(unorm, convert, &[], merge, &args);
+
+        self.b.switch_to_block(convert);
+        let scale = self.bitcast(types::F32, unorm);
+        let scale = self.b.ins().fpromote(types::F64, scale);
+        let scale = self.b.ins().splat(types::F64X2, scale);
+        let half = self.b.ins().f64const(0.5);
+        let half = self.b.ins().splat(types::F64X2, half);
+        let (zero, one) = (self.b.ins().f32const(0.0), self.b.ins().f32const(1.0));
+        let (zero, one) = (
+            self.b.ins().splat(types::F32X4, zero),
+            self.b.ins().splat(types::F32X4, one),
+        );
+        let mut quantised = Vec::with_capacity(self.w);
+        for &v in values.iter().take(self.w) {
+            let nan = self.b.ins().fcmp(FloatCC::Unordered, v, v);
+            let c = self.b.ins().fmin(v, one);
+            let c = self.b.ins().fmax(c, zero);
+            let high = self.shuffle32(c, c, [2, 3, 2, 3]);
+            let halves = [c, high].map(|h| {
+                let d = self.b.ins().fvpromote_low(h);
+                let d = self.b.ins().fmul(d, scale);
+                let d = self.b.ins().fadd(d, half);
+                let d = self.b.ins().floor(d);
+                // An integer up to 65535: exact in f32.
+                self.b.ins().fvdemote(d)
+            });
+            let q = self.shuffle32(halves[0], halves[1], [0, 1, 4, 5]);
+            let q = self.b.ins().x86_cvtt2dq(types::I32X4, q);
+            quantised.push(self.b.ins().band_not(q, nan));
+        }
+        let args: Vec<_> = quantised.iter().map(|&v| v.into()).collect();
+        self.b.ins().jump(merge, &args);
+        self.b.switch_to_block(merge);
+        self.b.block_params(merge).to_vec()
     }
 
     /// The byte offset, from lane 0 of the batch, of quad `q`'s first lane

@@ -23,17 +23,19 @@ pub struct UncachedWrite {
     pub len: u32,
 }
 
-/// Where compiled code appends uncached writes itself: a linear surface of
-/// a float format (channel 0 = the element's first four bytes) that ends
-/// below 2^32 (`base` + its bytes ≤ 2^32). `at` null means "call the
-/// runtime" ([`crate::state::Io::umrt`]).
+/// Where compiled code appends uncached writes itself: a linear surface
+/// that ends below 2^32 (`base` + its bytes ≤ 2^32). `at` null means "call
+/// the runtime" ([`crate::state::Io::umrt`]).
 ///
 /// Lane `l` of a batch writes to element `(x, y) = (floor(X), floor(Y))` of
 /// its operands (the quad's first writing lane's operands in the shared
 /// index modes): inside `0 ≤ x < size[0]`, `0 ≤ y < size[1]` it stores
-/// `{addr: base + ((y · pitch + x) << shift), bytes: value, len: 4}` at
-/// `at`, outside `{len: 0}`, and advances `at` by one entry; lanes that do
-/// not write store an entry there too but do not advance.
+/// `{addr: base + ((y · pitch + x) << shift) + chan_off, bytes: v, len:
+/// chan_len}` at `at`, outside `{len: 0}`, and advances `at` by one entry;
+/// lanes that do not write store an entry there too but do not advance.
+/// `v` is the value's bits for float formats (`unorm` 0) and for unorm ones
+/// the memory controller's quantisation: 0 for NaN, else
+/// `round(clamp(value, 0, 1) · unorm)` (halves away from zero).
 #[derive(Clone, Copy, Debug)]
 #[repr(C)]
 pub struct UmrtLog {
@@ -47,6 +49,13 @@ pub struct UmrtLog {
     pub shift: u32,
     /// Pitch and height as f32.
     pub size: [f32; 2],
+    /// Where channel 0 lies in the element, and its bytes.
+    pub chan_off: u32,
+    /// Bytes of channel 0 (4, 2 or 1).
+    pub chan_len: u32,
+    /// Unorm formats: the integer 1.0 stores as (255.0, 65535.0); 0 for
+    /// float formats.
+    pub unorm: f32,
 }
 
 impl UmrtLog {
@@ -57,6 +66,9 @@ impl UmrtLog {
         pitch: 0,
         shift: 0,
         size: [0.0; 2],
+        chan_off: 0,
+        chan_len: 0,
+        unorm: 0.0,
     };
 }
 
@@ -74,6 +86,12 @@ pub mod umrt_offsets {
     pub const SHIFT: usize = offset_of!(UmrtLog, shift);
     /// `UmrtLog::size`.
     pub const SIZE: usize = offset_of!(UmrtLog, size);
+    /// `UmrtLog::chan_off`.
+    pub const CHAN_OFF: usize = offset_of!(UmrtLog, chan_off);
+    /// `UmrtLog::chan_len`.
+    pub const CHAN_LEN: usize = offset_of!(UmrtLog, chan_len);
+    /// `UmrtLog::unorm`.
+    pub const UNORM: usize = offset_of!(UmrtLog, unorm);
     /// `UncachedWrite::addr`.
     pub const ADDR: usize = offset_of!(UncachedWrite, addr);
     /// `UncachedWrite::bytes`.

@@ -229,23 +229,30 @@ impl TextureUnit for RunView<'_> {
     }
 
     /// Room in the row's writes, where uncached memory is a linear surface
-    /// of a float format (channel 0 = the element's first word) inside the
-    /// 32-bit address space.
+    /// inside the 32-bit address space.
     fn uncached_log(&mut self, n: usize) -> UmrtLog {
         let Some(s) = self.out0 else {
             return UmrtLog::NONE;
         };
         let format = s.fmt.format;
-        if s.fmt.tiled || format.channel0() != (0, 4) || u64::from(s.base) + s.span() > 1 << 32 {
+        if s.fmt.tiled || u64::from(s.base) + s.span() > 1 << 32 {
             return UmrtLog::NONE;
         }
         self.writes.reserve(n);
+        let (chan_off, chan_len) = format.channel0();
         UmrtLog {
             at: self.writes.spare_capacity_mut().as_mut_ptr().cast(),
             base: u64::from(s.base),
             pitch: s.fmt.pitch,
             shift: format.bytes().trailing_zeros(),
             size: [s.fmt.pitch as f32, s.height as f32],
+            chan_off: chan_off as u32,
+            chan_len: chan_len as u32,
+            unorm: match format {
+                Format::Uint8_4 => 255.0,
+                Format::Uint16_1 => 65535.0,
+                _ => 0.0,
+            },
         }
     }
 
