@@ -36,7 +36,7 @@
 //! form alike (see `crate::lower::lazy`). A lane that never wrote the
 //! register in the loop keeps the register's old bits.
 
-use crate::ir::{Clause, FcOp, Gate, Op, Program, Term, Unary, V};
+use crate::ir::{Clause, FcOp, FetchKind, Gate, Op, Program, Term, Unary, V};
 use crate::regions::LoopRegion;
 use crate::state::{GROUP_LANES, LANE_STAYED, Lanes, LoopState, Mask, loop_exit};
 
@@ -144,6 +144,14 @@ impl Lanewise {
                 }
                 self.alu = true;
             }
+            // Lookups of inputs fetch for the lanes still in the loop, as
+            // in lock step (never for inactive lanes); uncached reads must
+            // see writes in lock-step order.
+            Op::Fetch {
+                kind: FetchKind::Lookup,
+                inactive: false,
+                ..
+            } => {}
             Op::Kill { .. }
             | Op::SetOut { .. }
             | Op::SetDepth { .. }

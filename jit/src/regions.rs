@@ -6,14 +6,16 @@
 //! back to, through that ENDLOOP/ENDREP — whose clauses end only in
 //! fall-through, BREAKLOOP/BREAKREP or CONTINUE, and whose flow-control
 //! instructions touch neither the address stack nor, on the path that stays
-//! in the loop, the branch counters (no `B_ELSE`). Its clauses neither fetch
-//! nor write uncached memory. Within a region the only flow-control state
+//! in the loop, the branch counters (no `B_ELSE`). Its clauses neither read
+//! nor write uncached memory; their lookups of inputs read memory directly
+//! (the runtime runs a region only where every input it looks up has a
+//! descriptor), so nothing in a region calls the runtime. Within a region the only flow-control state
 //! that changes while the loop goes on is the innermost frame (count,
 //! broken and continued lanes), aL and the lane masks; every transition
 //! that leaves the loop, or does anything else, is left to the runtime
 //! shim, which executes it from the unchanged state.
 
-use crate::ir::{Counter, Fc, FcOp, Op, Program, StackOp, Term};
+use crate::ir::{Counter, Fc, FcOp, FetchKind, Op, Program, StackOp, Term};
 
 /// One loop region.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -71,10 +73,18 @@ fn body(program: &Program, start: u16, end: u32, is_loop: bool) -> Option<Vec<u3
             return None;
         }
         let clause = &program.clauses[ci as usize];
-        let straight = clause
-            .nodes
-            .iter()
-            .all(|n| !matches!(n.op, Op::Fetch { .. } | Op::UmrtWrite { .. }));
+        // Lookups of inputs read memory directly (the runtime runs the
+        // region only where every input it looks up has a descriptor);
+        // nothing calls the runtime.
+        let straight = clause.nodes.iter().all(|n| {
+            !matches!(
+                n.op,
+                Op::Fetch {
+                    kind: FetchKind::Uncached,
+                    ..
+                } | Op::UmrtWrite { .. }
+            )
+        });
         if !straight {
             return None;
         }

@@ -406,6 +406,16 @@ impl Engine for JitEngine {
         }
         let region = code.loop_region(entry.index);
         let first = region.clauses[0];
+        // The region's code reads its inputs itself: where one has no
+        // descriptor in this run, the shim runs the region (its clauses
+        // then take the bodies that ask the runtime).
+        let inputs = region
+            .clauses
+            .iter()
+            .fold(0, |m, &ci| m | code.direct_inputs(ci));
+        if inputs != 0 && !ctx.tex.direct().covers(inputs) {
+            return Ok(LoopExit::Before(first));
+        }
         // Lane-wise where the region allows it and the loop is at the top
         // of an iteration with its lanes as the lock-step run would have
         // them, and the rest of the loop fits in the budget.
@@ -426,9 +436,9 @@ impl Engine for JitEngine {
         };
         self.stats.loop_runs += 1;
         self.stats.lanewise_runs += u64::from(lanewise);
-        // Region clauses make no runtime calls (no fetches, no uncached
-        // writes); the host block is set as for any compiled code.
-        // Loop regions make no uncached write (their clauses are straight).
+        // Region clauses make no runtime calls (lookups read memory
+        // directly, no uncached reads or writes); the host block is set as
+        // for any compiled code.
         let (exit, error) = self.with_host(
             ctx,
             (&program.clauses[first as usize], 0),

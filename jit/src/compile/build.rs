@@ -124,23 +124,24 @@ pub(super) fn guarded<T>(
 /// functions) — the general body alone where that driver is only the
 /// fallback of a lane-wise region —, the full-batch body alone where the
 /// clause has one, else the general body. Lookups read memory directly
-/// where they can ([`direct_inputs`]), except in loop regions, whose
-/// clauses test each input's descriptor as they go.
+/// where they can ([`direct_inputs`]); a region's clauses can (regions
+/// make no uncached read or write), and the runtime runs a region only
+/// where every input it looks up has a descriptor.
 pub(super) fn shape_of(program: &Program, regions: &[LoopRegion], ci: usize) -> (Body, Lookups) {
     let clause = &program.clauses[ci];
+    let lookups = match direct_inputs(clause) {
+        Some(_) => Lookups::Direct,
+        None => Lookups::Either,
+    };
     let mut holding = regions.iter().filter(|r| r.clauses.contains(&(ci as u32)));
     if let Some(first) = holding.next() {
         // The lock-step driver is only the fallback of a lane-wise region.
         if lanewise(program, first).is_some() && holding.next().is_none() {
-            (Body::General, Lookups::Either)
+            (Body::General, lookups)
         } else {
-            (Body::Both, Lookups::Either)
+            (Body::Both, lookups)
         }
     } else {
-        let lookups = match direct_inputs(clause) {
-            Some(_) => Lookups::Direct,
-            None => Lookups::Either,
-        };
         if has_full_body(clause) {
             (Body::Full, lookups)
         } else {

@@ -108,6 +108,14 @@ pub(super) trait RegFile {
         let _ = (l, at, q);
         false
     }
+
+    /// The lanes that execute, as I32X4 lane masks per quad, where not
+    /// every lane of the batch does: lookups fetch (and count reads outside
+    /// their surface) for these alone.
+    fn lanes(&mut self, l: &mut Lowering<'_, '_>) -> Option<[Value; GROUP_QUADS]> {
+        let _ = l;
+        None
+    }
 }
 
 /// Registers and masks in the lanes' memory (a clause's function).

@@ -18,7 +18,7 @@
 //! Signature: [`crate::state::LoopFn`].
 
 use super::lazy::{Lazy, RegFile, Writes};
-use super::{GROUP_QUADS, Lowering};
+use super::{GROUP_QUADS, Lookups, Lowering};
 use crate::ir::{Fc, Index, Program, Term};
 use crate::lanewise::Lanewise;
 use crate::regions::LoopRegion;
@@ -80,6 +80,13 @@ impl RegFile for InVars<'_> {
             Lazy::No
         };
         (q, lazy)
+    }
+
+    /// The lanes still in the loop: lanes that left must not look up (and
+    /// be counted outside a surface) as the lock-step run would not.
+    fn lanes(&mut self, l: &mut Lowering<'_, '_>) -> Option<[Value; GROUP_QUADS]> {
+        let alive = self.vars.alive;
+        Some(l.each(|l, k| l.b.use_var(alive[k])))
     }
 
     fn write_back(&mut self, l: &mut Lowering<'_, '_>, out: &Writes) {
@@ -242,6 +249,9 @@ pub(crate) fn lower_lanewise(
         .max()
         .unwrap_or(0);
     let mut l = Lowering::new(b, w, ptr, call_conv, [lanes, uni, io], values, al0);
+    // The runtime runs this function only where every input the region
+    // looks up has a descriptor.
+    l.lookups = Lookups::Direct;
     let entry_consts = l.consts.clone();
 
     // head(q0): q0 < quads ? batch : exit; a batch is skipped when none

@@ -411,7 +411,7 @@ impl Lowering<'_, '_> {
     }
 
     /// Fetches and uncached writes, with canonical operands.
-    fn memory(&mut self, index: u32, op: &Op, walk: &Walk<'_>) {
+    fn memory(&mut self, index: u32, op: &Op, walk: &mut Walk<'_>) {
         match op {
             Op::Fetch {
                 dst,
@@ -425,7 +425,12 @@ impl Lowering<'_, '_> {
                     pred: None,
                     inactive: *inactive,
                 };
-                let m = self.gate(gate, walk);
+                // A full walk's lookups fetch for the lanes its register
+                // file says execute (a lane-wise loop's lanes still in it).
+                let m = match walk {
+                    Walk::Full { file, .. } => file.lanes(self).map(|q| q[..self.w].to_vec()),
+                    Walk::Masked => self.gate(gate, walk),
+                };
                 let coords = coords.map(|v| self.canonical(v));
                 let op = fetch::Lookup {
                     node: index,
