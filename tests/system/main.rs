@@ -14,6 +14,7 @@ mod delivery;
 mod host;
 mod memory;
 mod prepared;
+mod random;
 mod strips;
 mod uncached;
 

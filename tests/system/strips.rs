@@ -203,7 +203,7 @@ fn random_straight_programs_agree_with_the_interpreter_through_strips() {
 /// An input of the random texels of `image`, in a format chosen by
 /// `seed`: float32_4 as they are, or their bits as the elements of uint8_4,
 /// uint16_1 and float32_1 (every bit pattern a unorm integer).
-fn input(image: &ctm::runtime::texture::Image, seed: u64) -> HostSurface {
+pub(crate) fn input(image: &ctm::runtime::texture::Image, seed: u64) -> HostSurface {
     let format = [
         Format::Float32_4,
         Format::Uint8_4,

@@ -39,7 +39,7 @@ fn program(rt: &str, read: bool) -> String {
 
 /// Output 0 of `w × h` elements of `format`, its bytes a pattern, so that
 /// unwritten elements and channels show.
-fn memory(format: Format, w: u32, h: u32) -> HostSurface {
+pub(crate) fn memory(format: Format, w: u32, h: u32) -> HostSurface {
     let n = (w * h) as usize * format.bytes();
     let bytes: Vec<u8> = (0..n).map(|k| (k * 7 + 3) as u8).collect();
     HostSurface::new(format, w, h, bytes).unwrap()
@@ -97,72 +97,6 @@ fn every_index_mode_and_format_agrees_with_the_interpreter() {
                 }
             }
         }
-    }
-}
-
-/// The job of a random program of the differential generator through the
-/// PE: its constants, inputs 0 and 1, and output 0 (uncached memory) of
-/// `format` over the domain, holding a pattern.
-fn random_job(case: &ctm_tools::diff::Case, format: Format, seed: u64) -> Job {
-    let d = case.domain;
-    let (w, h) = (d.i1 + 1, d.j1 + 1);
-    let mut job = Job::new(w, h)
-        .threads(1 + (seed % 3) as usize)
-        .output_init(0, memory(format, w, h));
-    for (n, c) in case.uniforms.consts.iter().enumerate().take(8) {
-        job = job.constant(n as u8, c.map(f32::from_bits));
-    }
-    for (n, i) in case.uniforms.ints.iter().enumerate().take(4) {
-        job = job.int(n as u8, i.count, i.init, i.step);
-    }
-    for n in 0..32u8 {
-        job = job.boolean(n, case.uniforms.bools & (1 << n) != 0);
-    }
-    for (n, image) in case.textures.inputs.iter().enumerate().take(2) {
-        let Some(image) = image else { continue };
-        let texels: Vec<f32> = image
-            .texels
-            .iter()
-            .flatten()
-            .map(|&b| f32::from_bits(b))
-            .collect();
-        let s =
-            HostSurface::from_f32(Format::Float32_4, image.width, image.height, &texels).unwrap();
-        job = job.input(n as u8, s);
-    }
-    job
-}
-
-#[test]
-fn random_uncached_programs_agree_with_the_interpreter() {
-    let cases: u64 = std::env::var("CTM_UNCACHED_CASES")
-        .ok()
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(300);
-    let (mut ran, mut made) = (0, 0);
-    for seed in 0.. {
-        if ran == cases {
-            break;
-        }
-        let case = ctm_tools::diff::Case::random(seed);
-        if !case.uncached {
-            continue;
-        }
-        ran += 1;
-        let k = Kernel::assemble(&case.asm).unwrap_or_else(|e| panic!("{}: {e}", case.asm));
-        let format = [Format::Float32_1, Format::Float32_4, Format::Uint8_4][(seed % 3) as usize];
-        let job = random_job(&case, format, seed);
-        if let Err(report) = ctm_tools::check::run_both(&k, &job) {
-            panic!("seed {seed}, {format}\n{}\n{report}", case.asm);
-        }
-        if common::jit_available()
-            && let Ok(r) = k.run(&job.clone().engine(EngineKind::Jit))
-        {
-            made += r.report.engine.uncached_logged;
-        }
-    }
-    if common::jit_available() {
-        assert!(made > 0, "no random program's write was compiled");
     }
 }
 
