@@ -303,7 +303,12 @@ impl Engine for JitEngine {
             ClauseCode::Native(_) | ClauseCode::Full(_)
                 if direct != 0 && !ctx.tex.direct().covers(direct) =>
             {
-                (code.host_body(clause, program), "host")
+                // A one-channel 2×2 gather: the body that reads it too.
+                if ctx.tex.direct().covers_gathered(direct) {
+                    (code.gathered_body(clause, program), "gather")
+                } else {
+                    (code.host_body(clause, program), "host")
+                }
             }
             ClauseCode::Native(f) => ((Ok(*f), None), "eager"),
             ClauseCode::Full(full) if full.fits(lanes) => ((Ok(full.code), None), "eager"),

@@ -11,6 +11,7 @@ mod common;
 mod co;
 mod commands;
 mod delivery;
+mod gather;
 mod host;
 mod memory;
 mod prepared;

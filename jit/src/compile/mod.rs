@@ -133,6 +133,8 @@ pub struct Compiled {
     /// Bodies that look everything up through the runtime, compiled on
     /// first use.
     host: Vec<OnceLock<Result<ClauseFn, String>>>,
+    /// Bodies that read 2×2 gathers too, compiled on first use.
+    gathered: Vec<OnceLock<Result<ClauseFn, String>>>,
     /// The modules holding the lazily compiled bodies.
     general_modules: Mutex<Vec<JITModule>>,
     opts: JitOptions,
@@ -244,6 +246,23 @@ impl Compiled {
         program: &Program,
     ) -> (Result<ClauseFn, String>, Option<Duration>) {
         self.lazy(&self.host, i, program, (Body::General, Lookups::Host))
+    }
+
+    /// Clause `i`'s body that reads its inputs from memory where some of
+    /// [`Compiled::direct_inputs`] are one-channel 2×2 gathers
+    /// ([`crate::state::TexTable::covers_gathered`]), compiled on first
+    /// use; as [`Compiled::general`].
+    pub fn gathered_body(
+        &self,
+        i: u32,
+        program: &Program,
+    ) -> (Result<ClauseFn, String>, Option<Duration>) {
+        self.lazy(
+            &self.gathered,
+            i,
+            program,
+            (Body::General, Lookups::Gathered),
+        )
     }
 
     /// The body of clause `i` in `slots`, compiled with `shape` on first
@@ -438,6 +457,9 @@ fn compile_with(
             })
             .collect(),
         host: (0..program.clauses.len())
+            .map(|_| OnceLock::new())
+            .collect(),
+        gathered: (0..program.clauses.len())
             .map(|_| OnceLock::new())
             .collect(),
         general_modules: Mutex::new(Vec::new()),

@@ -4,14 +4,15 @@
 //! carried out without calling it.
 //!
 //! A fetch first looks at the input's [`TexDesc`](crate::state::TexDesc)
-//! (through `Io::tex`). Where the runtime handed over none (the 2×2
-//! gather, strict caches, uncached reads), the clause stores the
-//! coordinates into `Io::args` and calls the runtime once for the group.
-//! Otherwise it reads memory itself. A clause compiled for
-//! [`Lookups::Direct`] skips the test (the runtime calls it only when every
-//! input it looks up has a descriptor, and runs it in narrow batches like
-//! any other clause); one compiled for [`Lookups::Host`] always calls the
-//! runtime. Reading memory:
+//! (through `Io::tex`). Where the runtime handed over none (strict caches,
+//! a gather over several channels, uncached reads) or a one-channel 2×2
+//! gather, the clause stores the coordinates into `Io::args` and calls the
+//! runtime once for the group. Otherwise it reads memory itself. A clause
+//! compiled for [`Lookups::Direct`] skips the test (the runtime calls it
+//! only when every input it looks up has a descriptor and none is a
+//! gather, and runs it in narrow batches like any other clause); one
+//! compiled for [`Lookups::Gathered`] reads gathers too (`gather.rs`); one
+//! compiled for [`Lookups::Host`] always calls the runtime. Reading memory:
 //!
 //! 1. in SIMD, per quad: texel coordinates `floor(s)` (`floor(s · pitch)`
 //!    when scaled) and `floor(t)` (`floor(t · height)`), inside
@@ -80,14 +81,34 @@ impl Lowering<'_, '_> {
         if self.lookups == Lookups::Direct {
             return self.fetch_direct(op, coords, enable, desc, pages);
         }
-        let (direct, host) = (self.b.create_block(), self.b.create_block());
+        let gather = self
+            .b
+            .ins()
+            .load(types::I32, flags, desc, tex_offsets::GATHER as i32);
+        let (direct, other) = (self.b.create_block(), self.b.create_block());
         let (merge, out) = self.merge_block(types::F32X4);
-        self.b.ins().brif(pages, direct, &[], host, &[]);
+        match self.lookups {
+            Lookups::Direct => unreachable!("returned above"),
+            // The gather, or a plain read.
+            Lookups::Gathered => self.b.ins().brif(gather, other, &[], direct, &[]),
+            // A plain read where the input has a descriptor and is no
+            // gather, else the runtime.
+            Lookups::Either | Lookups::Host => {
+                let has = self.b.ins().icmp_imm_s(IntCC::NotEqual, pages, 0);
+                let plain = self.b.ins().icmp_imm_s(IntCC::Equal, gather, 0);
+                let ok = self.b.ins().band(has, plain);
+                self.b.ins().brif(ok, direct, &[], other, &[])
+            }
+        };
 
         // Values memoised in one path must not leak into the other.
         let consts = self.consts.clone();
-        self.b.switch_to_block(host);
-        let got = self.fetch_by_host(op, coords, enable);
+        self.b.switch_to_block(other);
+        let got = if self.lookups == Lookups::Gathered {
+            self.fetch_gather(op, coords, enable, desc, pages)
+        } else {
+            self.fetch_by_host(op, coords, enable)
+        };
         self.jump_with(merge, &got);
 
         self.consts = consts.clone();
@@ -194,19 +215,38 @@ impl Lowering<'_, '_> {
             let off = io_offsets::ARGS as i32;
             self.store_vec(at, self.io_base, off, k);
         }
-        // Lanes outside the surface (of those that fetch), as -1 per lane.
         if let Some(outside) = outside {
-            let at = io_offsets::OOB as i32;
-            let acc = self
-                .b
-                .ins()
-                .load(types::I32X4, MemFlagsData::trusted(), self.io, at);
-            let acc = self.b.ins().iadd(acc, outside);
-            self.b
-                .ins()
-                .store(MemFlagsData::trusted(), acc, self.io, at);
+            self.count_outside(outside);
         }
         let raw = self.gather(desc, pages, shift);
+        self.fetched(desc, raw, enable)
+    }
+
+    /// Adds lanes outside the surface (of those that fetch), as -1 per
+    /// lane, to `Io::oob`.
+    pub(super) fn count_outside(&mut self, outside: Value) {
+        let at = io_offsets::OOB as i32;
+        let acc = self
+            .b
+            .ins()
+            .load(types::I32X4, MemFlagsData::trusted(), self.io, at);
+        let acc = self.b.ins().iadd(acc, outside);
+        self.b
+            .ins()
+            .store(MemFlagsData::trusted(), acc, self.io, at);
+    }
+
+    /// The fetched channels from the raw words `raw`: unorm ones
+    /// converted, each kept under its mask with its fill, zeros for lanes
+    /// that do not fetch.
+    pub(super) fn fetched(
+        &mut self,
+        desc: Value,
+        raw: [[Value; GROUP_QUADS]; 4],
+        enable: Option<&[Value]>,
+    ) -> [[Value; GROUP_QUADS]; 4] {
+        let flags = MemFlagsData::trusted().with_readonly();
+        let word = |l: &mut Self, ty, off: usize| l.b.ins().load(ty, flags, desc, off as i32);
         let raw = self.unorm(desc, raw);
         std::array::from_fn(|c| {
             let mask = word(self, types::I32, tex_offsets::CHAN_MASK + 4 * c);
@@ -235,7 +275,7 @@ impl Lowering<'_, '_> {
     /// unrolled forms, eight quads wide, cost more to compile and in code
     /// size than they save.
     fn gather(&mut self, desc: Value, pages: Value, shift: Value) -> [[Value; GROUP_QUADS]; 4] {
-        if self.lookups != Lookups::Direct {
+        if !matches!(self.lookups, Lookups::Direct | Lookups::Gathered) {
             return self.gather_looped(desc, pages);
         }
         let [wide, narrow, half, other, test_narrow, test_half] =
@@ -362,7 +402,7 @@ impl Lowering<'_, '_> {
 
     /// A block taking four channels of `w` vectors of type `ty`, and its
     /// parameters as those channels.
-    fn merge_block(&mut self, ty: types::Type) -> (Block, [[Value; GROUP_QUADS]; 4]) {
+    pub(super) fn merge_block(&mut self, ty: types::Type) -> (Block, [[Value; GROUP_QUADS]; 4]) {
         let merge = self.b.create_block();
         let out = std::array::from_fn(|_| {
             let first = self.b.append_block_param(merge, ty);
@@ -377,7 +417,7 @@ impl Lowering<'_, '_> {
 
     /// Jumps to `merge` ([`Self::merge_block`]) with the batch's vectors
     /// of `chans`.
-    fn jump_with(&mut self, merge: Block, chans: &[[Value; GROUP_QUADS]; 4]) {
+    pub(super) fn jump_with(&mut self, merge: Block, chans: &[[Value; GROUP_QUADS]; 4]) {
         let args: Vec<_> = chans
             .iter()
             .flat_map(|c| c[..self.w].iter().map(|&v| v.into()))
@@ -399,7 +439,7 @@ impl Lowering<'_, '_> {
 
     /// The host address of byte `at` (relative to the surface's first
     /// page) through the page table `pages`.
-    fn paged(&mut self, pages: Value, at: Value) -> Value {
+    pub(super) fn paged(&mut self, pages: Value, at: Value) -> Value {
         let flags = MemFlagsData::trusted().with_readonly();
         let page = self.b.ins().ushr_imm_s(at, 16);
         let page = self.b.ins().uextend(self.ptr, page);

@@ -26,6 +26,7 @@
 
 mod driver;
 mod fetch;
+mod gather;
 mod lazy;
 mod masks;
 mod math;
@@ -143,8 +144,13 @@ pub(crate) enum Lookups {
     /// groups.
     Either,
     /// The caller guarantees a descriptor for every input the clause looks
-    /// up ([`direct_inputs`]): memory read directly, batches of any width.
+    /// up ([`direct_inputs`]), none of them a 2×2 gather: memory read
+    /// directly, batches of any width.
     Direct,
+    /// As [`Lookups::Direct`], but a descriptor may be a one-channel 2×2
+    /// gather, which the code tests for (a body compiled the first time a
+    /// run binds such an input).
+    Gathered,
     /// Every lookup through the runtime; whole groups.
     Host,
 }

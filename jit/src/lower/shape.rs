@@ -42,7 +42,7 @@ pub(crate) fn direct_inputs(clause: &Clause) -> Option<u16> {
 /// addressing counts as many) and its lookups reach memory as `lookups`
 /// says.
 pub(crate) fn batch_quads(clause: &Clause, w: usize, lookups: Lookups) -> usize {
-    if needs_whole_group(clause) && lookups != Lookups::Direct {
+    if needs_whole_group(clause) && !matches!(lookups, Lookups::Direct | Lookups::Gathered) {
         return GROUP_QUADS;
     }
     if w != 0 {

@@ -45,6 +45,13 @@ pub struct TexDesc {
     pub unorm_shift: [u32; 4],
     /// Unorm formats: the integer that reads as 1.0 (255.0, 65535.0).
     pub unorm_scale: f32,
+    /// 1: the 2×2 gather of a one-channel format — channels 0–3 are
+    /// channel 0 of the elements (x+1, y), (x, y+1), (x+1, y+1) and (x, y),
+    /// each inside the surface or zero, where (x, y) is the texel floor, −1
+    /// for a coordinate without one (NaN, |c| ≥ 2^31); `chan_mask` keeps
+    /// every channel. Only code compiled for it reads such an input
+    /// ([`TexTable::covers_gathered`]).
+    pub gather: u32,
 }
 
 impl TexDesc {
@@ -62,6 +69,7 @@ impl TexDesc {
         unorm: 0,
         unorm_shift: [0; 4],
         unorm_scale: 0.0,
+        gather: 0,
     };
 }
 
@@ -117,6 +125,16 @@ impl TexTable {
     /// ```
     #[inline]
     pub fn covers(&self, inputs: u16) -> bool {
+        (0..16).all(|k| {
+            let d = &self.0[k];
+            inputs & (1 << k) == 0 || (!d.pages.is_null() && d.gather == 0)
+        })
+    }
+
+    /// Whether every input of `inputs` has a descriptor, 2×2 gathers
+    /// included: code compiled for gathers may run with this table.
+    #[inline]
+    pub fn covers_gathered(&self, inputs: u16) -> bool {
         (0..16).all(|k| inputs & (1 << k) == 0 || !self.0[k].pages.is_null())
     }
 
@@ -156,4 +174,6 @@ pub mod tex_offsets {
     pub const UNORM_SHIFT: usize = offset_of!(TexDesc, unorm_shift);
     /// `TexDesc::unorm_scale`.
     pub const UNORM_SCALE: usize = offset_of!(TexDesc, unorm_scale);
+    /// `TexDesc::gather`.
+    pub const GATHER: usize = offset_of!(TexDesc, gather);
 }

@@ -94,7 +94,10 @@ impl<'a> DirectInputs<'a> {
 /// The descriptor of `s` and the page table it points to, if `s` qualifies.
 fn describe(mc: &Mc, s: &Surface) -> Option<(TexDesc, Box<[*const u8]>)> {
     let format = s.fmt.format;
-    if s.fmt.gather || s.fmt.tiled {
+    // A gather over several channels reads plainly, but is counted by the
+    // memory controller: the runtime reads it.
+    let gather = s.fmt.gather;
+    if s.fmt.tiled || (gather && format.channels() != 1) {
         return None;
     }
     let (base, span) = (u64::from(s.base), s.span());
@@ -121,8 +124,9 @@ fn describe(mc: &Mc, s: &Surface) -> Option<(TexDesc, Box<[*const u8]>)> {
         Format::Uint16_1 => (0xFFFF, [0; 4], 65535.0),
         _ => (0, [0; 4], 0.0),
     };
+    // A gather's four channels are channel 0 of four elements.
     let kept = |c: usize| {
-        if unorm != 0 && c < format.channels() {
+        if gather || (unorm != 0 && c < format.channels()) {
             u32::MAX
         } else {
             zero[c] ^ ones[c]
@@ -147,6 +151,7 @@ fn describe(mc: &Mc, s: &Surface) -> Option<(TexDesc, Box<[*const u8]>)> {
         unorm,
         unorm_shift,
         unorm_scale,
+        gather: u32::from(gather),
     };
     Some((desc, pages))
 }
