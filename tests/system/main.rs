@@ -16,6 +16,7 @@ mod host;
 mod memory;
 mod prepared;
 mod random;
+mod strict;
 mod strips;
 mod uncached;
 

@@ -4,8 +4,9 @@
 //! carried out without calling it.
 //!
 //! A fetch first looks at the input's [`TexDesc`](crate::state::TexDesc)
-//! (through `Io::tex`). Where the runtime handed over none (strict caches,
-//! a gather over several channels, uncached reads) or a one-channel 2×2
+//! (through `Io::tex`). Where the runtime handed over none (strict caches
+//! missing a line of the input, a gather over several channels, uncached
+//! reads) or a one-channel 2×2
 //! gather, the clause stores the coordinates into `Io::args` and calls the
 //! runtime once for the group. Otherwise it reads memory itself. A clause
 //! compiled for [`Lookups::Direct`] skips the test (the runtime calls it

@@ -3,15 +3,17 @@
 //! [`ctm_jit::state::TexDesc`], built for a stretch of a run during which
 //! nothing writes memory.
 //!
-//! An input qualifies when the caches are coherent (a lookup is then a plain
-//! memory read) and it is a linear surface without the 2×2 gather (float
-//! formats read as they are, unorm ones converted as the MC converts them);
-//! every other input keeps going through
+//! An input qualifies when it is a linear surface (float formats read as
+//! they are, unorm ones converted as the MC converts them, a one-channel
+//! 2×2 gather read by code compiled for it) and either the caches are
+//! coherent (a lookup is then a plain memory read) or, with strict caches,
+//! the input cache holds every line of it ([`CachedInputs`]); every other
+//! input keeps going through
 //! [`TextureUnit::fetch`](crate::runtime::TextureUnit::fetch). Every page of
 //! an arena is mapped; the zero page stands for what lies outside the
 //! surface (`docs/design.md`, "Host-visible arenas").
 
-use super::{CacheMode, Format, Mc, Surface};
+use super::{CacheId, CacheMode, Format, Mc, Surface};
 use ctm_jit::state::{TexDesc, TexTable};
 use std::marker::PhantomData;
 
@@ -50,32 +52,85 @@ unsafe impl Sync for DirectInputs<'_> {}
 // SAFETY: as above.
 unsafe impl Send for DirectInputs<'_> {}
 
+/// Strict caches: copies of the inputs whose every line the input cache
+/// holds, taken when a run starts. A lookup through the cache would read
+/// exactly these bytes and fill no line, so compiled code may read the
+/// copy instead; the cache does not change during the run (reads of held
+/// lines fill nothing, and nothing writes through the input cache). An
+/// input with a line the cache lacks goes through the runtime.
+#[derive(Debug, Default)]
+pub struct CachedInputs {
+    /// Per input: the address of its first 64 KiB page and the bytes from
+    /// there to the end of its last page.
+    copies: [Option<(u64, Box<[u8]>)>; 16],
+}
+
+impl CachedInputs {
+    /// The copies of `inputs` (none with coherent caches).
+    pub fn new(mc: &Mc, inputs: &[Option<Surface>; 16]) -> CachedInputs {
+        let mut c = CachedInputs::default();
+        if mc.mode != CacheMode::Strict {
+            return c;
+        }
+        for (copy, s) in c.copies.iter_mut().zip(inputs) {
+            let Some(s) = s else { continue };
+            let (base, span) = (u64::from(s.base), s.span());
+            if span == 0 || base + span > 1 << 32 {
+                continue;
+            }
+            let (first, last) = ((base >> 16) << 16, (((base + span - 1) >> 16) + 1) << 16);
+            let Some(bytes) = mc.cached_copy(CacheId::Input, base, span as usize) else {
+                continue;
+            };
+            let mut pages = vec![0u8; (last - first) as usize].into_boxed_slice();
+            let at = (base - first) as usize;
+            pages[at..at + bytes.len()].copy_from_slice(&bytes);
+            *copy = Some((first, pages));
+        }
+        c
+    }
+}
+
 impl<'a> DirectInputs<'a> {
-    /// The descriptors of `inputs` over `mc`'s memory.
-    pub fn new(mc: &'a Mc, inputs: &[Option<Surface>; 16]) -> DirectInputs<'a> {
+    /// The descriptors of `inputs` over `mc`'s memory (coherent caches) or
+    /// over `cached`'s copies (strict caches).
+    pub fn new(
+        mc: &'a Mc,
+        inputs: &[Option<Surface>; 16],
+        cached: &'a CachedInputs,
+    ) -> DirectInputs<'a> {
         let mut table = TexTable::NONE;
         let mut pages = Vec::new();
-        if mc.mode == CacheMode::Coherent {
-            for (k, s) in inputs.iter().enumerate() {
-                if let Some(s) = s
-                    && let Some((d, p)) = describe(mc, s)
-                {
-                    // SAFETY: `describe` builds a page table with an entry
-                    // for every 64 KiB page of the surface's span (pitch ×
-                    // height elements from its base, bounds = pitch and
-                    // height) plus the zero page, each a 64 KiB page of
-                    // `mc`'s memory or the static zero page (elements never
-                    // straddle a page: the base is 2 KiB aligned and the
-                    // element sizes divide 64 KiB); `_pages` keeps the table and
-                    // `'a` borrows `mc`, so nothing frees or writes them
-                    // while the table is in use; shift is 1–4, float32_4
-                    // has its channels at 0, 4, 8, 12, and the 4- and
-                    // 2-byte formats read every channel at 0 (float32_1
-                    // keeps no bits of channels 1–3, uint16_1 none of 1–3,
-                    // uint8_4's channels are bytes of the word).
-                    unsafe { table.set(k, d) };
-                    pages.push(p);
+        for (k, s) in inputs.iter().enumerate() {
+            let Some(s) = s else { continue };
+            let page = |p: u64| -> Option<*const u8> {
+                match mc.mode {
+                    CacheMode::Coherent => mc.mem.page_ptr(p as usize),
+                    CacheMode::Strict => {
+                        let (first, bytes) = cached.copies[k].as_ref()?;
+                        let at = ((p << 16) - first) as usize;
+                        bytes.get(at..).map(<[u8]>::as_ptr)
+                    }
                 }
+            };
+            let held = mc.mode == CacheMode::Coherent || cached.copies[k].is_some();
+            if held && let Some((d, p)) = describe(s, page) {
+                // SAFETY: `describe` builds a page table with an entry for
+                // every 64 KiB page of the surface's span (pitch × height
+                // elements from its base, bounds = pitch and height) plus
+                // the zero page, each a 64 KiB page of `mc`'s memory, of
+                // `cached`'s copy (which covers whole pages from the
+                // surface's first to its last) or the static zero page
+                // (elements never straddle a page: the base is 2 KiB aligned
+                // and the element sizes divide 64 KiB); `_pages` keeps the
+                // table and `'a` borrows `mc` and `cached`, so nothing frees
+                // or writes them while the table is in use; shift is 1–4,
+                // float32_4 has its channels at 0, 4, 8, 12, and the 4- and
+                // 2-byte formats read every channel at 0 (float32_1 keeps
+                // no bits of channels 1–3, uint16_1 none of 1–3, uint8_4's
+                // channels are bytes of the word).
+                unsafe { table.set(k, d) };
+                pages.push(p);
             }
         }
         DirectInputs {
@@ -92,7 +147,10 @@ impl<'a> DirectInputs<'a> {
 }
 
 /// The descriptor of `s` and the page table it points to, if `s` qualifies.
-fn describe(mc: &Mc, s: &Surface) -> Option<(TexDesc, Box<[*const u8]>)> {
+fn describe(
+    s: &Surface,
+    page: impl Fn(u64) -> Option<*const u8>,
+) -> Option<(TexDesc, Box<[*const u8]>)> {
     let format = s.fmt.format;
     // A gather over several channels reads plainly, but is counted by the
     // memory controller: the runtime reads it.
@@ -106,7 +164,7 @@ fn describe(mc: &Mc, s: &Surface) -> Option<(TexDesc, Box<[*const u8]>)> {
     }
     let (first, last) = (base >> 16, (base + span - 1) >> 16);
     let mut pages: Vec<*const u8> = (first..=last)
-        .map(|k| mc.mem.page_ptr(k as usize).unwrap_or(ZEROS.0.as_ptr()))
+        .map(|k| page(k).unwrap_or(ZEROS.0.as_ptr()))
         .collect();
     let zero_entry = pages.len() as u32;
     pages.push(ZEROS.0.as_ptr());

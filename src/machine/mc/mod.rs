@@ -27,7 +27,7 @@ mod format;
 mod memory;
 mod view;
 
-pub use direct::DirectInputs;
+pub use direct::{CachedInputs, DirectInputs};
 pub use format::{Format, Layout, Linear, ReservedFormat, Surface, SurfaceFormat, Tiled};
 pub use memory::{Arena, ArenaKind, BASE_ALIGN, MapError, Memory, Unmapped};
 pub use view::{RunView, UncachedWrite};
@@ -213,6 +213,26 @@ impl Mc {
     /// The cache mode.
     pub fn mode(&self) -> CacheMode {
         self.mode
+    }
+
+    /// The bytes `[addr, addr + len)` as cache `id` holds them, if every
+    /// line they touch is in it (strict caches): reading them through the
+    /// cache would return these bytes and fill no line.
+    pub(crate) fn cached_copy(&self, id: CacheId, addr: u64, len: usize) -> Option<Vec<u8>> {
+        let cache = self.cache(id);
+        let (first, last) = (
+            addr / LINE as u64,
+            (addr + len as u64).div_ceil(LINE as u64),
+        );
+        let mut out = Vec::with_capacity(len);
+        for tag in first..last {
+            let line = cache.lines.get(&tag)?;
+            let start = tag * LINE as u64;
+            let from = addr.max(start) - start;
+            let to = (addr + len as u64).min(start + LINE as u64) - start;
+            out.extend_from_slice(&line.data[from as usize..to as usize]);
+        }
+        Some(out)
     }
 
     fn cache(&self, id: CacheId) -> std::sync::MutexGuard<'_, Cache> {

@@ -24,7 +24,7 @@ use super::{PROCESSORS, Pe, PeError, ProgramDesc, params};
 use crate::abi::ProgramInfo;
 use crate::co::CondLoc;
 use crate::engine::EngineKind;
-use crate::mc::{CacheId, DiagnosticCounts, DirectInputs, Mc, Surface};
+use crate::mc::{CacheId, CachedInputs, DiagnosticCounts, DirectInputs, Mc, Surface};
 use crate::runtime::hazard::Hazard;
 use crate::runtime::{Cancel, Engine, EngineStats, RunOptions, Stop, Watchdog};
 use ctm_jit::compile::{CodeCache, JitOptions};
@@ -320,12 +320,15 @@ impl Pe {
         let mut hazards: Vec<Hazard> = Vec::new();
         // Direct delivery needs no ordered hand-over between chunks.
         let chunk = [CHUNK_ROWS, rows.len().max(1)][usize::from(direct)];
+        // Strict caches: the inputs the input cache holds whole, copied
+        // once (the run changes none of its lines).
+        let cached = CachedInputs::new(mc, &self.inputs);
         for rows in rows.chunks(chunk) {
             let results = {
                 let mc: &Mc = mc;
                 // Built again for every chunk: the borrow of `mc` ends
                 // with it, before the chunk's deliveries.
-                let direct_inputs = DirectInputs::new(mc, &self.inputs);
+                let direct_inputs = DirectInputs::new(mc, &self.inputs, &cached);
                 let run = RowRun {
                     mc,
                     inputs: &self.inputs,
