@@ -4,7 +4,8 @@
 //! JIT reads it from memory in a body compiled for it the first time a run
 //! binds one; the channels and out-of-bounds counts must be the
 //! interpreter's for every kind of coordinate, scaled and unscaled, in
-//! full groups and under divergent flow control.
+//! full groups and under divergent flow control, on linear and tiled
+//! surfaces.
 
 use super::{SYS, exe, f32s};
 use ctm::device::{Device, DeviceConfig};
@@ -69,7 +70,12 @@ fn coordinate(k: u32, size: u32, unscaled: bool) -> f32 {
 
 /// Runs `program` over 19 × 13 on `engine`: the outputs' bytes and the
 /// out-of-bounds reads.
-fn run(engine: EngineKind, format: Format, unscaled: bool, threads: usize) -> (Vec<u8>, u64) {
+fn run(
+    engine: EngineKind,
+    format: Format,
+    (unscaled, tiled): (bool, bool),
+    threads: usize,
+) -> (Vec<u8>, u64) {
     let (tw, th, w, h) = (13, 7, 19, 13);
     let mut dev = Device::open(DeviceConfig {
         cache_mode: CacheMode::Coherent,
@@ -86,6 +92,7 @@ fn run(engine: EngineKind, format: Format, unscaled: bool, threads: usize) -> (V
     dev.load_program(&e, prog).unwrap();
     let fmt = SurfaceFormat {
         gather: true,
+        tiled,
         ..SurfaceFormat::linear(format, tw)
     };
     let texels: Vec<u8> = (0..fmt.pitch * th * format.bytes() as u32)
@@ -149,8 +156,8 @@ fn run(engine: EngineKind, format: Format, unscaled: bool, threads: usize) -> (V
 #[test]
 fn one_channel_gathers_read_alike_on_both_engines() {
     for format in [Format::Float32_1, Format::Uint16_1] {
-        for (unscaled, threads) in [(true, 1), (false, 2), (true, 3)] {
-            let want = run(EngineKind::Interp, format, unscaled, threads);
+        for (unscaled, tiled, threads) in [(true, false, 1), (false, true, 2), (true, true, 3)] {
+            let want = run(EngineKind::Interp, format, (unscaled, tiled), threads);
             assert!(
                 want.1 > 0,
                 "the coordinates must leave the surface somewhere"
@@ -158,7 +165,7 @@ fn one_channel_gathers_read_alike_on_both_engines() {
             if !crate::common::jit_available() {
                 continue;
             }
-            let got = run(EngineKind::Jit, format, unscaled, threads);
+            let got = run(EngineKind::Jit, format, (unscaled, tiled), threads);
             if got != want {
                 let (a, b) = (f32s(&want.0), f32s(&got.0));
                 let at = a

@@ -1,7 +1,7 @@
 //! Uncached (UMRT) programs through the PE (`docs/isa.md` §5.4): compiled
-//! code appends the writes to a linear output 0 itself (unorm values
-//! quantised there), the runtime makes the others (tiled surfaces, clauses
-//! that also read uncached memory). Memory, counters (writes outside the surface
+//! code appends the writes to output 0 itself (unorm values quantised
+//! there), the runtime makes those of clauses that also read uncached
+//! memory. Memory, counters (writes outside the surface
 //! included) and errors must be the interpreter's for every index mode,
 //! format, domain and thread count.
 

@@ -13,6 +13,7 @@
 //! an arena is mapped; the zero page stands for what lies outside the
 //! surface (`docs/design.md`, "Host-visible arenas").
 
+use super::format::TILED_IS_LINEAR;
 use super::{CacheId, CacheMode, Format, Mc, Surface};
 use ctm_jit::state::{TexDesc, TexTable};
 use std::marker::PhantomData;
@@ -155,7 +156,7 @@ fn describe(
     // A gather over several channels reads plainly, but is counted by the
     // memory controller: the runtime reads it.
     let gather = s.fmt.gather;
-    if s.fmt.tiled || (gather && format.channels() != 1) {
+    if (s.fmt.tiled && !TILED_IS_LINEAR) || (gather && format.channels() != 1) {
         return None;
     }
     let (base, span) = (u64::from(s.base), s.span());

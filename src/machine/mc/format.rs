@@ -222,9 +222,14 @@ impl Layout for Linear {
 
 /// The tiled layout. The R5xx tiling is not recoverable from the Guide, so
 /// ctm defines TILED ≡ LINEAR (§5.3, ctm); a faithful tiling replaces this
-/// one implementation.
+/// one implementation (and sets [`TILED_IS_LINEAR`] false).
 #[derive(Clone, Copy, Debug)]
 pub struct Tiled;
+
+/// Whether [`Tiled`] lays elements out as [`Linear`] does: compiled code,
+/// which computes linear addresses, then reads and writes tiled surfaces
+/// too.
+pub const TILED_IS_LINEAR: bool = true;
 
 impl Layout for Tiled {
     fn offset(&self, x: u32, y: u32, pitch: u32, bpe: usize) -> u64 {

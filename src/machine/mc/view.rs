@@ -11,6 +11,7 @@
 //! writes itself ([`TextureUnit::uncached_log`]).
 
 use super::direct::DirectInputs;
+use super::format::TILED_IS_LINEAR;
 use super::{CacheId, Diagnostics, Format, Mc, Surface};
 use crate::runtime::texture::texel_floor;
 use crate::runtime::{FetchRequest, TexFault, TextureUnit};
@@ -235,7 +236,7 @@ impl TextureUnit for RunView<'_> {
             return UmrtLog::NONE;
         };
         let format = s.fmt.format;
-        if s.fmt.tiled || u64::from(s.base) + s.span() > 1 << 32 {
+        if (s.fmt.tiled && !TILED_IS_LINEAR) || u64::from(s.base) + s.span() > 1 << 32 {
             return UmrtLog::NONE;
         }
         self.writes.reserve(n);
