@@ -7,11 +7,10 @@
 //! full groups and under divergent flow control, on linear and tiled
 //! surfaces.
 
-use super::{SYS, exe, f32s};
-use ctm::device::{Device, DeviceConfig};
+use super::{SYS, device_with, f32s};
 use ctm::engine::EngineKind;
 use ctm::mc::{CacheMode, Format, SurfaceFormat};
-use ctm::pe::{Command as Cmd, CommandBuffer, RunSettings};
+use ctm::pe::{Command as Cmd, CommandBuffer};
 use ctm::runtime::Domain;
 
 /// Looks input 0 up at the coordinates input 1 holds for the pixel, for
@@ -77,19 +76,7 @@ fn run(
     threads: usize,
 ) -> (Vec<u8>, u64) {
     let (tw, th, w, h) = (13, 7, 19, 13);
-    let mut dev = Device::open(DeviceConfig {
-        cache_mode: CacheMode::Coherent,
-        settings: RunSettings {
-            engine,
-            threads,
-            ..RunSettings::default()
-        },
-        ..DeviceConfig::default()
-    })
-    .unwrap();
-    let e = exe(&program(unscaled));
-    let prog = dev.alloc(SYS, e.code.len() * 4).unwrap();
-    dev.load_program(&e, prog).unwrap();
+    let (mut dev, prog) = device_with(&program(unscaled), engine, CacheMode::Coherent, threads);
     let fmt = SurfaceFormat {
         gather: true,
         tiled,

@@ -43,6 +43,31 @@ fn exe(src: &str) -> Executable {
     e
 }
 
+/// A device with `mode` caches whose runs use `engine` on `threads`
+/// workers, with `src` loaded in the cached system arena: the device and
+/// the program's address.
+fn device_with(
+    src: &str,
+    engine: ctm::engine::EngineKind,
+    mode: CacheMode,
+    threads: usize,
+) -> (Device, u32) {
+    let mut dev = Device::open(DeviceConfig {
+        cache_mode: mode,
+        settings: ctm::pe::RunSettings {
+            engine,
+            threads,
+            ..ctm::pe::RunSettings::default()
+        },
+        ..DeviceConfig::default()
+    })
+    .unwrap();
+    let e = exe(src);
+    let prog = dev.alloc(SYS, e.code.len() * 4).unwrap();
+    dev.load_program(&e, prog).unwrap();
+    (dev, prog)
+}
+
 fn f32s(b: &[u8]) -> Vec<f32> {
     b.chunks_exact(4)
         .map(|c| f32::from_le_bytes(c.try_into().unwrap()))

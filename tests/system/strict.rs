@@ -5,11 +5,11 @@
 //! Either way a stream that forgets `inv_inp_cache` reads stale data, on
 //! both engines alike.
 
-use super::{SYS, exe, f32s};
-use ctm::device::{Device, DeviceConfig};
+use super::{SYS, device_with, f32s};
+use ctm::device::Device;
 use ctm::engine::EngineKind;
 use ctm::mc::{CacheMode, Format, SurfaceFormat};
-use ctm::pe::{Command as Cmd, CommandBuffer, RunSettings};
+use ctm::pe::{Command as Cmd, CommandBuffer};
 use ctm::runtime::Domain;
 
 /// Each pixel sums input 0 at (i, j) and at (i + 1, j): lanes at the last
@@ -28,19 +28,7 @@ const SUM: &str = "
 /// outside the surface in all.
 fn runs(engine: EngineKind, format: Format) -> (Vec<Vec<f32>>, u64) {
     let (w, h) = (40, 9);
-    let mut dev = Device::open(DeviceConfig {
-        cache_mode: CacheMode::Strict,
-        settings: RunSettings {
-            engine,
-            threads: 2,
-            ..RunSettings::default()
-        },
-        ..DeviceConfig::default()
-    })
-    .unwrap();
-    let e = exe(SUM);
-    let prog = dev.alloc(SYS, e.code.len() * 4).unwrap();
-    dev.load_program(&e, prog).unwrap();
+    let (mut dev, prog) = device_with(SUM, engine, CacheMode::Strict, 2);
     let fmt = SurfaceFormat::linear(format, w);
     let n = (fmt.pitch * h) as usize * format.bytes();
     let inp = dev.alloc(SYS, n).unwrap();

@@ -43,6 +43,24 @@ use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::immediates::Offset32 as Offset;
 use cranelift_codegen::ir::{Block, InstBuilder, MemFlagsData, Value, types};
 
+/// A surface's addressing as one quad's vectors (I32X4; `shift` a
+/// scalar): see [`crate::state::TexDesc`].
+pub(super) struct Geometry {
+    pub pitch: Value,
+    pub shift: Value,
+    pub base_low: Value,
+    pub zero_at: Value,
+}
+
+/// One quad's lanes for an element read: inside the surface, fetching
+/// (every lane when `None`), helpers (I32X4 lane masks).
+#[derive(Clone, Copy)]
+pub(super) struct Lanes {
+    pub inside: Value,
+    pub enable: Option<Value>,
+    pub helper: Value,
+}
+
 /// What a fetch reads: the op's fields the lowering needs.
 #[derive(Clone, Copy)]
 pub(super) struct Lookup {
@@ -155,28 +173,15 @@ impl Lowering<'_, '_> {
         let word = |l: &mut Self, ty, off: usize| l.b.ins().load(ty, flags, desc, off as i32);
         let size_x = word(self, types::F32, tex_offsets::SIZE_F);
         let size_y = word(self, types::F32, tex_offsets::SIZE_F + 4);
-        let pitch = word(self, types::I32, tex_offsets::PITCH);
-        let base_low = word(self, types::I32, tex_offsets::BASE_LOW);
-        let shift = word(self, types::I32, tex_offsets::SHIFT);
-        let zero_at = word(self, types::I32, tex_offsets::ZERO);
         let (size_x, size_y) = (
             self.b.ins().splat(types::F32X4, size_x),
             self.b.ins().splat(types::F32X4, size_y),
         );
-        let (pitch, base_low, zero_at) = (
-            self.b.ins().splat(types::I32X4, pitch),
-            self.b.ins().splat(types::I32X4, base_low),
-            self.b.ins().splat(types::I32X4, zero_at),
-        );
+        let geometry = self.geometry(desc);
         let fzero = self.b.ins().f32const(0.0);
         let fzero = self.b.ins().splat(types::F32X4, fzero);
         let mut outside: Option<Value> = None;
-        // Helper lanes' lookups are not counted (they read like any other).
-        let helpers = if self.whole {
-            vec![self.splat_i(0); self.w]
-        } else {
-            self.mask_vecs(offsets::HELPER)
-        };
+        let helpers = self.helpers();
         for k in 0..self.w {
             let axis = |l: &mut Self, c: Value, size: Value| {
                 let c = if op.unscaled {
@@ -196,31 +201,86 @@ impl Lowering<'_, '_> {
             let (x, in_x) = axis(self, coords[0][k], size_x);
             let (y, in_y) = axis(self, coords[1][k], size_y);
             let inside = self.b.ins().band(in_x, in_y);
-            let (reads, out) = match enable {
-                Some(m) => (
-                    self.b.ins().band(inside, m[k]),
-                    self.b.ins().band_not(m[k], inside),
-                ),
-                None => (inside, self.b.ins().bnot(inside)),
+            let lanes = Lanes {
+                inside,
+                enable: enable.map(|m| m[k]),
+                helper: helpers[k],
             };
-            let out = self.b.ins().band_not(out, helpers[k]);
-            outside = Some(match outside {
-                None => out,
-                Some(acc) => self.b.ins().iadd(acc, out),
-            });
-            let at = self.b.ins().imul(y, pitch);
-            let at = self.b.ins().iadd(at, x);
-            let at = self.b.ins().ishl(at, shift);
-            let at = self.b.ins().iadd(at, base_low);
-            let at = self.b.ins().bitselect(reads, at, zero_at);
+            let at = self.lane_address(&geometry, (x, y), lanes, &mut outside);
             let off = io_offsets::ARGS as i32;
             self.store_vec(at, self.io_base, off, k);
         }
         if let Some(outside) = outside {
             self.count_outside(outside);
         }
-        let raw = self.gather(desc, pages, shift);
+        let raw = self.gather(desc, pages, geometry.shift);
         self.fetched(desc, raw, enable)
+    }
+
+    /// The addressing of the surface `desc` describes.
+    pub(super) fn geometry(&mut self, desc: Value) -> Geometry {
+        let flags = MemFlagsData::trusted().with_readonly();
+        let mut word = |off: usize| self.b.ins().load(types::I32, flags, desc, off as i32);
+        let [pitch, base_low, shift, zero_at] = [
+            tex_offsets::PITCH,
+            tex_offsets::BASE_LOW,
+            tex_offsets::SHIFT,
+            tex_offsets::ZERO,
+        ]
+        .map(&mut word);
+        let [pitch, base_low, zero_at] =
+            [pitch, base_low, zero_at].map(|v| self.b.ins().splat(types::I32X4, v));
+        Geometry {
+            pitch,
+            shift,
+            base_low,
+            zero_at,
+        }
+    }
+
+    /// The batch's helper lanes, per quad: their lookups read like any
+    /// other but are not counted outside a surface.
+    pub(super) fn helpers(&mut self) -> Vec<Value> {
+        if self.whole {
+            vec![self.splat_i(0); self.w]
+        } else {
+            self.mask_vecs(offsets::HELPER)
+        }
+    }
+
+    /// The byte address (relative to the surface's first page) each lane
+    /// of a quad reads: element (x, y) where it fetches and lies inside,
+    /// else the zero element; lanes that fetch outside the surface (helpers
+    /// excepted) are added to `outside` as -1 each.
+    pub(super) fn lane_address(
+        &mut self,
+        g: &Geometry,
+        (x, y): (Value, Value),
+        lanes: Lanes,
+        outside: &mut Option<Value>,
+    ) -> Value {
+        let Lanes {
+            inside,
+            enable,
+            helper,
+        } = lanes;
+        let (reads, out) = match enable {
+            Some(m) => (
+                self.b.ins().band(inside, m),
+                self.b.ins().band_not(m, inside),
+            ),
+            None => (inside, self.b.ins().bnot(inside)),
+        };
+        let out = self.b.ins().band_not(out, helper);
+        *outside = Some(match *outside {
+            None => out,
+            Some(acc) => self.b.ins().iadd(acc, out),
+        });
+        let at = self.b.ins().imul(y, g.pitch);
+        let at = self.b.ins().iadd(at, x);
+        let at = self.b.ins().ishl(at, g.shift);
+        let at = self.b.ins().iadd(at, g.base_low);
+        self.b.ins().bitselect(reads, at, g.zero_at)
     }
 
     /// Adds lanes outside the surface (of those that fetch), as -1 per
@@ -295,7 +355,7 @@ impl Lowering<'_, '_> {
         let mut chans = [[shift; GROUP_QUADS]; 4];
         for k in 0..self.w {
             let e: [Value; 4] = std::array::from_fn(|l| {
-                let p = self.element(pages, k, l);
+                let p = self.element(pages, (0, k, l));
                 // Elements are 16-byte aligned in their page; nothing here
                 // relies on it.
                 let flags = MemFlagsData::new().with_notrap().with_readonly();
@@ -323,7 +383,7 @@ impl Lowering<'_, '_> {
         for (block, half) in [(narrow, false), (half, true)] {
             self.b.switch_to_block(block);
             for k in 0..self.w {
-                let v = self.words(pages, k, half);
+                let v = self.words(pages, (0, k), half);
                 for c in chans.iter_mut() {
                     c[k] = v;
                 }
@@ -339,12 +399,13 @@ impl Lowering<'_, '_> {
         out
     }
 
-    /// Quad `k`'s four elements as an I32X4: one 32-bit word each, or one
-    /// 16-bit word each (`half`, zero-extended).
-    fn words(&mut self, pages: Value, k: usize, half: bool) -> Value {
+    /// Quad `k`'s four elements at the addresses in `Io::args[c]` as an
+    /// I32X4: one 32-bit word each, or one 16-bit word each (`half`,
+    /// zero-extended).
+    pub(super) fn words(&mut self, pages: Value, (c, k): (usize, usize), half: bool) -> Value {
         let flags = MemFlagsData::trusted().with_readonly();
         let words: [Value; 4] = std::array::from_fn(|l| {
-            let p = self.element(pages, k, l);
+            let p = self.element(pages, (c, k, l));
             if half {
                 self.b.ins().uload16(types::I32, flags, p, 0)
             } else {
@@ -428,9 +489,12 @@ impl Lowering<'_, '_> {
 
     /// The address of the element lane `l` of quad `k` of the batch reads:
     /// its page's pointer plus its offset in the page (the address
-    /// `Io::args[0]` holds).
-    fn element(&mut self, pages: Value, k: usize, l: usize) -> Value {
-        let off = io_offsets::ARGS as i32 + (k as i32) * super::QUAD_BYTES + 4 * l as i32;
+    /// `Io::args[c]` holds).
+    fn element(&mut self, pages: Value, (c, k, l): (usize, usize, usize)) -> Value {
+        let off = io_offsets::ARGS as i32
+            + c as i32 * CHAN_BYTES
+            + (k as i32) * super::QUAD_BYTES
+            + 4 * l as i32;
         let at = self
             .b
             .ins()

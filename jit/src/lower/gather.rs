@@ -10,9 +10,9 @@
 //!
 //! [`Lookups::Gathered`]: super::Lookups::Gathered
 
-use super::fetch::Lookup;
+use super::fetch::{Lanes, Lookup};
 use super::{GROUP_QUADS, Lowering};
-use crate::state::{io_offsets, offsets, tex_offsets};
+use crate::state::{io_offsets, tex_offsets};
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Value, types};
 
@@ -37,22 +37,12 @@ impl Lowering<'_, '_> {
         let size = [tex_offsets::SIZE_F, tex_offsets::SIZE_F + 4]
             .map(|o| word(self, types::F32, o))
             .map(|s| self.b.ins().splat(types::F32X4, s));
-        let pitch = word(self, types::I32, tex_offsets::PITCH);
-        let pitch = self.b.ins().splat(types::I32X4, pitch);
-        let base_low = word(self, types::I32, tex_offsets::BASE_LOW);
-        let base_low = self.b.ins().splat(types::I32X4, base_low);
-        let shift = word(self, types::I32, tex_offsets::SHIFT);
-        let zero_at = word(self, types::I32, tex_offsets::ZERO);
-        let zero_at = self.b.ins().splat(types::I32X4, zero_at);
+        let geometry = self.geometry(desc);
         let [fzero, fone, none, limit] =
             [0.0f32, 1.0, -1.0, 2147483648.0].map(|x| self.b.ins().f32const(x));
         let [fzero, fone, none, limit] =
             [fzero, fone, none, limit].map(|x| self.b.ins().splat(types::F32X4, x));
-        let helpers = if self.whole {
-            vec![self.splat_i(0); self.w]
-        } else {
-            self.mask_vecs(offsets::HELPER)
-        };
+        let helpers = self.helpers();
         let mut outside: Option<Value> = None;
         for k in 0..self.w {
             // Per axis: the texel floor as f32 (−1 without one) and as an
@@ -78,27 +68,15 @@ impl Lowering<'_, '_> {
             let (x, in_x) = axis(self, coords[0][k], size[0]);
             let (y, in_y) = axis(self, coords[1][k], size[1]);
             for (c, (dx, dy)) in ELEMENTS.into_iter().enumerate() {
-                let inside = self.b.ins().band(in_x[dx as usize], in_y[dy as usize]);
-                let (reads, out) = match enable {
-                    Some(m) => (
-                        self.b.ins().band(inside, m[k]),
-                        self.b.ins().band_not(m[k], inside),
-                    ),
-                    None => (inside, self.b.ins().bnot(inside)),
+                let lanes = Lanes {
+                    inside: self.b.ins().band(in_x[dx as usize], in_y[dy as usize]),
+                    enable: enable.map(|m| m[k]),
+                    helper: helpers[k],
                 };
-                let out = self.b.ins().band_not(out, helpers[k]);
-                outside = Some(match outside {
-                    None => out,
-                    Some(acc) => self.b.ins().iadd(acc, out),
-                });
                 let [dx, dy] = [dx, dy].map(|d| self.splat_i(d));
                 let ex = self.b.ins().iadd(x, dx);
                 let ey = self.b.ins().iadd(y, dy);
-                let at = self.b.ins().imul(ey, pitch);
-                let at = self.b.ins().iadd(at, ex);
-                let at = self.b.ins().ishl(at, shift);
-                let at = self.b.ins().iadd(at, base_low);
-                let at = self.b.ins().bitselect(reads, at, zero_at);
+                let at = self.lane_address(&geometry, (ex, ey), lanes, &mut outside);
                 let off = io_offsets::ARGS as i32 + c as i32 * super::CHAN_BYTES;
                 self.store_vec(at, self.io_base, off, k);
             }
@@ -110,41 +88,15 @@ impl Lowering<'_, '_> {
         // (uint16_1).
         let (words, halves) = (self.b.create_block(), self.b.create_block());
         let (merge, out) = self.merge_block(types::I32X4);
-        let is_half = self.b.ins().icmp_imm_s(IntCC::Equal, shift, 1);
+        let is_half = self.b.ins().icmp_imm_s(IntCC::Equal, geometry.shift, 1);
         self.b.ins().brif(is_half, halves, &[], words, &[]);
         for (block, half) in [(words, false), (halves, true)] {
             self.b.switch_to_block(block);
             let raw: [[Value; GROUP_QUADS]; 4] =
-                std::array::from_fn(|c| self.each(|l, k| l.gathered_words(pages, c, k, half)));
+                std::array::from_fn(|c| self.each(|l, k| l.words(pages, (c, k), half)));
             self.jump_with(merge, &raw);
         }
         self.b.switch_to_block(merge);
         self.fetched(desc, out, enable)
-    }
-
-    /// Quad `k`'s words of element `c`, at the addresses in `Io::args[c]`.
-    fn gathered_words(&mut self, pages: Value, c: usize, k: usize, half: bool) -> Value {
-        let flags = MemFlagsData::trusted().with_readonly();
-        let words: [Value; 4] = std::array::from_fn(|l| {
-            let off = io_offsets::ARGS as i32
-                + c as i32 * super::CHAN_BYTES
-                + k as i32 * super::QUAD_BYTES
-                + 4 * l as i32;
-            let at = self
-                .b
-                .ins()
-                .load(types::I32, MemFlagsData::trusted(), self.io_base, off);
-            let p = self.paged(pages, at);
-            if half {
-                self.b.ins().uload16(types::I32, flags, p, 0)
-            } else {
-                self.b.ins().load(types::I32, flags, p, 0)
-            }
-        });
-        let mut v = self.b.ins().scalar_to_vector(types::I32X4, words[0]);
-        for (l, &x) in words.iter().enumerate().skip(1) {
-            v = self.b.ins().insertlane(v, x, l as u8);
-        }
-        v
     }
 }

@@ -28,7 +28,9 @@ mod memory;
 mod view;
 
 pub use direct::{CachedInputs, DirectInputs};
-pub use format::{Format, Layout, Linear, ReservedFormat, Surface, SurfaceFormat, Tiled};
+pub use format::{
+    Format, Layout, Linear, ReservedFormat, Surface, SurfaceFormat, TILED_IS_LINEAR, Tiled,
+};
 pub use memory::{Arena, ArenaKind, BASE_ALIGN, MapError, Memory, Unmapped};
 pub use view::{RunView, UncachedWrite};
 
