@@ -147,7 +147,7 @@ fn deliver_uncached(mc: &mut Mc, writes: &[UncachedWrite]) {
         .mem
         .arenas()
         .iter()
-        .position(|a| a.contains(first.addr, 4));
+        .position(|a| a.contains(first.addr, u64::from(first.len)));
     let base = arena.map_or(0, |k| u64::from(mc.mem.arenas()[k].base));
     let mut rest = Vec::new();
     let bytes = arena.map_or(&mut [][..], |k| mc.mem.arena_mut(k));
