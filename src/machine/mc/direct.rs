@@ -67,14 +67,17 @@ pub struct CachedInputs {
 }
 
 impl CachedInputs {
-    /// The copies of `inputs` (none with coherent caches).
-    pub fn new(mc: &Mc, inputs: &[Option<Surface>; 16]) -> CachedInputs {
+    /// The copies of the inputs of `inputs` that a run reads (`read`:
+    /// their numbers); none with coherent caches.
+    pub fn new(mc: &Mc, inputs: &[Option<Surface>; 16], read: &[u32]) -> CachedInputs {
         let mut c = CachedInputs::default();
         if mc.mode != CacheMode::Strict {
             return c;
         }
-        for (copy, s) in c.copies.iter_mut().zip(inputs) {
-            let Some(s) = s else { continue };
+        for (k, (copy, s)) in c.copies.iter_mut().zip(inputs).enumerate() {
+            let Some(s) = s.filter(|_| read.contains(&(k as u32))) else {
+                continue;
+            };
             let (base, span) = (u64::from(s.base), s.span());
             if span == 0 || base + span > 1 << 32 {
                 continue;

@@ -322,7 +322,7 @@ impl Pe {
         let chunk = [CHUNK_ROWS, rows.len().max(1)][usize::from(direct)];
         // Strict caches: the inputs the input cache holds whole, copied
         // once (the run changes none of its lines).
-        let cached = CachedInputs::new(mc, &self.inputs);
+        let cached = CachedInputs::new(mc, &self.inputs, &info.inputs);
         for rows in rows.chunks(chunk) {
             let results = {
                 let mc: &Mc = mc;
