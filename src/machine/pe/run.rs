@@ -289,9 +289,7 @@ impl Pe {
 
         // §6: the PE-side test decides which pairs run at all.
         let skipped = self.pe_test(mc);
-        report.skipped = skipped
-            .as_ref()
-            .map_or(0, |s| s.iter().filter(|&&b| b).count() as u64);
+        report.skipped = count_skipped(skipped.as_deref());
         // Used only where the domain is not empty.
         let width = d.i1.wrapping_sub(d.i0).wrapping_add(1) as usize;
         let skip_fn = |i: u32, j: u32| {
@@ -493,6 +491,12 @@ impl ConstFile<'_> {
         }
         Ok(())
     }
+}
+
+/// How many pairs the PE's test keeps from running (`skipped`: per pair of
+/// the domain, row-major).
+fn count_skipped(skipped: Option<&[bool]>) -> u64 {
+    skipped.map_or(0, |s| s.iter().filter(|&&b| b).count() as u64)
 }
 
 /// The quad rows (pairs of pixel rows) a domain covers.
