@@ -178,28 +178,11 @@ impl Lowering<'_, '_> {
             self.b.ins().splat(types::F32X4, size_y),
         );
         let geometry = self.geometry(desc);
-        let fzero = self.b.ins().f32const(0.0);
-        let fzero = self.b.ins().splat(types::F32X4, fzero);
         let mut outside: Option<Value> = None;
         let helpers = self.helpers();
         for k in 0..self.w {
-            let axis = |l: &mut Self, c: Value, size: Value| {
-                let c = if op.unscaled {
-                    c
-                } else {
-                    l.b.ins().fmul(c, size)
-                };
-                let f = l.b.ins().floor(c);
-                let ge = l.b.ins().fcmp(FloatCC::GreaterThanOrEqual, f, fzero);
-                let lt = l.b.ins().fcmp(FloatCC::LessThan, f, size);
-                let inside = l.b.ins().band(ge, lt);
-                // Exact for lanes inside (0 ≤ f < size < 2^31); the others'
-                // integers (x86's INT_MIN for NaN and overflow) are never
-                // used: those lanes read the zero entry.
-                (l.b.ins().x86_cvtt2dq(types::I32X4, f), inside)
-            };
-            let (x, in_x) = axis(self, coords[0][k], size_x);
-            let (y, in_y) = axis(self, coords[1][k], size_y);
+            let (x, in_x) = self.texel(coords[0][k], size_x, op.unscaled);
+            let (y, in_y) = self.texel(coords[1][k], size_y, op.unscaled);
             let inside = self.b.ins().band(in_x, in_y);
             let lanes = Lanes {
                 inside,
@@ -215,6 +198,27 @@ impl Lowering<'_, '_> {
         }
         let raw = self.gather(desc, pages, geometry.shift);
         self.fetched(desc, raw, enable)
+    }
+
+    /// One axis of the texel floor (`texel_floor` of the memory controller;
+    /// compiled code runs under DAZ, which reads a denormal as the zero it
+    /// flushes to): `floor(c)` (`floor(c · size)` when scaled) as an integer
+    /// per lane, and whether it lies in `0 ≤ f < size` (NaN and infinities
+    /// do not). The integer is exact where inside (size < 2^31); elsewhere
+    /// (x86's INT_MIN for NaN and overflow) it is not used.
+    pub(super) fn texel(&mut self, c: Value, size: Value, unscaled: bool) -> (Value, Value) {
+        let c = if unscaled {
+            c
+        } else {
+            self.b.ins().fmul(c, size)
+        };
+        let f = self.b.ins().floor(c);
+        let zero = self.splat_i(0);
+        let fzero = self.bitcast(types::F32X4, zero);
+        let ge = self.b.ins().fcmp(FloatCC::GreaterThanOrEqual, f, fzero);
+        let lt = self.b.ins().fcmp(FloatCC::LessThan, f, size);
+        let inside = self.b.ins().band(ge, lt);
+        (self.b.ins().x86_cvtt2dq(types::I32X4, f), inside)
     }
 
     /// The addressing of the surface `desc` describes.

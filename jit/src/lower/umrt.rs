@@ -82,24 +82,12 @@ impl Lowering<'_, '_> {
         let size_x = self.b.ins().splat(types::F32X4, size_x);
         let size_y = self.b.ins().splat(types::F32X4, size_y);
         let pitch = self.b.ins().splat(types::I32X4, pitch);
-        let fzero = self.b.ins().f32const(0.0);
-        let fzero = self.b.ins().splat(types::F32X4, fzero);
         let (outside, zero) = (self.splat_i(u32::MAX), self.splat_i(0));
         // Element index per lane, or -1 outside the surface.
         let mut index = Vec::with_capacity(self.w);
         for k in 0..self.w {
-            let axis = |l: &mut Self, c: Value, size: Value| {
-                let f = l.b.ins().floor(c);
-                let ge = l.b.ins().fcmp(FloatCC::GreaterThanOrEqual, f, fzero);
-                let lt = l.b.ins().fcmp(FloatCC::LessThan, f, size);
-                // Exact inside (0 ≤ f < size ≤ 8191); outside unused.
-                (
-                    l.b.ins().x86_cvtt2dq(types::I32X4, f),
-                    l.b.ins().band(ge, lt),
-                )
-            };
-            let (x, in_x) = axis(self, op.ops[1][k], size_x);
-            let (y, in_y) = axis(self, op.ops[2][k], size_y);
+            let (x, in_x) = self.texel(op.ops[1][k], size_x, true);
+            let (y, in_y) = self.texel(op.ops[2][k], size_y, true);
             let inside = self.b.ins().band(in_x, in_y);
             let e = self.b.ins().imul(y, pitch);
             let e = self.b.ins().iadd(e, x);
