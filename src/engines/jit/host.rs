@@ -5,7 +5,7 @@
 use crate::interp::{fetch_lanes, umrt_lanes};
 use crate::runtime::{Ctx, FetchRequest, RunError};
 use ctm_jit::host::DazGuard;
-use ctm_jit::ir::{Clause, Op};
+use ctm_jit::ir::{Clause, Node, Op};
 use ctm_jit::state::{GROUP_LANES, Io};
 
 /// What the runtime callbacks of one clause execution need.
@@ -47,6 +47,22 @@ fn no_unwind(io: *mut Io, body: impl FnOnce() -> u32) -> u32 {
     }
 }
 
+/// What a callback works on: the engine's `Io`, the host block of the
+/// clause being run, and node `node` of that clause, which compiled code
+/// called for.
+///
+/// # Safety
+/// As for [`host_fetch`]; compiled code does not touch `io` while the
+/// callback runs, and `io.host` points at a `Host` elsewhere than `io`.
+unsafe fn called<'a>(io: *mut Io, node: u32) -> (&'a mut Io, &'a mut Host<'a, 'a>, &'a Node) {
+    // SAFETY: guaranteed by the caller.
+    let io = unsafe { &mut *io };
+    // SAFETY: as above.
+    let host = unsafe { &mut *io.host.cast::<Host<'a, 'a>>() };
+    let clause: &'a Clause = host.clause;
+    (io, host, &clause.nodes[node as usize])
+}
+
 /// Runtime callback: the fetch of node `node` for a batch of lanes.
 ///
 /// # Safety
@@ -70,12 +86,8 @@ pub(super) unsafe extern "C" fn host_fetch(
 unsafe fn fetch_body(io: *mut Io, node: u32, lane0: u32, count: u32, mask: u32) -> u32 {
     // Rust code runs in the default floating-point environment.
     let _default = DazGuard::new(false);
-    // SAFETY: guaranteed by the caller (see above); compiled code does not
-    // touch `io` while the callback runs.
-    let io = unsafe { &mut *io };
-    // SAFETY: as above.
-    let host = unsafe { &mut *io.host.cast::<Host<'_, '_>>() };
-    let node = &host.clause.nodes[node as usize];
+    // SAFETY: guaranteed by the caller (see above).
+    let (io, host, node) = unsafe { called(io, node) };
     let Op::Fetch {
         kind,
         input,
@@ -144,10 +156,7 @@ pub(super) unsafe extern "C" fn host_umrt(
 unsafe fn umrt_body(io: *mut Io, node: u32, lane0: u32, count: u32, mask: u32) -> u32 {
     let _default = DazGuard::new(false);
     // SAFETY: guaranteed by the caller (see `host_fetch`).
-    let io = unsafe { &mut *io };
-    // SAFETY: as above.
-    let host = unsafe { &mut *io.host.cast::<Host<'_, '_>>() };
-    let node = &host.clause.nodes[node as usize];
+    let (io, host, node) = unsafe { called(io, node) };
     let Op::UmrtWrite { index, .. } = node.op else {
         host.error = Some(RunError::Engine {
             engine: "jit",
