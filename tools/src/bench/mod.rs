@@ -148,7 +148,7 @@ impl BenchReport {
                 "\"flops_per_pixinst\": {:.2}, \"fma_peak_gflops\": {:.2}, \"fraction_of_fma_peak\": {:.3}, ",
                 "\"mad_ceiling_gflops\": {:.2}, \"fraction_of_ceiling\": {:.3}, ",
                 "\"ns_per_pixel\": {:.2}, \"prepared_first_ns_per_pixel\": {:.2}, ",
-                "\"prepared_rerun_ns_per_pixel\": {:.2}, \"rerun_thread_speedup\": {:.2}, \"scaling\": [{}]}}"
+                "\"prepared_rerun_ns_per_pixel\": {:.2}, \"rerun_thread_speedup\": {:.2}, \"scaling\": [{}], \"rerun_scaling\": [{}]}}"
             ),
             self.pixel_instructions,
             self.interp_pixinst_per_s,
@@ -171,6 +171,11 @@ impl BenchReport {
             self.prepared_rerun_ns_per_pixel,
             self.rerun_thread_speedup(),
             self.scaling
+                .iter()
+                .map(|(t, r)| format!("{{\"threads\": {t}, \"jit_pixinst_per_s\": {r:.0}}}"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            self.rerun_scaling
                 .iter()
                 .map(|(t, r)| format!("{{\"threads\": {t}, \"jit_pixinst_per_s\": {r:.0}}}"))
                 .collect::<Vec<_>>()
