@@ -42,7 +42,7 @@ pub struct JitEngine {
     /// The program last prepared (a copy, to recognise it), its code, and
     /// the address it was prepared at: within a run every clause call
     /// passes that same reference, so a pointer check suffices there.
-    current: Option<(Program, Arc<Compiled>, usize)>,
+    current: Option<(Arc<Program>, Arc<Compiled>, usize)>,
     /// The constant channels the current program reads directly, which
     /// `io.splat` must hold before each call.
     splat_used: Vec<(u8, u8)>,
@@ -138,18 +138,52 @@ impl JitEngine {
     fn code_for(&mut self, program: &Program) -> Result<(), RunError> {
         let addr = std::ptr::from_ref(program) as usize;
         if let Some((p, _, at)) = &mut self.current
-            && p == program
+            && **p == *program
         {
             *at = addr;
             return Ok(());
         }
-        let (code, fresh) = self
-            .cache
-            .get(program, self.opts)
-            .map_err(|e| RunError::Engine {
-                engine: "jit",
-                message: e.to_string(),
-            })?;
+        let found = self.cache.get(program, self.opts);
+        self.adopt(Arc::new(program.clone()), found)
+    }
+
+    /// [`JitEngine::code_for`] for a program shared by `Arc` (the PE's):
+    /// recognised by its address, here and in the code cache, so that
+    /// preparing a run's workers neither hashes nor copies it.
+    fn code_for_shared(&mut self, program: &Arc<Program>) -> Result<(), RunError> {
+        if let Some((p, code, at)) = &mut self.current
+            && Arc::ptr_eq(p, program)
+        {
+            *at = Arc::as_ptr(program) as usize;
+            // A kept engine counts the run as one that found its code.
+            let code = code.clone();
+            self.note(&code, false);
+            return Ok(());
+        }
+        let found = self.cache.get_shared(program, self.opts);
+        self.adopt(program.clone(), found)
+    }
+
+    /// Makes `code` (what the cache gave for `program`) current.
+    fn adopt(
+        &mut self,
+        program: Arc<Program>,
+        found: Result<(Arc<Compiled>, bool), ctm_jit::compile::JitError>,
+    ) -> Result<(), RunError> {
+        let (code, fresh) = found.map_err(|e| RunError::Engine {
+            engine: "jit",
+            message: e.to_string(),
+        })?;
+        self.note(&code, fresh);
+        self.splat_used = splat_used(&program);
+        self.umrt_room = program.clauses.iter().map(umrt_room).collect();
+        let addr = Arc::as_ptr(&program) as usize;
+        self.current = Some((program, code, addr));
+        Ok(())
+    }
+
+    /// Counts a compilation or a cache hit of `code`, and its fallbacks.
+    fn note(&mut self, code: &Compiled, fresh: bool) {
         if fresh {
             self.stats.compiled += 1;
             self.stats.compile_time += code.compile_time;
@@ -170,10 +204,6 @@ impl JitEngine {
                 self.stats.fallback_reasons.push(line);
             }
         }
-        self.splat_used = splat_used(program);
-        self.umrt_room = program.clauses.iter().map(umrt_room).collect();
-        self.current = Some((program.clone(), code, addr));
-        Ok(())
     }
 }
 
@@ -264,6 +294,14 @@ fn lazy_body(
 impl Engine for JitEngine {
     fn prepare(&mut self, program: &Program) -> Result<(), RunError> {
         self.code_for(program)
+    }
+
+    fn prepare_shared(&mut self, program: &Arc<Program>) -> Result<(), RunError> {
+        self.code_for_shared(program)
+    }
+
+    fn take_stats(&mut self) -> EngineStats {
+        std::mem::take(&mut self.stats)
     }
 
     fn run_clause(

@@ -18,6 +18,7 @@ mod prepared;
 mod random;
 mod strict;
 mod strips;
+mod threads;
 mod uncached;
 
 use ctm::abi::Executable;

@@ -9,10 +9,13 @@ use crate::ir::Program;
 use cranelift_codegen::isa::OwnedTargetIsa;
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 
 /// Most programs kept compiled at once.
 const CACHE_ENTRIES: usize = 64;
+
+/// Most shared programs recognised by address ([`CodeCache::get_shared`]).
+const RECENT_ENTRIES: usize = 16;
 
 /// A compiled program, or the compilation that is producing it.
 type Slot = Arc<OnceLock<Result<Arc<Compiled>, JitError>>>;
@@ -24,6 +27,9 @@ struct Entry {
     slot: Slot,
 }
 
+/// A shared program looked up lately, its options and its code.
+type Recent = (Weak<Program>, JitOptions, Arc<Compiled>);
+
 /// Compiled programs, at most a fixed number, the least recently used
 /// dropped first.
 ///
@@ -32,6 +38,9 @@ struct Entry {
 /// set-up are not free).
 pub struct CodeCache {
     entries: Mutex<Vec<Entry>>,
+    /// Shared programs looked up lately, by address (the weak reference
+    /// keeps the address from being reused), with their code.
+    recent: Mutex<Vec<Recent>>,
     capacity: usize,
     isas: [OnceLock<Result<OwnedTargetIsa, JitError>>; 2],
 }
@@ -48,6 +57,7 @@ impl CodeCache {
     pub fn new(capacity: usize) -> Arc<CodeCache> {
         Arc::new(CodeCache {
             entries: Mutex::new(Vec::new()),
+            recent: Mutex::new(Vec::new()),
             capacity: capacity.max(1),
             isas: [OnceLock::new(), OnceLock::new()],
         })
@@ -100,6 +110,33 @@ impl CodeCache {
             self.compile(program, opts).map(Arc::new)
         });
         code.clone().map(|c| (c, fresh))
+    }
+
+    /// [`CodeCache::get`] for a program held in an `Arc`: one looked up
+    /// lately through the same `Arc` is found by its address, without
+    /// hashing or comparing it — what the workers of a run, and the runs
+    /// of a program the PE keeps built, do.
+    pub fn get_shared(
+        &self,
+        program: &Arc<Program>,
+        opts: JitOptions,
+    ) -> Result<(Arc<Compiled>, bool), JitError> {
+        let at = Arc::as_ptr(program);
+        let lock = || self.recent.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((_, _, code)) = lock()
+            .iter()
+            .find(|(p, o, _)| std::ptr::eq(p.as_ptr(), at) && *o == opts)
+        {
+            return Ok((code.clone(), false));
+        }
+        let (code, fresh) = self.get(program, opts)?;
+        let mut recent = lock();
+        recent.retain(|(p, _, _)| p.strong_count() > 0);
+        if recent.len() >= RECENT_ENTRIES {
+            recent.remove(0);
+        }
+        recent.push((Arc::downgrade(program), opts, code.clone()));
+        Ok((code, fresh))
     }
 
     /// Compiles `program` with this cache's target ISA, without looking

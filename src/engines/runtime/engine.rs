@@ -95,6 +95,13 @@ pub trait Engine {
         Ok(())
     }
 
+    /// [`Engine::prepare`] for a program shared by `Arc`, which an engine
+    /// may recognise by its address (the PE's programs, which it keeps
+    /// built between runs).
+    fn prepare_shared(&mut self, program: &std::sync::Arc<Program>) -> Result<(), RunError> {
+        self.prepare(program)
+    }
+
     /// Runs clause `clause` of `program`.
     fn run_clause(
         &mut self,
@@ -107,6 +114,12 @@ pub trait Engine {
     /// What the engine did so far.
     fn stats(&self) -> EngineStats {
         EngineStats::default()
+    }
+
+    /// What the engine did since the last call (or since it was made),
+    /// counting again from zero: how a kept engine reports each run.
+    fn take_stats(&mut self) -> EngineStats {
+        self.stats()
     }
 
     /// A loop region ([`ctm_jit::regions`]) whose body starts at `pc` and
@@ -183,6 +196,10 @@ impl<E: Engine + ?Sized> Engine for &mut E {
         (**self).prepare(program)
     }
 
+    fn prepare_shared(&mut self, program: &std::sync::Arc<Program>) -> Result<(), RunError> {
+        (**self).prepare_shared(program)
+    }
+
     fn run_clause(
         &mut self,
         program: &Program,
@@ -195,6 +212,10 @@ impl<E: Engine + ?Sized> Engine for &mut E {
 
     fn stats(&self) -> EngineStats {
         (**self).stats()
+    }
+
+    fn take_stats(&mut self) -> EngineStats {
+        (**self).take_stats()
     }
 
     fn wants_daz(&self) -> bool {

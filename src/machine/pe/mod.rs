@@ -153,20 +153,47 @@ pub struct Pe {
     compiled: HashMap<BuildKey, (Arc<Program>, u64)>,
     /// Ticks of `compiled`.
     tick: u64,
-    /// The worker threads of multi-threaded runs, kept across runs (made
-    /// again when the thread count changes).
-    pool: Option<Arc<rayon::ThreadPool>>,
-    /// Group states of earlier runs' workers, for the next run's.
-    spare_lanes: SpareLanes,
+    /// What earlier runs' workers left for the next run's.
+    spare: Spare,
 }
 
-/// Group states kept between runs.
+/// What the workers of earlier runs leave for the next run's: their group
+/// states, and their engines while the engine settings stay the same (a
+/// kept engine still holds its prepared program, so a re-run of it
+/// prepares nothing: `docs/design.md`, "Host-visible arenas and
+/// dispatch").
 #[derive(Default)]
-struct SpareLanes(Vec<Box<ctm_jit::state::Lanes>>);
+struct Spare {
+    lanes: Vec<Box<ctm_jit::state::Lanes>>,
+    /// (In a mutex only to keep the PE `Sync`: reached through `&mut`.)
+    engines: std::sync::Mutex<Vec<Box<dyn crate::runtime::Engine + Send>>>,
+    /// The settings the kept engines were made with.
+    made_with: Option<EngineMade>,
+}
 
-impl std::fmt::Debug for SpareLanes {
+impl Spare {
+    /// The kept engines.
+    fn engines(&mut self) -> &mut Vec<Box<dyn crate::runtime::Engine + Send>> {
+        self.engines.get_mut().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// The settings an engine is made with ([`run::RunSettings`]: kind, JIT
+/// options, code cache).
+type EngineMade = (
+    crate::engine::EngineKind,
+    ctm_jit::compile::JitOptions,
+    Option<Arc<ctm_jit::compile::CodeCache>>,
+);
+
+impl std::fmt::Debug for Spare {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{} spare group states", self.0.len())
+        write!(
+            f,
+            "{} spare group states, {} spare engines",
+            self.lanes.len(),
+            self.engines.lock().map_or(0, |e| e.len())
+        )
     }
 }
 

@@ -2,14 +2,14 @@
 //! order, one worker per thread, and their results delivered in row order.
 
 use super::deliver::{Px, RowSink, Targets, deliver_ordered};
-use super::{Pe, Progress, RunReport};
+use super::{Progress, RunReport};
 use crate::mc::{DirectInputs, Mc, RunView, Surface, UncachedWrite};
 use crate::runtime::hazard::Hazard;
 use crate::runtime::{Domain, Engine, Rows, RunError, RunOptions, RunStats, Runner, Stop};
 use ctm_jit::ir::Program;
 use ctm_jit::state::{Lanes, Uniforms};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 /// What one row (ordered delivery) or a worker's share of rows (direct
 /// delivery) produced.
@@ -171,28 +171,36 @@ fn deliver_uncached(mc: &mut Mc, writes: &[UncachedWrite]) {
     }
 }
 
-impl Pe {
-    /// The persistent threads for a run of `workers` workers (`None` for
-    /// one: the calling thread runs it).
-    pub(super) fn pool(&mut self, workers: usize) -> Option<Arc<rayon::ThreadPool>> {
-        if workers <= 1 {
-            return None;
-        }
-        if self
-            .pool
-            .as_ref()
-            .is_none_or(|p| p.current_num_threads() != workers)
-        {
-            // A pool that cannot be made leaves the run to scoped threads.
-            self.pool = rayon::ThreadPoolBuilder::new()
-                .num_threads(workers)
-                .thread_name(|k| format!("ctm-worker-{k}"))
-                .build()
-                .ok()
-                .map(Arc::new);
-        }
-        self.pool.clone()
+/// Most thread pools kept at once (one per thread count asked for).
+const POOLS: usize = 4;
+
+/// The threads that help the calling thread with a run of `workers`
+/// workers: `workers - 1` of them (`None` for one worker). Pools are the process's, one per thread count, kept
+/// for later runs: neither a re-run nor a run on a fresh device starts
+/// threads (`docs/design.md`, "Host-visible arenas and dispatch"). Runs of
+/// several devices at once share a pool's threads.
+pub(super) fn pool(workers: usize) -> Option<Arc<rayon::ThreadPool>> {
+    static KEPT: std::sync::Mutex<Vec<Arc<rayon::ThreadPool>>> = std::sync::Mutex::new(Vec::new());
+    let helpers = workers.checked_sub(1).filter(|&n| n > 0)?;
+    let mut kept = KEPT.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(k) = kept.iter().position(|p| p.current_num_threads() == helpers) {
+        let pool = kept.remove(k);
+        kept.push(pool.clone());
+        return Some(pool);
     }
+    // A pool that cannot be made leaves the run to scoped threads.
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(helpers)
+        .thread_name(|k| format!("ctm-worker-{k}"))
+        .build()
+        .ok()
+        .map(Arc::new)?;
+    if kept.len() >= POOLS {
+        // Its threads end once the runs using it have.
+        kept.remove(0);
+    }
+    kept.push(pool.clone());
+    Some(pool)
 }
 
 /// Adds a row's counters to the run's.
@@ -213,10 +221,60 @@ fn tally(report: &mut RunReport, hazards: &mut Vec<Hazard>, row: RowResult) {
     }
 }
 
+/// The rows of a run in one block per worker, each handed out from its
+/// start. A worker takes its own block's rows first — the same rows on
+/// every run of the same domain, whose memory its core's caches may still
+/// hold — then helps with the others' blocks, in turn.
+struct Blocks {
+    /// Each block's next row (an index into the run's rows), on a cache
+    /// line of its own.
+    next: Vec<Cursor>,
+    /// Each block's end.
+    ends: Vec<usize>,
+    /// The first row, in row order, that failed (`usize::MAX`: none).
+    failed_at: AtomicUsize,
+}
+
+#[repr(align(64))]
+struct Cursor(AtomicUsize);
+
+impl Blocks {
+    fn new(rows: usize, workers: usize) -> Blocks {
+        let start = |w: usize| rows * w / workers;
+        Blocks {
+            next: (0..workers)
+                .map(|w| Cursor(AtomicUsize::new(start(w))))
+                .collect(),
+            ends: (1..=workers).map(start).collect(),
+            failed_at: AtomicUsize::new(usize::MAX),
+        }
+    }
+
+    /// Worker `w`'s next row from block `*block` on (advanced as blocks
+    /// run out); `None` once every block is handed out. Rows after one
+    /// that failed are not handed out; rows before it still are, so the
+    /// first error in row order is the one reported, however the rows
+    /// fell to the workers.
+    fn take(&self, w: usize, block: &mut usize) -> Option<usize> {
+        let n = self.ends.len();
+        while *block < n {
+            let b = (w + *block) % n;
+            let k = self.next[b].0.fetch_add(1, Ordering::Relaxed);
+            if k < self.ends[b] && k < self.failed_at.load(Ordering::Relaxed) {
+                return Some(k);
+            }
+            // This block is handed out, or the rest of it follows a row
+            // that failed.
+            *block += 1;
+        }
+        None
+    }
+}
+
 /// Runs `rows` (each through `run_row`) on the workers, one thread each (at
-/// most one per row), rows handed out in order; once a row fails, no
-/// further row starts. Returns the rows' results in row order, up to and
-/// including the first error.
+/// most one per row), the calling thread the first ([`Blocks`] says which
+/// rows each takes). Returns the rows' results in row order, up to and
+/// including the first error (no row after it starts once it failed).
 pub(super) fn run_rows(
     rows: &[u32],
     workers: &mut [Worker],
@@ -226,40 +284,52 @@ pub(super) fn run_rows(
     let mut slots: Vec<Option<Result<RowResult, RunError>>> = Vec::new();
     slots.resize_with(rows.len(), || None);
     let threads = workers.len().min(rows.len());
-    let next = AtomicUsize::new(0);
-    let failed = AtomicBool::new(false);
-    let work = |w: &mut Worker| {
+    let blocks = Blocks::new(rows.len(), threads.max(1));
+    let work = |(k, w): (usize, &mut Worker)| {
         let mut mine = Vec::new();
-        while !failed.load(Ordering::Relaxed) {
-            let k = next.fetch_add(1, Ordering::Relaxed);
-            let Some(&r) = rows.get(k) else { break };
-            let res = run_row(w, r);
+        let mut block = 0;
+        while let Some(at) = blocks.take(k, &mut block) {
+            let res = run_row(w, rows[at]);
             if res.is_err() {
-                failed.store(true, Ordering::Relaxed);
+                blocks.failed_at.fetch_min(at, Ordering::Relaxed);
             }
-            mine.push((k, res));
+            mine.push((at, res));
         }
         mine
     };
     let parts: Vec<Vec<(usize, Result<RowResult, RunError>)>> = if threads <= 1 {
-        workers.first_mut().map(work).into_iter().collect()
+        workers
+            .first_mut()
+            .map(|w| work((0, w)))
+            .into_iter()
+            .collect()
     } else if let Some(pool) = pool {
-        // The run's persistent threads: one task per worker.
+        // The calling thread takes the first worker and starts at once; one
+        // task in the pool wakes the others' threads (their wake-ups cost
+        // the caller nothing) and then takes the second worker.
         let parts = std::sync::Mutex::new(Vec::new());
-        pool.scope(|s| {
-            for w in workers[..threads].iter_mut() {
-                let (parts, work) = (&parts, &work);
-                s.spawn(move |_| {
-                    let mine = work(w);
-                    parts.lock().unwrap_or_else(|p| p.into_inner()).push(mine);
-                });
-            }
+        let keep = |mine| parts.lock().unwrap_or_else(|p| p.into_inner()).push(mine);
+        let (first, rest) = workers[..threads].split_at_mut(1);
+        pool.in_place_scope(|s| {
+            let (keep, work) = (&keep, &work);
+            s.spawn(move |s| {
+                let mut rest = rest.iter_mut().enumerate().map(|(k, w)| (k + 1, w));
+                let second = rest.next();
+                for w in rest {
+                    s.spawn(move |_| keep(work(w)));
+                }
+                if let Some(w) = second {
+                    keep(work(w));
+                }
+            });
+            keep(work((0, &mut first[0])));
         });
         parts.into_inner().unwrap_or_else(|p| p.into_inner())
     } else {
         std::thread::scope(|s| {
             let handles: Vec<_> = workers[..threads]
                 .iter_mut()
+                .enumerate()
                 .map(|w| s.spawn(|| work(w)))
                 .collect();
             handles

@@ -303,7 +303,7 @@ impl Pe {
         let total_rows = rows.len() as u64;
         let mut workers = self.workers(&program, rows.len(), offset, settings)?;
         let temps = program.temps_used();
-        let pool = self.pool(workers.len());
+        let pool = super::rows::pool(workers.len());
         let out0 = uncached.then_some(self.outputs[0]).flatten();
         let targets = Targets {
             outputs: &self.outputs,
@@ -398,41 +398,65 @@ impl Pe {
     /// One engine and one group state per worker thread for a run of `rows`
     /// quad rows (no more workers than rows), each engine holding the
     /// program's code (found or compiled once for the run, not per row).
+    /// Engines and group states of earlier runs are used again (engines
+    /// only while the engine settings are the same).
     fn workers(
         &mut self,
-        program: &ctm_jit::ir::Program,
+        program: &Arc<ctm_jit::ir::Program>,
         rows: usize,
         offset: usize,
         settings: &RunSettings,
     ) -> Result<Vec<Worker>, PeError> {
-        let mut workers = (0..settings.threads.clamp(1, rows.max(1)))
-            .map(|_| {
-                Ok(Worker {
-                    engine: match &settings.engine_factory {
-                        Some(make) => make(),
-                        None => settings
-                            .engine
-                            .make_with(settings.jit, settings.code_cache.as_ref())?,
-                    },
-                    lanes: self.spare_lanes.0.pop().unwrap_or_else(Lanes::new_boxed),
-                })
-            })
-            .collect::<Result<Vec<_>, crate::engine::EngineUnavailable>>()
-            .map_err(|e| Self::fail(offset, e.0))?;
+        let made = settings
+            .engine_factory
+            .is_none()
+            .then(|| (settings.engine, settings.jit, settings.code_cache.clone()));
+        let same = match (&made, &self.spare.made_with) {
+            (Some(a), Some(b)) => {
+                a.0 == b.0
+                    && a.1 == b.1
+                    && match (&a.2, &b.2) {
+                        (Some(x), Some(y)) => Arc::ptr_eq(x, y),
+                        (x, y) => x.is_none() && y.is_none(),
+                    }
+            }
+            _ => false,
+        };
+        if !same {
+            self.spare.engines().clear();
+        }
+        self.spare.made_with = made;
+        let mut workers = Vec::new();
+        for _ in 0..settings.threads.clamp(1, rows.max(1)) {
+            let engine = match (self.spare.engines().pop(), &settings.engine_factory) {
+                (Some(kept), _) => kept,
+                (None, Some(make)) => make(),
+                (None, None) => settings
+                    .engine
+                    .make_with(settings.jit, settings.code_cache.as_ref())
+                    .map_err(|e| Self::fail(offset, e.0))?,
+            };
+            let lanes = self.spare.lanes.pop().unwrap_or_else(Lanes::new_boxed);
+            workers.push(Worker { engine, lanes });
+        }
         for w in &mut workers {
             w.engine
-                .prepare(program)
+                .prepare_shared(program)
                 .map_err(|source| PeError::Run { offset, source })?;
         }
         Ok(workers)
     }
 
     /// The end of a run: the workers' engine statistics into `report`,
-    /// their group states kept for the next run, the clocks counted.
+    /// their group states (and engines, when made from the settings) kept
+    /// for the next run, the clocks counted.
     fn close(&mut self, report: &mut RunReport, workers: Vec<Worker>) {
-        for w in workers {
-            report.engine.merge(&w.engine.stats());
-            self.spare_lanes.0.push(w.lanes);
+        for mut w in workers {
+            report.engine.merge(&w.engine.take_stats());
+            self.spare.lanes.push(w.lanes);
+            if self.spare.made_with.is_some() {
+                self.spare.engines().push(w.engine);
+            }
         }
         report.clocks = report.pixel_instructions.div_ceil(PROCESSORS);
         if self.counters.counting {
