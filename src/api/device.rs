@@ -188,6 +188,10 @@ pub enum DeviceError {
     Panicked(String),
 }
 
+/// A device's memory as a run left it, with the extent of each arena that
+/// may hold data ([`Device::take_spare`], [`Device::open_spare`]).
+pub(crate) type SpareMemory = (Memory, [u32; 4]);
+
 /// One managed connection.
 #[derive(Debug)]
 pub struct Device {
@@ -195,7 +199,14 @@ pub struct Device {
     pe: Pe,
     /// How the PE's runs execute: host policy beside the machine's state.
     settings: RunSettings,
+    /// Bytes handed out from each arena (blocks lie back to back from its
+    /// base).
     next: [u32; 4],
+    /// Bytes of each arena, from its base, that may still hold an earlier
+    /// device's data (memory taken over unzeroed, [`Device::open_spare`]):
+    /// zeroed as blocks are handed out over them, and past the last block
+    /// by [`Device::settle`].
+    dirty: [u32; 4],
     /// Reports of submitted buffers not yet read, by id (at most
     /// [`MAX_UNREAD`]; the oldest go first).
     buffers: std::collections::BTreeMap<u32, Result<BufferReport, PeError>>,
@@ -218,6 +229,17 @@ impl Device {
     /// system's work of committing pages on first touch and of unmapping
     /// them (`docs/design.md`, "Re-runs pay only for work").
     pub fn open_on(config: DeviceConfig, memory: Option<Memory>) -> Result<Device, DeviceError> {
+        Device::open_spare(config, memory.map(|m| (m, [0; 4])))
+    }
+
+    /// [`Device::open_on`] on memory whose arenas may hold data up to the
+    /// given extents ([`Device::take_spare`]); those bytes are zeroed as
+    /// blocks are handed out over them and by [`Device::settle`], which the
+    /// caller must call before the device's memory is read or run on.
+    pub(crate) fn open_spare(
+        config: DeviceConfig,
+        memory: Option<SpareMemory>,
+    ) -> Result<Device, DeviceError> {
         let arenas: Vec<Arena> = ARENAS
             .iter()
             .zip(config.arena_sizes)
@@ -227,15 +249,16 @@ impl Device {
                 size: size.min(MAX_ARENA) / BASE_ALIGN * BASE_ALIGN,
             })
             .collect();
-        let memory = match memory {
-            Some(m) if m.arenas() == arenas.as_slice() => m,
-            _ => Memory::new(arenas)?,
+        let (memory, dirty) = match memory {
+            Some((m, dirty)) if m.arenas() == arenas.as_slice() => (m, dirty),
+            _ => (Memory::new(arenas)?, [0; 4]),
         };
         Ok(Device {
             mc: Mc::new(memory, config.cache_mode),
             pe: Pe::new(),
             settings: config.settings,
             next: [0; 4],
+            dirty,
             buffers: Default::default(),
             submitted: 0,
             staging: None,
@@ -279,6 +302,26 @@ impl Device {
     /// Takes `bytes` (rounded up to 2 KiB) from an arena; the block is
     /// 2 KiB aligned, as every MC base must be.
     pub fn alloc(&mut self, arena: ArenaKind, bytes: usize) -> Result<u32, DeviceError> {
+        self.alloc_block(arena, bytes, 0)
+    }
+
+    /// [`Device::alloc`] for a block whose first `bytes` the caller writes
+    /// whole before anything reads them: only the rest of it is zeroed
+    /// where it may hold an earlier device's data.
+    pub(crate) fn alloc_written(
+        &mut self,
+        arena: ArenaKind,
+        bytes: usize,
+    ) -> Result<u32, DeviceError> {
+        self.alloc_block(arena, bytes, bytes)
+    }
+
+    fn alloc_block(
+        &mut self,
+        arena: ArenaKind,
+        bytes: usize,
+        written: usize,
+    ) -> Result<u32, DeviceError> {
         let k = arena_index(arena);
         let a = self.mc.mem.arenas()[k];
         let need = (bytes.max(1) as u64).next_multiple_of(u64::from(BASE_ALIGN));
@@ -290,9 +333,28 @@ impl Device {
                 free,
             });
         }
+        let (start, end) = (self.next[k] as usize, self.next[k] as usize + need as usize);
+        let dirty = (self.dirty[k] as usize).min(end);
+        let from = start + written.min(need as usize);
+        if from < dirty {
+            self.mc.mem.arena_mut(k)[from..dirty].fill(0);
+        }
         let addr = a.base + self.next[k];
         self.next[k] += need as u32;
         Ok(addr)
+    }
+
+    /// Zeroes what an earlier device left past the blocks handed out so
+    /// far ([`Device::open_spare`]): afterwards the memory outside the
+    /// blocks reads as a fresh device's.
+    pub(crate) fn settle(&mut self) {
+        for k in 0..self.dirty.len() {
+            let (next, dirty) = (self.next[k] as usize, self.dirty[k] as usize);
+            if next < dirty {
+                self.mc.mem.arena_mut(k)[next..dirty].fill(0);
+            }
+            self.dirty[k] = self.dirty[k].min(self.next[k]);
+        }
     }
 
     /// The device's memory, zeroed where [`Device::alloc`] handed out
@@ -301,12 +363,27 @@ impl Device {
     /// (as a kernel's jobs place and run theirs): bytes written elsewhere
     /// would survive.
     pub fn take_memory(&mut self) -> Memory {
-        for (k, used) in std::mem::take(&mut self.next).into_iter().enumerate() {
-            let bytes = self.mc.mem.arena_mut(k);
+        let (mut memory, used) = self.take_spare();
+        for (k, used) in used.into_iter().enumerate() {
+            let bytes = memory.arena_mut(k);
             let used = (used as usize).min(bytes.len());
             bytes[..used].fill(0);
         }
-        std::mem::take(&mut self.mc.mem)
+        memory
+    }
+
+    /// The device's memory as it is, with the extent of each arena that
+    /// may hold data (its blocks, and what an earlier device left that was
+    /// not zeroed yet), for [`Device::open_spare`]: the next device zeroes
+    /// only what it does not overwrite. The same condition as
+    /// [`Device::take_memory`]: only for a device written through its
+    /// blocks alone.
+    pub(crate) fn take_spare(&mut self) -> SpareMemory {
+        let mut used = std::mem::take(&mut self.next);
+        for (u, d) in used.iter_mut().zip(std::mem::take(&mut self.dirty)) {
+            *u = (*u).max(d);
+        }
+        (std::mem::take(&mut self.mc.mem), used)
     }
 
     /// Bytes [`Device::alloc`] has handed out from an arena so far (the

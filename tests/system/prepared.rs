@@ -199,3 +199,38 @@ fn re_runs_restore_what_a_run_may_leave_unwritten_and_skip_what_it_overwrites() 
         assert_eq!(out, k.run(&fresh).unwrap().output(0).unwrap().to_f32());
     }
 }
+
+#[test]
+fn a_job_placed_on_reused_memory_sees_what_a_fresh_device_holds() {
+    // The memory a run hands back is zeroed by the next job only where it
+    // does not write: its padding, outputs, and everything past its
+    // blocks must still read as on a fresh device.
+    let src = "tex ld r1.rgba, in0.rgba, r0.rgba unscaled acquire wait
+         out rtA.rgb = mad(s0, s1, s1) | rtA.a = mad(s0, s1, s1) src0=r1 src1=1.0 wait last";
+    let big = Job::new(96, 80)
+        .input(0, HostSurface::filled(Format::Float32_4, 96, 80, 3.0))
+        .output(0, Format::Float32_4)
+        .output(1, Format::Float32_4)
+        .constant(5, [7.0; 4]);
+    // Width 5 pads every row; output 1 is never written.
+    let small = Job::new(5, 3)
+        .input(0, HostSurface::filled(Format::Float32_4, 5, 3, 1.0))
+        .output(0, Format::Float32_4)
+        .output(1, Format::Float32_1);
+    let used = Kernel::assemble(src).unwrap();
+    used.run(&big).unwrap();
+    drop(used.prepare(&big).unwrap());
+    used.run(&big).unwrap();
+    let reused = used.stage(&small).unwrap();
+    let fresh = Kernel::assemble(src).unwrap().stage(&small).unwrap();
+    let arena = ctm::mc::ArenaKind::SystemCached;
+    let span = 96 * 80 * 16 * 4;
+    assert_eq!(
+        reused.dev.arena(arena)[..span],
+        fresh.dev.arena(arena)[..span],
+        "reused memory differs from a fresh device's"
+    );
+    // And the run itself agrees.
+    let want = Kernel::assemble(src).unwrap().run(&small).unwrap();
+    assert_eq!(used.run(&small).unwrap().outputs, want.outputs);
+}

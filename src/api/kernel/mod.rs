@@ -506,6 +506,6 @@ impl Kernel {
 
     /// Runs the kernel over `job`'s domain, after [`Kernel::check`].
     pub fn run(&self, job: &Job) -> Result<JobResult, KernelError> {
-        self.stage_in(job, true)?.run()
+        self.stage_in(job, stage::Use::Run)?.run()
     }
 }

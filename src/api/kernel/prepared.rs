@@ -5,7 +5,7 @@
 //! commands and leaves the results in device memory, where they are read
 //! only when asked for.
 
-use super::stage::Staged;
+use super::stage::{Staged, Use};
 use super::surface::{fetch, write_rows};
 use super::{HostSurface, Job, Kernel, KernelError};
 use crate::abi::Executable;
@@ -53,7 +53,7 @@ impl Kernel {
     /// no placing of inputs, no read-back unless asked for, and the built
     /// program and compiled code found again.
     pub fn prepare(&self, job: &Job) -> Result<Prepared, KernelError> {
-        let staged = self.stage_in(job, true)?;
+        let staged = self.stage_in(job, Use::Prepared)?;
         let span =
             |fmt: SurfaceFormat| fmt.pitch as usize * fmt.format.bytes() * job.height as usize;
         let mut starts = Vec::new();
@@ -98,7 +98,7 @@ impl Kernel {
 /// unpredicated OUTPUT instructions together write every channel of render
 /// target `n`; the job has no conditional test (which could discard
 /// pixels). Elements outside the domain are written by no run.
-fn covers(exe: &Executable, job: &Job, n: u8) -> bool {
+pub(super) fn covers(exe: &Executable, job: &Job, n: u8) -> bool {
     if job.cond.is_some() || exe.info.uncached() {
         return false;
     }

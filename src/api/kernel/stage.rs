@@ -9,6 +9,19 @@ use crate::mc::{ArenaKind, Format, SurfaceFormat};
 use crate::pe::{Command, CommandBuffer};
 use crate::runtime::Domain;
 
+/// What a staged job's device is for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Use {
+    /// The caller's ([`Kernel::stage`]): its memory stays with it.
+    Caller,
+    /// Prepared runs: the memory goes back to the kernel when they are
+    /// dropped.
+    Prepared,
+    /// One run, at once ([`Kernel::run`]): the memory goes back to the
+    /// kernel after it.
+    Run,
+}
+
 /// A job placed on a fresh device (its memory zero, perhaps reused from
 /// the kernel's last run), its command buffer built but not yet submitted.
 #[derive(Debug)]
@@ -36,11 +49,12 @@ pub struct Staged {
 }
 
 impl Staged {
-    /// Hands the device's memory to the kernel for its next run (zeroed
-    /// where the job was placed: the job wrote nowhere else).
+    /// Hands the device's memory to the kernel for its next run, which
+    /// zeroes what it does not overwrite (the job wrote nowhere but its
+    /// blocks).
     pub(super) fn give_back(&mut self) {
         if let Some(pool) = self.pool.take() {
-            pool.give(self.dev.take_memory());
+            pool.give(self.dev.take_spare());
         }
     }
 
@@ -93,14 +107,12 @@ impl Kernel {
     /// [`Staged::run`]). The device's memory is not handed back to the
     /// kernel afterwards: its `dev` is the caller's to write anywhere.
     pub fn stage(&self, job: &Job) -> Result<Staged, KernelError> {
-        self.stage_in(job, false)
+        self.stage_in(job, Use::Caller)
     }
 
-    /// [`Kernel::stage`]; with `recycle`, the device's memory goes back to
-    /// the kernel when the job is done with it (`Staged::run`, dropping a
-    /// `Prepared`) — for devices only this module writes, through their
-    /// blocks.
-    pub(super) fn stage_in(&self, job: &Job, recycle: bool) -> Result<Staged, KernelError> {
+    /// [`Kernel::stage`] for `usage` (which says whether the device's
+    /// memory goes back to the kernel, and when).
+    pub(super) fn stage_in(&self, job: &Job, usage: Use) -> Result<Staged, KernelError> {
         self.check(job)?;
         let mut config = DeviceConfig {
             cache_mode: job.cache_mode,
@@ -111,10 +123,11 @@ impl Kernel {
         // allocated where it is written).
         let need = check::memory_needed(self, job).next_multiple_of(1 << 20);
         config.arena_sizes[3] = config.arena_sizes[3].max(need.min(u64::from(MAX_ARENA)) as u32);
-        let mut dev = Device::open_on(config, self.memory.take())?;
+        let mut dev = Device::open_spare(config, self.memory.take())?;
         let arena = ArenaKind::SystemCached;
         let mut cb = CommandBuffer::new();
-        let prog = dev.alloc(arena, self.exe.code.len() * 4)?;
+        // Blocks the job writes whole are not zeroed first.
+        let prog = dev.alloc_written(arena, self.exe.code.len() * 4)?;
         dev.load_program(&self.exe, prog)?;
         let none = SurfaceFormat::linear(Format::Float32_4, 0);
         cb.push(Command::SetInstFmt {
@@ -133,13 +146,13 @@ impl Kernel {
             (&consti, |base, fmt| Command::SetConstiFmt { base, fmt }),
             (&constb, |base, fmt| Command::SetConstbFmt { base, fmt }),
         ] {
-            let base = dev.alloc(arena, data.len())?;
+            let base = dev.alloc_written(arena, data.len())?;
             dev.write(base, data)?;
             cb.push(make(base, none));
             files.push(base);
         }
 
-        let (inputs, outs, cond) = self.surfaces(&mut dev, &mut cb, job)?;
+        let (inputs, outs, cond) = self.surfaces(&mut dev, &mut cb, job, usage)?;
         cb.push(Command::SetCondVal(job.cond_val.to_bits()))
             .push(Command::InvInstCache)
             .push(Command::InvConstfCache)
@@ -151,6 +164,7 @@ impl Kernel {
             .push(Command::StartProgram)
             .push(Command::FlushOutCache)
             .push(Command::FlushCondOutCache);
+        dev.settle();
         Ok(Staged {
             dev,
             commands: cb,
@@ -162,7 +176,7 @@ impl Kernel {
             width: job.width,
             height: job.height,
             threads: job.settings.threads,
-            pool: recycle.then(|| self.memory.clone()),
+            pool: (usage != Use::Caller).then(|| self.memory.clone()),
         })
     }
 
@@ -238,6 +252,7 @@ impl Kernel {
         dev: &mut Device,
         cb: &mut CommandBuffer,
         job: &Job,
+        usage: Use,
     ) -> Result<Surfaces, KernelError> {
         let arena = ArenaKind::SystemCached;
         let bindings = &self.exe.info.bindings;
@@ -257,8 +272,13 @@ impl Kernel {
             let what = format!("output {n}");
             let (base, fmt) = match job.output_init.iter().rev().find(|(k, _)| *k == n) {
                 Some((_, s)) => place(dev, s, &what)?,
-                // Fresh device memory reads as zero: nothing to copy.
-                None => reserve(dev, format, job.width, job.height, &what)?,
+                // Fresh device memory reads as zero: nothing to copy. An
+                // output the run about to start overwrites whole need not
+                // even be zeroed (what a former run left is never seen).
+                None => {
+                    let whole = usage == Use::Run && super::prepared::covers(&self.exe, job, n);
+                    reserve(dev, format, job.width, job.height, whole, &what)?
+                }
             };
             cb.push(Command::SetOutFmt {
                 output: n,
@@ -289,7 +309,7 @@ impl Kernel {
         {
             let params = job.params.unwrap_or_else(crate::pe::params::identity);
             let bytes: Vec<u8> = params.iter().flat_map(|f| f.to_le_bytes()).collect();
-            let base = dev.alloc(arena, bytes.len())?;
+            let base = dev.alloc_written(arena, bytes.len())?;
             dev.write(base, &bytes)?;
             cb.push(Command::SetParams { base });
         }

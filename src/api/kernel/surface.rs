@@ -191,7 +191,7 @@ pub(super) fn place(
     what: &str,
 ) -> Result<(u32, SurfaceFormat), KernelError> {
     s.check(what)?;
-    let (base, fmt) = reserve(dev, s.format, s.width, s.height, what)?;
+    let (base, fmt) = reserve(dev, s.format, s.width, s.height, true, what)?;
     write_rows(dev, s, base, fmt)?;
     Ok((base, fmt))
 }
@@ -213,18 +213,25 @@ pub(super) fn write_rows(
 }
 
 /// Allocates device memory (zero) for a `width × height` surface of
-/// `format` with a padded pitch.
+/// `format` with a padded pitch. With `whole` (every element is written
+/// before anything reads it), memory with no padding is not zeroed first.
 pub(super) fn reserve(
     dev: &mut Device,
     format: Format,
     width: u32,
     height: u32,
+    whole: bool,
     what: &str,
 ) -> Result<(u32, SurfaceFormat), KernelError> {
     check_size(what, width, height)?;
     let fmt = SurfaceFormat::linear(format, width);
     let row = fmt.pitch as usize * format.bytes();
-    let base = dev.alloc(ArenaKind::SystemCached, row * height as usize)?;
+    let bytes = row * height as usize;
+    let base = if whole && fmt.pitch == width {
+        dev.alloc_written(ArenaKind::SystemCached, bytes)?
+    } else {
+        dev.alloc(ArenaKind::SystemCached, bytes)?
+    };
     Ok((base, fmt))
 }
 

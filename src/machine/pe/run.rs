@@ -71,9 +71,12 @@ pub struct RunSettings {
     pub max_instructions: Option<u64>,
 }
 
-/// All the host's cores.
+/// All the host's cores (asked once: the answer reads the system's
+/// control-group files, which every device's default settings would
+/// otherwise do again).
 pub fn all_cores() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get())
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
 impl Default for RunSettings {
