@@ -336,13 +336,14 @@ impl Engine for JitEngine {
         let direct = code.direct_inputs(clause);
         let (body, what) = match code.clause(clause) {
             // An input the code would read directly has no descriptor in
-            // this run (another format, the gather, strict caches): the body
-            // that asks the runtime for every lookup.
+            // this run, or one the code was not compiled for (another
+            // format, the gather, strict caches): the body that asks the
+            // runtime for every lookup.
             ClauseCode::Native(_) | ClauseCode::Full(_)
-                if direct != 0 && !ctx.tex.direct().covers(direct) =>
+                if direct != 0 && !ctx.tex.direct().covers(direct, &program.forms) =>
             {
                 // A one-channel 2×2 gather: the body that reads it too.
-                if ctx.tex.direct().covers_gathered(direct) {
+                if ctx.tex.direct().covers_gathered(direct, &program.forms) {
                     (code.gathered_body(clause, program), "gather")
                 } else {
                     (code.host_body(clause, program), "host")
@@ -456,7 +457,7 @@ impl Engine for JitEngine {
             .clauses
             .iter()
             .fold(0, |m, &ci| m | code.direct_inputs(ci));
-        if inputs != 0 && !ctx.tex.direct().covers(inputs) {
+        if inputs != 0 && !ctx.tex.direct().covers(inputs, &program.forms) {
             return Ok(LoopExit::Before(first));
         }
         // Lane-wise where the region allows it and the loop is at the top

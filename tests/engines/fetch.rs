@@ -241,5 +241,11 @@ fn one_program_switches_between_direct_reads_and_the_runtime_per_run() {
         assert_eq!(other.general_compiled, 1, "the runtime's body: {other:?}");
         assert_eq!(again.general_compiled, 0, "{again:?}");
         assert_eq!(unorm.general_compiled, 0, "{unorm:?}");
+        // Code is compiled for the input's format: the unorm input's
+        // program is compiled anew, and reads it in that one way.
+        assert_eq!(again.compiled, 0, "{again:?}");
+        assert_eq!(unorm.compiled, 1, "{unorm:?}");
+        let back = run(Format::Float32_4, CacheMode::Coherent);
+        assert_eq!((back.compiled, back.general_compiled), (0, 0), "{back:?}");
     }
 }

@@ -145,6 +145,7 @@ fn hand_built(node: Op) -> Program {
         entry: vec![Some(0)],
         len: 1,
         early_exit: true,
+        forms: Default::default(),
     }
 }
 
@@ -185,6 +186,7 @@ fn bad_programs() -> Vec<Program> {
             entry: vec![Some(0), Some(7)],
             len: 2,
             early_exit: false,
+            forms: Default::default(),
         },
     ]
 }

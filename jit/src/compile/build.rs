@@ -82,7 +82,7 @@ pub(super) fn build_function(
             &mut b,
             &program.clauses[ci],
             usize::from(opts.quads_per_iter),
-            shape,
+            (shape.0, shape.1, &program.forms),
             ptr,
             cc,
         );

@@ -510,6 +510,21 @@ impl Clause {
     }
 }
 
+/// What compiled code may assume of an input's elements: their size and
+/// whether their channels are unorm integers. Whoever builds a program for
+/// a run whose input formats it knows sets them ([`Program::forms`]: the
+/// PE does); compiled code then reads that input in that one way instead
+/// of testing the element size and conversion at each lookup, and runs
+/// only where the input's descriptor agrees
+/// ([`crate::state::TexTable::covers`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct InputForm {
+    /// log2 of the element's bytes (1–4); 0: not known (every size read).
+    pub shift: u8,
+    /// The channels are unorm integers, converted as they are read.
+    pub unorm: bool,
+}
+
 /// A whole program.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Program {
@@ -521,6 +536,9 @@ pub struct Program {
     pub len: u16,
     /// Honour `LAST` (early exit); otherwise only the end of `.text` ends.
     pub early_exit: bool,
+    /// What compiled code may assume of each input's elements (all unknown
+    /// unless set).
+    pub forms: [InputForm; 16],
 }
 
 impl Program {

@@ -37,7 +37,7 @@
 //! outputs and out-of-bounds counts on every format.
 
 use super::{CHAN_BYTES, GROUP_QUADS, Lookups, Lowering};
-use crate::ir::FetchKind;
+use crate::ir::{FetchKind, InputForm};
 use crate::state::{io_offsets, offsets, tex_offsets};
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::immediates::Offset32 as Offset;
@@ -196,8 +196,9 @@ impl Lowering<'_, '_> {
         if let Some(outside) = outside {
             self.count_outside(outside);
         }
-        let raw = self.gather(desc, pages, geometry.shift);
-        self.fetched(desc, raw, enable)
+        let form = self.forms[usize::from(op.input & 15)];
+        let raw = self.gather(desc, pages, geometry.shift, form);
+        self.fetched(desc, raw, enable, form)
     }
 
     /// One axis of the texel floor (`texel_floor` of the memory controller;
@@ -309,10 +310,11 @@ impl Lowering<'_, '_> {
         desc: Value,
         raw: [[Value; GROUP_QUADS]; 4],
         enable: Option<&[Value]>,
+        form: InputForm,
     ) -> [[Value; GROUP_QUADS]; 4] {
         let flags = MemFlagsData::trusted().with_readonly();
         let word = |l: &mut Self, ty, off: usize| l.b.ins().load(ty, flags, desc, off as i32);
-        let raw = self.unorm(desc, raw);
+        let raw = self.unorm(desc, raw, form);
         std::array::from_fn(|c| {
             let mask = word(self, types::I32, tex_offsets::CHAN_MASK + 4 * c);
             let fill = word(self, types::I32, tex_offsets::FILL + 4 * c);
@@ -338,10 +340,22 @@ impl Lowering<'_, '_> {
     /// channel masks keep); other sizes a loop over the lanes. Whole-group
     /// code (which also keeps the runtime's path) takes the loop alone: the
     /// unrolled forms, eight quads wide, cost more to compile and in code
-    /// size than they save.
-    fn gather(&mut self, desc: Value, pages: Value, shift: Value) -> [[Value; GROUP_QUADS]; 4] {
+    /// size than they save. An input of known form reads in its one way.
+    fn gather(
+        &mut self,
+        desc: Value,
+        pages: Value,
+        shift: Value,
+        form: InputForm,
+    ) -> [[Value; GROUP_QUADS]; 4] {
         if !matches!(self.lookups, Lookups::Direct | Lookups::Gathered) {
             return self.gather_looped(desc, pages);
+        }
+        match form.shift {
+            0 => {}
+            4 => return self.gather_wide(pages),
+            2 | 1 => return self.gather_words(pages, form.shift == 1),
+            _ => return self.gather_looped(desc, pages),
         }
         let [wide, narrow, half, other, test_narrow, test_half] =
             std::array::from_fn(|_| self.b.create_block());
@@ -356,7 +370,31 @@ impl Lowering<'_, '_> {
         self.b.ins().brif(is_half, half, &[], other, &[]);
 
         self.b.switch_to_block(wide);
-        let mut chans = [[shift; GROUP_QUADS]; 4];
+        let chans = self.gather_wide(pages);
+        self.jump_with(merge, &chans);
+
+        // 4-byte and 2-byte elements: one word per lane, read by every
+        // channel (a one-channel format's masks keep none of channels 1–3;
+        // uint8_4's channels are bytes of the word).
+        for (block, half) in [(narrow, false), (half, true)] {
+            self.b.switch_to_block(block);
+            let chans = self.gather_words(pages, half);
+            self.jump_with(merge, &chans);
+        }
+
+        self.b.switch_to_block(other);
+        let chans = self.gather_looped(desc, pages);
+        self.jump_with(merge, &chans);
+
+        self.b.switch_to_block(merge);
+        out
+    }
+
+    /// The raw channel words of 16-byte elements: one vector load per lane
+    /// and a 4 × 4 transpose per quad.
+    fn gather_wide(&mut self, pages: Value) -> [[Value; GROUP_QUADS]; 4] {
+        // Entries past the batch's quads are never read.
+        let mut chans = [[pages; GROUP_QUADS]; 4];
         for k in 0..self.w {
             let e: [Value; 4] = std::array::from_fn(|l| {
                 let p = self.element(pages, (0, k, l));
@@ -379,28 +417,21 @@ impl Lowering<'_, '_> {
                 chan[k] = v;
             }
         }
-        self.jump_with(merge, &chans);
+        chans
+    }
 
-        // 4-byte and 2-byte elements: one word per lane, read by every
-        // channel (a one-channel format's masks keep none of channels 1–3;
-        // uint8_4's channels are bytes of the word).
-        for (block, half) in [(narrow, false), (half, true)] {
-            self.b.switch_to_block(block);
-            for k in 0..self.w {
-                let v = self.words(pages, (0, k), half);
-                for c in chans.iter_mut() {
-                    c[k] = v;
-                }
+    /// The raw channel words of 4-byte and 2-byte elements (`half`): one
+    /// word per lane, read by every channel (a one-channel format's masks
+    /// keep none of channels 1–3; uint8_4's channels are bytes of the word).
+    fn gather_words(&mut self, pages: Value, half: bool) -> [[Value; GROUP_QUADS]; 4] {
+        let mut chans = [[pages; GROUP_QUADS]; 4];
+        for k in 0..self.w {
+            let v = self.words(pages, (0, k), half);
+            for c in chans.iter_mut() {
+                c[k] = v;
             }
-            self.jump_with(merge, &chans);
         }
-
-        self.b.switch_to_block(other);
-        let chans = self.gather_looped(desc, pages);
-        self.jump_with(merge, &chans);
-
-        self.b.switch_to_block(merge);
-        out
+        chans
     }
 
     /// Quad `k`'s four elements at the addresses in `Io::args[c]` as an
@@ -428,12 +459,25 @@ impl Lowering<'_, '_> {
     /// memory controller's conversion, exact (the integer converts
     /// exactly, and the division is correctly rounded in both). Float
     /// formats pass unchanged.
-    fn unorm(&mut self, desc: Value, raw: [[Value; GROUP_QUADS]; 4]) -> [[Value; GROUP_QUADS]; 4] {
+    fn unorm(
+        &mut self,
+        desc: Value,
+        raw: [[Value; GROUP_QUADS]; 4],
+        form: InputForm,
+    ) -> [[Value; GROUP_QUADS]; 4] {
         let flags = MemFlagsData::trusted().with_readonly();
         let bits = self
             .b
             .ins()
             .load(types::I32, flags, desc, tex_offsets::UNORM as i32);
+        // An input of known form converts, or not, without a test.
+        if form.shift != 0 {
+            return if form.unorm {
+                self.convert_unorm(desc, bits, raw)
+            } else {
+                raw
+            };
+        }
         let convert = self.b.create_block();
         let (merge, out) = self.merge_block(types::I32X4);
         let args: Vec<_> = raw
@@ -443,6 +487,20 @@ impl Lowering<'_, '_> {
         self.b.ins().brif(bits, convert, &[], merge, &args);
 
         self.b.switch_to_block(convert);
+        let chans = self.convert_unorm(desc, bits, raw);
+        self.jump_with(merge, &chans);
+        self.b.switch_to_block(merge);
+        out
+    }
+
+    /// [`Self::unorm`]'s conversion (`bits`: the descriptor's `unorm`).
+    fn convert_unorm(
+        &mut self,
+        desc: Value,
+        bits: Value,
+        raw: [[Value; GROUP_QUADS]; 4],
+    ) -> [[Value; GROUP_QUADS]; 4] {
+        let flags = MemFlagsData::trusted().with_readonly();
         let mask = self.b.ins().splat(types::I32X4, bits);
         let scale = self
             .b
@@ -461,9 +519,7 @@ impl Lowering<'_, '_> {
                 *v = self.bitcast(types::I32X4, x);
             }
         }
-        self.jump_with(merge, &chans);
-        self.b.switch_to_block(merge);
-        out
+        chans
     }
 
     /// A block taking four channels of `w` vectors of type `ty`, and its

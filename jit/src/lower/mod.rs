@@ -36,7 +36,7 @@ mod strip;
 mod umrt;
 mod walk;
 
-use crate::ir::{Clause, Op};
+use crate::ir::{Clause, InputForm, Op};
 use crate::state::{GROUP_LANES, GROUP_QUADS, io_offsets, offsets};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::immediates::Offset32;
@@ -118,6 +118,8 @@ pub(crate) struct Lowering<'a, 'f> {
     imm: Vec<Option<u32>>,
     /// How lookups reach memory.
     lookups: Lookups,
+    /// What lookups may assume of each input's elements.
+    forms: [InputForm; 16],
     /// Every lane is a whole quad's, inside the domain, with no lane state
     /// behind it (a strip): no helper lanes.
     whole: bool,
@@ -162,7 +164,7 @@ pub(crate) fn lower_clause(
     b: &mut FunctionBuilder<'_>,
     clause: &Clause,
     w: usize,
-    (bodies, lookups): (Body, Lookups),
+    (bodies, lookups, forms): (Body, Lookups, &[InputForm; 16]),
     ptr: Type,
     call_conv: cranelift_codegen::isa::CallConv,
 ) -> PcMarks {
@@ -189,6 +191,7 @@ pub(crate) fn lower_clause(
     );
     let mut l = Lowering::new(b, w, ptr, call_conv, [lanes, uni, io], clause.values, al);
     l.lookups = lookups;
+    l.forms = *forms;
     l.uniforms(clause);
     #[cfg(feature = "fault-injection")]
     crate::fault::check(clause, crate::fault::Site::Clause);
@@ -288,6 +291,7 @@ impl<'a, 'f> Lowering<'a, 'f> {
             one,
             imm: vec![None; values as usize],
             lookups: Lookups::Either,
+            forms: [InputForm::default(); 16],
             whole: false,
         }
     }

@@ -252,6 +252,7 @@ pub(crate) fn lower_lanewise(
     // The runtime runs this function only where every input the region
     // looks up has a descriptor.
     l.lookups = Lookups::Direct;
+    l.forms = program.forms;
     let entry_consts = l.consts.clone();
 
     // head(q0): q0 < quads ? batch : exit; a batch is skipped when none

@@ -121,6 +121,7 @@ pub(crate) fn lower_strip(
     // Lookups read memory themselves (the caller hands over a descriptor
     // for every input the strip reads), and no lane is a helper.
     l.lookups = super::Lookups::Direct;
+    l.forms = program.forms;
     l.whole = true;
     // The pixel rows and v are the same for every batch.
     let jv = l.b.ins().splat(types::I32X4, j);

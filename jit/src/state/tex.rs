@@ -73,6 +73,8 @@ impl TexDesc {
     };
 }
 
+use crate::ir::InputForm;
+
 /// One [`TexDesc`] per input, as compiled code indexes them.
 #[derive(Clone, Copy, Debug)]
 #[repr(C)]
@@ -116,26 +118,37 @@ impl TexTable {
     }
 
     /// Whether every input of `inputs` (bit `k` = input `k`) has a
-    /// descriptor: code that reads them directly may run with this table.
+    /// descriptor that code compiled for `forms` may read: code that reads
+    /// them directly may run with this table.
     ///
     /// ```
     /// use ctm_jit::state::TexTable;
-    /// assert!(TexTable::NONE.covers(0));
-    /// assert!(!TexTable::NONE.covers(0b10));
+    /// let any = Default::default();
+    /// assert!(TexTable::NONE.covers(0, &any));
+    /// assert!(!TexTable::NONE.covers(0b10, &any));
     /// ```
     #[inline]
-    pub fn covers(&self, inputs: u16) -> bool {
-        (0..16).all(|k| {
-            let d = &self.0[k];
-            inputs & (1 << k) == 0 || (!d.pages.is_null() && d.gather == 0)
-        })
+    pub fn covers(&self, inputs: u16, forms: &[InputForm; 16]) -> bool {
+        self.described(inputs, forms, false)
     }
 
-    /// Whether every input of `inputs` has a descriptor, 2×2 gathers
-    /// included: code compiled for gathers may run with this table.
+    /// Whether every input of `inputs` has a descriptor that code compiled
+    /// for `forms` may read, 2×2 gathers included: code compiled for
+    /// gathers may run with this table.
     #[inline]
-    pub fn covers_gathered(&self, inputs: u16) -> bool {
-        (0..16).all(|k| inputs & (1 << k) == 0 || !self.0[k].pages.is_null())
+    pub fn covers_gathered(&self, inputs: u16, forms: &[InputForm; 16]) -> bool {
+        self.described(inputs, forms, true)
+    }
+
+    fn described(&self, inputs: u16, forms: &[InputForm; 16], gathers: bool) -> bool {
+        (0..16).all(|k| {
+            let (d, f) = (&self.0[k], forms[k]);
+            inputs & (1 << k) == 0
+                || (!d.pages.is_null()
+                    && (gathers || d.gather == 0)
+                    && (f.shift == 0
+                        || (d.shift == u32::from(f.shift) && (d.unorm != 0) == f.unorm)))
+        })
     }
 
     /// The table as compiled code reads it.
@@ -176,4 +189,36 @@ pub mod tex_offsets {
     pub const UNORM_SCALE: usize = offset_of!(TexDesc, unorm_scale);
     /// `TexDesc::gather`.
     pub const GATHER: usize = offset_of!(TexDesc, gather);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn code_compiled_for_one_form_never_reads_another() {
+        let pages = [std::ptr::NonNull::<u8>::dangling().as_ptr().cast_const(); 2];
+        let mut table = TexTable::NONE;
+        // A uint8_4 input: 4-byte elements, unorm channels.
+        let desc = TexDesc {
+            pages: pages.as_ptr(),
+            shift: 2,
+            unorm: 0xFF,
+            ..TexDesc::NONE
+        };
+        // SAFETY: no compiled code runs with this table.
+        unsafe { table.set(3, desc) };
+        let form = |shift, unorm| {
+            let mut forms = [InputForm::default(); 16];
+            forms[3] = InputForm { shift, unorm };
+            forms
+        };
+        assert!(table.covers(1 << 3, &form(0, false)), "any form");
+        assert!(table.covers(1 << 3, &form(2, true)), "its own form");
+        assert!(!table.covers(1 << 3, &form(2, false)), "float32_1's");
+        assert!(!table.covers(1 << 3, &form(4, false)), "float32_4's");
+        assert!(!table.covers_gathered(1 << 3, &form(1, true)), "uint16_1's");
+        // Forms of inputs the code does not read do not matter.
+        assert!(table.covers(0, &form(4, false)));
+    }
 }

@@ -124,6 +124,7 @@ pub fn build(slots: &[Result<Inst, DecodeError>], opts: Options) -> Program {
         entry: vec![None; usize::from(len)],
         len,
         early_exit: opts.early_exit,
+        forms: Default::default(),
     };
     for start in 0..len {
         if !leader[usize::from(start)] {

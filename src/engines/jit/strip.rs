@@ -76,7 +76,7 @@ impl JitEngine {
             return Err(no_strip());
         };
         // The strip reads its inputs through their descriptors, unchecked.
-        if !tex.direct().covers(shape.inputs) {
+        if !tex.direct().covers(shape.inputs, &program.forms) {
             return Err(RunError::Engine {
                 engine: "jit",
                 message: "a compiled strip's inputs have no direct descriptors".into(),

@@ -15,6 +15,7 @@
 
 use super::format::TILED_IS_LINEAR;
 use super::{CacheId, CacheMode, Format, Mc, Surface};
+use ctm_jit::ir::InputForm;
 use ctm_jit::state::{TexDesc, TexTable};
 use std::marker::PhantomData;
 
@@ -150,6 +151,26 @@ impl<'a> DirectInputs<'a> {
     }
 }
 
+/// What code compiled for an input of `format` may assume of its elements
+/// (`Program::forms`): what its descriptor says.
+pub fn input_form(format: Format) -> InputForm {
+    InputForm {
+        shift: format.bytes().trailing_zeros() as u8,
+        unorm: unorm_of(format).0 != 0,
+    }
+}
+
+/// A unorm format's integer bits, where each channel's integer lies in the
+/// word, and the integer that reads as 1.0 (zeros for float formats).
+fn unorm_of(format: Format) -> (u32, [u32; 4], f32) {
+    match format {
+        // B, G, R, A bytes: R is bits 16–23 of the little-endian word.
+        Format::Uint8_4 => (0xFF, [16, 8, 0, 24], 255.0),
+        Format::Uint16_1 => (0xFFFF, [0; 4], 65535.0),
+        _ => (0, [0; 4], 0.0),
+    }
+}
+
 /// The descriptor of `s` and the page table it points to, if `s` qualifies.
 fn describe(
     s: &Surface,
@@ -180,12 +201,7 @@ fn describe(
     let bytes = format.bytes();
     let zero = format.read(&[0; 16][..bytes]);
     let ones = format.read(&[0xFF; 16][..bytes]);
-    let (unorm, unorm_shift, unorm_scale) = match format {
-        // B, G, R, A bytes: R is bits 16–23 of the little-endian word.
-        Format::Uint8_4 => (0xFF, [16, 8, 0, 24], 255.0),
-        Format::Uint16_1 => (0xFFFF, [0; 4], 65535.0),
-        _ => (0, [0; 4], 0.0),
-    };
+    let (unorm, unorm_shift, unorm_scale) = unorm_of(format);
     // A gather's four channels are channel 0 of four elements.
     let kept = |c: usize| {
         if gather || (unorm != 0 && c < format.channels()) {
@@ -198,7 +214,7 @@ fn describe(
         pages: pages.as_ptr(),
         base_low: s.base & 0xFFFF,
         pitch: s.fmt.pitch,
-        shift: bytes.trailing_zeros(),
+        shift: u32::from(input_form(format).shift),
         zero: zero_entry << 16,
         size: [s.fmt.pitch as f32, s.height as f32],
         chan_off: std::array::from_fn(|c| {

@@ -66,7 +66,12 @@ impl Pe {
         // The hazard checker and the tracer must see every register write.
         let o = options;
         let checked = o.check_hazards || o.single_step;
-        let key = (words, desc.uncached, checked, o.single_step);
+        // Compiled code reads each bound input in its format's one way.
+        let forms = self.inputs.map(|s| {
+            s.map(|s| crate::mc::input_form(s.fmt.format))
+                .unwrap_or_default()
+        });
+        let key = (words, desc.uncached, checked, o.single_step, forms);
         self.tick += 1;
         if let Some((p, used)) = self.compiled.get_mut(&key) {
             *used = self.tick;
@@ -77,7 +82,10 @@ impl Pe {
             single_step: o.single_step,
             ..frontend::Options::loaded(desc.uncached)
         };
-        let program = Arc::new(frontend::build(&slots, opts));
+        let program = Arc::new(ctm_jit::ir::Program {
+            forms,
+            ..frontend::build(&slots, opts)
+        });
         if self.compiled.len() >= super::MAX_BUILT
             && let Some(oldest) = self
                 .compiled

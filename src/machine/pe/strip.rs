@@ -105,7 +105,7 @@ impl RowRun<'_> {
         }
         let mut view =
             RunView::new(self.mc, self.inputs, self.out0).with_direct(self.direct_inputs);
-        if !view.direct().covers(inputs) {
+        if !view.direct().covers(inputs, &self.program.forms) {
             // An input the strip would read has no descriptor: the shim.
             return self.row_part(w, row, d);
         }

@@ -280,6 +280,18 @@ pub fn program_of(kernel: &Kernel) -> Program {
     )
 }
 
+/// The clause IR `kernel` runs as on `job`: as the PE builds it, with the
+/// forms of the job's inputs, which its compiled code assumes.
+pub fn program_for(kernel: &Kernel, job: &Job) -> Program {
+    let mut program = program_of(kernel);
+    for (n, form) in program.forms.iter_mut().enumerate() {
+        if let Some(s) = job.bound_input(n as u8) {
+            *form = ctm::mc::input_form(s.format);
+        }
+    }
+    program
+}
+
 /// Static arithmetic per instruction of `program` (see
 /// [`BenchReport::flops_per_pixinst`]).
 pub fn flops_per_instruction(program: &Program) -> f64 {
@@ -398,7 +410,7 @@ pub fn measure_with_result(
     job: &Job,
     opts: BenchOptions,
 ) -> Result<(BenchReport, JobResult), BenchError> {
-    let program = program_of(kernel);
+    let program = program_for(kernel, job);
     let code = compile(&program, opts.jit)?;
     let per_inst =
         |t: std::time::Duration| t.as_secs_f64() * 1e6 / f64::from(code.instructions.max(1));

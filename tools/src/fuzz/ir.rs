@@ -110,6 +110,7 @@ pub fn build(data: &[u8]) -> Program {
         entry: vec![Some(0)],
         len: 1,
         early_exit: true,
+        forms: Default::default(),
     }
 }
 
