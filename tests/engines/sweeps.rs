@@ -107,6 +107,23 @@ alu r5.rgb = mad(-s0.rrr, abs(s0.ggg), -abs(s0.bbb)) | r5.a = mad.off(s0.r, s0.g
     }
 }
 
+#[test]
+fn a_negated_operand_times_one_is_a_subtraction_on_every_pair() {
+    // The JIT computes −a · 1 + c as c − a (no sign flip): the same bits
+    // on every special pair, with and without the output modifier, the
+    // one on either side and a negated addend.
+    let out = sweep(
+        "alu r2.rgb = mad(-s0.rrr, s0.111, s0.bbb) | r2.a = mad(-s0.r, s0.1, s0.b) src0=r1
+alu r3.rgb = mad.off(-s0.rrr, s0.111, s0.bbb) | r3.a = mad.off(s0.1, -s0.r, s0.b) src0=r1
+alu r4.rgb = mad(s0.111, -s0.rrr, -s0.bbb) | r4.a = mad.sat(-s0.r, s0.1, s0.b) src0=r1
+alu r5.rgb = mad.x2(-abs(s0.rrr), s0.111, s0.bbb) | r5.a = mad.off(-s0.r, s0.1, -s0.r) src0=r1",
+    );
+    let neg = |x: u32| x ^ 0x8000_0000;
+    expect(&out, 0, "−a · 1 + c", |a, _, c| {
+        [std(ctm::fp::mad(neg(a), 0x3F80_0000, c)); 4]
+    });
+}
+
 /// Checks every pixel of a sweep's render target `t` against `want`, which
 /// gives the pixel's four channels from its triple (a, b, c).
 fn expect(out: &[Vec<u32>], t: usize, what: &str, want: impl Fn(u32, u32, u32) -> [u32; 4]) {

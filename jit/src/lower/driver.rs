@@ -42,7 +42,7 @@ pub(super) fn jump_wanted(
     let p = if fc.pred.1 { b.ins().bnot(pred) } else { pred };
     let bit = b.ins().ushr_imm_s(bools, i64::from(fc.bool_addr & 31));
     let bit = b.ins().band_imm_s(bit, 1);
-    let mut want = zero;
+    let mut want: Option<Value> = None;
     for a in 0..2u32 {
         let f = |q: u32| (u32::from(fc.func) >> (a * 4 + q * 2)) & 3;
         // The same for both predicate values: the predicate is moot.
@@ -75,10 +75,13 @@ pub(super) fn jump_wanted(
                 };
                 term = b.ins().band(term, on);
             }
-            want = b.ins().bor(want, term);
+            want = Some(match want {
+                Some(w) => b.ins().bor(w, term),
+                None => term,
+            });
         }
     }
-    want
+    want.unwrap_or(zero)
 }
 
 impl Driver<'_, '_> {

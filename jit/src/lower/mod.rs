@@ -116,6 +116,8 @@ pub(crate) struct Lowering<'a, 'f> {
     one: Value,
     /// The bits of values defined by `Op::Imm`.
     imm: Vec<Option<u32>>,
+    /// Values defined as the negation (`Unary::Neg`) of another.
+    neg: Vec<Option<crate::ir::V>>,
     /// How lookups reach memory.
     lookups: Lookups,
     /// What lookups may assume of each input's elements.
@@ -290,6 +292,7 @@ impl<'a, 'f> Lowering<'a, 'f> {
             marks: Vec::new(),
             one,
             imm: vec![None; values as usize],
+            neg: vec![None; values as usize],
             lookups: Lookups::Either,
             forms: [InputForm::default(); 16],
             whole: false,
@@ -304,6 +307,7 @@ impl<'a, 'f> Lowering<'a, 'f> {
         self.vals = vec![None; n];
         self.lazy = vec![lazy::Lazy::No; n];
         self.imm = vec![None; n];
+        self.neg = vec![None; n];
         let mut loaded: HashMap<(u8, u8), Value> = HashMap::new();
         for node in &clause.nodes {
             match node.op {
@@ -326,6 +330,11 @@ impl<'a, 'f> Lowering<'a, 'f> {
                     self.set(dst, [v; GROUP_QUADS]);
                     self.imm[dst.0 as usize] = Some(bits);
                 }
+                Op::Unary {
+                    dst,
+                    op: crate::ir::Unary::Neg,
+                    a,
+                } => self.neg[dst.0 as usize] = Some(a),
                 _ => {}
             }
         }

@@ -283,6 +283,13 @@ impl Lowering<'_, '_> {
         }
         let square_plus_zero = a == b && is(self, c, 0);
         let add = !(is(self, c, NEG_ZERO) || square_plus_zero);
+        // −x · 1 + c is c − x: IEEE subtraction is the addition of the
+        // negation, bit for bit (signed zeros, infinities; a NaN's sign is
+        // not observable, §7.1), and it spares the sign flip.
+        if let (true, true, Some(x)) = (times_one, add, self.neg[a.0 as usize]) {
+            let (dx, dc) = (self.get(x).q, self.get(c).q);
+            return self.each(|l, k| l.b.ins().fsub(dc[k], dx[k]));
+        }
         let (da, dc) = (self.get(a).q, self.get(c).q);
         let product = (!times_one).then(|| self.get(b).q);
         self.each(|l, k| {
