@@ -265,15 +265,12 @@ impl JitEngine {
 /// first use, and that compilation is counted); `None` (the clause is
 /// interpreted, counted as a fallback with its reason) if it cannot be
 /// compiled.
-fn lazy_body(
+fn lazy_body<F>(
     stats: &mut EngineStats,
-    (code, took): (
-        Result<ctm_jit::state::ClauseFn, String>,
-        Option<std::time::Duration>,
-    ),
+    (code, took): (Result<F, String>, Option<std::time::Duration>),
     clause: u32,
     what: &str,
-) -> Option<ctm_jit::state::ClauseFn> {
+) -> Option<F> {
     if let Some(t) = took {
         stats.general_compiled += 1;
         stats.compile_time += t;
@@ -339,7 +336,7 @@ impl Engine for JitEngine {
             // this run, or one the code was not compiled for (another
             // format, the gather, strict caches): the body that asks the
             // runtime for every lookup.
-            ClauseCode::Native(_) | ClauseCode::Full(_)
+            ClauseCode::Native(_) | ClauseCode::Full(_) | ClauseCode::Deferred
                 if direct != 0 && !ctx.tex.direct().covers(direct, &program.forms) =>
             {
                 // A one-channel 2×2 gather: the body that reads it too.
@@ -352,6 +349,7 @@ impl Engine for JitEngine {
             ClauseCode::Native(f) => ((Ok(*f), None), "eager"),
             ClauseCode::Full(full) if full.fits(lanes) => ((Ok(full.code), None), "eager"),
             ClauseCode::Full(_) => (code.general(clause, program), "general"),
+            ClauseCode::Deferred => (code.general(clause, program), "lock-step"),
             ClauseCode::Fallback(_) => {
                 self.stats.fallback_runs += 1;
                 let _default = DazGuard::new(false);
@@ -476,7 +474,15 @@ impl Engine for JitEngine {
         });
         let (f, lanewise) = match lanewise {
             Some((_, f)) => (f, true),
-            None => (code.loop_fn(entry.index), false),
+            None => {
+                // A lane-wise region's driver is compiled on first use;
+                // one that cannot be is left to the shim.
+                let driver = code.loop_fn(entry.index, program);
+                match lazy_body(&mut self.stats, driver, first, "lock-step driver") {
+                    Some(f) => (f, false),
+                    None => return Ok(LoopExit::Before(first)),
+                }
+            }
         };
         self.stats.loop_runs += 1;
         self.stats.lanewise_runs += u64::from(lanewise);

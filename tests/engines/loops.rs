@@ -214,6 +214,48 @@ fn a_lane_wise_loop_hands_over_to_lock_step_where_the_budget_would_run_out() {
 }
 
 #[test]
+fn a_lane_wise_loop_compiles_one_body_and_its_lock_step_code_on_first_use() {
+    if !common::jit_available() {
+        return;
+    }
+    let k = lanewise_program("LOOP", "BREAKLOOP", "alu_result != 0", "ENDLOOP");
+    // Its own cache: what it compiles is counted below.
+    let cache = ctm::CodeCache::new(4);
+    let job = |budget: u64| {
+        // Whole groups (no partial batch needs a general body).
+        let mut job = lanewise_job(40, 0, 1)
+            .domain(32, 8)
+            .code_cache(&cache)
+            .threads(1);
+        job.settings_mut().options.budget = budget;
+        job
+    };
+    // The lane-wise body runs the whole loop: the loop's clause and its
+    // lock-step driver are never compiled.
+    let got = run(&k, &job(100_000), EngineKind::Jit).unwrap();
+    let e = &got.report.engine;
+    assert!(e.lanewise_runs > 0, "{e:?}");
+    assert_eq!((e.compiled, e.general_compiled), (1, 0), "{e:?}");
+    // A budget that sends the loop to lock step (the rest of the loop no
+    // longer fits) compiles them then, once, and the run agrees with the
+    // interpreter.
+    let want = run(&k, &job(250), EngineKind::Interp);
+    for round in 0..2 {
+        let got = run(&k, &job(250), EngineKind::Jit);
+        let (a, b) = (Observed::job(want.as_ref()), Observed::job(got.as_ref()));
+        assert_agree(&a, &b, "interp", "jit, lock step");
+        let e = got.unwrap().report.engine;
+        assert!(
+            e.loop_runs > 0 && e.lanewise_runs == 0,
+            "round {round}: {e:?}"
+        );
+        assert_eq!(e.compiled, 0, "round {round}: {e:?}");
+        assert_eq!(e.general_compiled > 0, round == 0, "round {round}: {e:?}");
+        assert!(e.fallback_reasons.is_empty(), "round {round}: {e:?}");
+    }
+}
+
+#[test]
 fn lanes_that_leave_where_a_register_is_first_written_see_it_canonical() {
     // r2 = r2 + c1 with c1 a NaN with a payload: compiled code keeps such
     // results raw inside a lane-wise loop and makes them canonical when the

@@ -133,10 +133,9 @@ pub(super) fn shape_of(program: &Program, regions: &[LoopRegion], ci: usize) -> 
         Some(_) => Lookups::Direct,
         None => Lookups::Either,
     };
-    let mut holding = regions.iter().filter(|r| r.clauses.contains(&(ci as u32)));
-    if let Some(first) = holding.next() {
+    if regions.iter().any(|r| r.clauses.contains(&(ci as u32))) {
         // The lock-step driver is only the fallback of a lane-wise region.
-        if lanewise(program, first).is_some() && holding.next().is_none() {
+        if lanewise_only(program, regions, ci) {
             (Body::General, lookups)
         } else {
             (Body::Both, lookups)
@@ -147,6 +146,18 @@ pub(super) fn shape_of(program: &Program, regions: &[LoopRegion], ci: usize) -> 
         } else {
             (Body::General, lookups)
         }
+    }
+}
+
+/// Whether clause `ci` belongs to one loop region alone, one whose lanes
+/// are independent: the lane-wise body runs it, and its own body serves
+/// only the lock-step driver and the shim where that body cannot run
+/// (compiled on first use: [`super::ClauseCode::Deferred`]).
+pub(super) fn lanewise_only(program: &Program, regions: &[LoopRegion], ci: usize) -> bool {
+    let mut holding = regions.iter().filter(|r| r.clauses.contains(&(ci as u32)));
+    match (holding.next(), holding.next()) {
+        (Some(first), None) => lanewise(program, first).is_some(),
+        _ => false,
     }
 }
 

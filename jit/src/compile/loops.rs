@@ -1,9 +1,12 @@
 //! Compiling loop regions: a lock-step driver for each region whose clauses
 //! all compiled, and a lane-wise body where its lanes are independent
-//! ([`crate::lanewise`]).
+//! ([`crate::lanewise`]). A region with a lane-wise body gets that one body
+//! at first: its clauses' own bodies and its driver, which serve only where
+//! the lane-wise body cannot run, are compiled on first use
+//! ([`compile_driver`]).
 
 use super::JitOptions;
-use super::build::{clause_signature, define, guarded};
+use super::build::{build_function, clause_signature, define, guarded, shape_of};
 use crate::ir::Program;
 use crate::lanewise::{Lanewise, lanewise};
 use crate::lower::{lower_lanewise, lower_loop};
@@ -11,28 +14,34 @@ use crate::regions::{LoopRegion, loop_regions};
 use crate::state::LoopFn;
 use cranelift_codegen::Context;
 use cranelift_codegen::ir::{AbiParam, Function, UserFuncName};
+use cranelift_codegen::isa::OwnedTargetIsa;
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
-use cranelift_jit::JITModule;
-use cranelift_module::{FuncId, Module};
+use cranelift_jit::{JITBuilder, JITModule};
+use cranelift_module::{FuncId, Module, default_libcall_names};
+use std::sync::OnceLock;
 
 /// A compiled loop region.
 pub(super) struct CompiledLoop {
     pub(super) region: LoopRegion,
-    /// Runs it in lock step ([`crate::lower`]'s driver).
-    pub(super) driver: LoopFn,
+    /// Runs it in lock step ([`crate::lower`]'s driver): compiled with the
+    /// program, or on first use where the region has a lane-wise body.
+    pub(super) driver: OnceLock<Result<LoopFn, String>>,
     /// Runs it lane-wise ([`crate::lanewise`]), where it can.
     pub(super) lanewise: Option<(Lanewise, LoopFn)>,
 }
 
-/// A region's functions, defined but not yet finalised.
-pub(super) type Defined = (LoopRegion, FuncId, Option<(Lanewise, FuncId)>);
+/// A region's functions, defined but not yet finalised (no driver: one
+/// compiled on first use).
+pub(super) type Defined = (LoopRegion, Option<FuncId>, Option<(Lanewise, FuncId)>);
 
 /// Defines the functions of `program`'s loop regions in `module`, where
-/// `ids` are its clauses' functions (or why they failed); also returns why
-/// each region (or lane-wise body) that could not be compiled was not.
+/// `ids` are its clauses' functions (or why they failed) and `deferred`
+/// says which clauses are compiled on first use (those of regions with a
+/// lane-wise body, whose drivers are too); also returns why each region
+/// (or lane-wise body) that could not be compiled was not.
 pub(super) fn compile_loops(
     program: &Program,
-    ids: &[Result<FuncId, String>],
+    (ids, deferred): (&[Result<FuncId, String>], &[bool]),
     opts: JitOptions,
     (module, ctx, fctx): (&mut JITModule, &mut Context, &mut FunctionBuilderContext),
     code_bytes: &mut usize,
@@ -43,32 +52,32 @@ pub(super) fn compile_loops(
     let (mut loop_ids, mut failed) = (Vec::new(), Vec::new());
     for region in loop_regions(program) {
         let what = format!("loop region at instruction {}", region.start);
-        let fns: Result<Vec<FuncId>, u32> = region
-            .clauses
-            .iter()
-            .map(|&ci| ids[ci as usize].as_ref().ok().copied().ok_or(ci))
-            .collect();
-        let fns = match fns {
-            Ok(fns) => fns,
-            Err(ci) => {
-                failed.push(format!("{what}: its clause {ci} is not compiled"));
-                continue;
-            }
-        };
         let n = loop_ids.len() as u32;
-        let func = loop_function(module, fctx, 2 * n, |b, module| {
-            let refs: Vec<_> = fns
+        let later = region.clauses.iter().all(|&ci| deferred[ci as usize]);
+        let driver = if later {
+            None
+        } else {
+            let fns: Result<Vec<FuncId>, u32> = region
+                .clauses
                 .iter()
-                .map(|&id| module.declare_func_in_func(id, b.func))
+                .map(|&ci| ids[ci as usize].as_ref().ok().copied().ok_or(ci))
                 .collect();
-            lower_loop(b, program, &region, &refs);
-        });
-        let name = format!("loop{}", region.start);
-        let driver = match func.and_then(|f| define_loop(module, ctx, &name, f, code_bytes)) {
-            Ok(id) => id,
-            Err(why) => {
-                failed.push(format!("{what}: {why}"));
-                continue;
+            let fns = match fns {
+                Ok(fns) => fns,
+                Err(ci) => {
+                    failed.push(format!("{what}: its clause {ci} is not compiled"));
+                    continue;
+                }
+            };
+            let name = format!("loop{}", region.start);
+            match driver_function(module, fctx, 2 * n, (program, &region, &fns))
+                .and_then(|f| define_loop(module, ctx, &name, f, code_bytes))
+            {
+                Ok(id) => Some(id),
+                Err(why) => {
+                    failed.push(format!("{what}: {why}"));
+                    continue;
+                }
             }
         };
         let lanewise = lanewise(program, &region).and_then(|lw| {
@@ -100,10 +109,71 @@ pub(super) fn finished(module: &JITModule, defined: Vec<Defined>) -> Vec<Compile
         .into_iter()
         .map(|(region, driver, lanewise)| CompiledLoop {
             region,
-            driver: loop_fn(driver),
+            driver: match driver {
+                Some(id) => OnceLock::from(Ok(loop_fn(id))),
+                None => OnceLock::new(),
+            },
             lanewise: lanewise.map(|(lw, id)| (lw, loop_fn(id))),
         })
         .collect()
+}
+
+/// The lock-step driver of `region` (user index `index`), calling the
+/// clause functions `fns`.
+fn driver_function(
+    module: &mut JITModule,
+    fctx: &mut FunctionBuilderContext,
+    index: u32,
+    (program, region, fns): (&Program, &LoopRegion, &[FuncId]),
+) -> Result<Function, String> {
+    loop_function(module, fctx, index, |b, module| {
+        let refs: Vec<_> = fns
+            .iter()
+            .map(|&id| module.declare_func_in_func(id, b.func))
+            .collect();
+        lower_loop(b, program, region, &refs);
+    })
+}
+
+/// The lock-step driver of `region` of `program` in a module of its own,
+/// with the bodies of the region's clauses it calls: for a region whose
+/// driver was left to first use. The error says why it cannot be
+/// compiled (the shim then runs the region).
+pub(super) fn compile_driver(
+    program: &Program,
+    region: &LoopRegion,
+    (opts, isa): (JitOptions, OwnedTargetIsa),
+) -> Result<(JITModule, LoopFn), String> {
+    // The program is the caller's word: verify it like `compile`.
+    program.verify().map_err(|e| format!("invalid IR: {e}"))?;
+    let regions = loop_regions(program);
+    if region
+        .clauses
+        .iter()
+        .any(|&ci| ci as usize >= program.clauses.len())
+    {
+        return Err("the region's clauses are not the program's".into());
+    }
+    let mut module = JITModule::new(JITBuilder::with_isa(isa, default_libcall_names()));
+    let mut fctx = FunctionBuilderContext::new();
+    let mut ctx = module.make_context();
+    let mut fns = Vec::with_capacity(region.clauses.len());
+    for &ci in &region.clauses {
+        let ci = ci as usize;
+        let shape = shape_of(program, &regions, ci);
+        ctx.clear();
+        (ctx.func, _) = build_function(&module, program, ci, opts, shape, &mut fctx)?;
+        fns.push(define(&mut module, &mut ctx, &format!("clause{ci}"))?);
+    }
+    let func = driver_function(&mut module, &mut fctx, 0, (program, region, &fns))?;
+    let mut bytes = 0;
+    let id = define_loop(&mut module, &mut ctx, "loop", func, &mut bytes)?;
+    module.finalize_definitions().map_err(|e| e.to_string())?;
+    let p = module.get_finalized_function(id);
+    // SAFETY: built with `clause_signature` plus a pointer: the `LoopFn`
+    // ABI on this host.
+    let f = unsafe { std::mem::transmute::<*const u8, LoopFn>(p) };
+    Ok((module, f))
 }
 
 /// Quads per batch of a lane-wise region: the iterations of a batch form

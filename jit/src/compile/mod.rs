@@ -57,6 +57,9 @@ pub enum ClauseCode {
     /// Compiled for groups whose live batches are all full; other groups
     /// take the general body ([`Compiled::general`]).
     Full(FullBatches),
+    /// Compiled on first use ([`Compiled::general`]): a clause of a loop
+    /// region that runs lane-wise, needed only where that body cannot run.
+    Deferred,
     /// Not compiled; the runtime interprets it. The reason says why.
     Fallback(String),
 }
@@ -211,8 +214,9 @@ impl Compiled {
         &self.clauses[i as usize]
     }
 
-    /// The general body of clause `i` (a [`ClauseCode::Full`] clause of
-    /// `program`, which must be the program this code was compiled from),
+    /// The general body of clause `i` (a [`ClauseCode::Full`] or
+    /// [`ClauseCode::Deferred`] clause of `program`, which must be the
+    /// program this code was compiled from),
     /// compiled on first use; with the time spent if this call compiled
     /// it. An error says why it cannot be compiled (the runtime then
     /// interprets the clause).
@@ -317,9 +321,34 @@ impl Compiled {
         self.loops.len()
     }
 
-    /// The code of loop region `k` (see [`Compiled::loop_at`]).
-    pub fn loop_fn(&self, k: usize) -> LoopFn {
-        self.loops[k].driver
+    /// The lock-step code of loop region `k` (see [`Compiled::loop_at`])
+    /// of `program` (the program this code was compiled from), compiled on
+    /// first use for a region that runs lane-wise; as
+    /// [`Compiled::general`].
+    pub fn loop_fn(
+        &self,
+        k: usize,
+        program: &Program,
+    ) -> (Result<LoopFn, String>, Option<Duration>) {
+        let mut took = None;
+        let code = self.loops[k].driver.get_or_init(|| {
+            let start = Instant::now();
+            let r = loops::compile_driver(
+                program,
+                &self.loops[k].region,
+                (self.opts, self.isa.clone()),
+            )
+            .map(|(m, f)| {
+                self.general_modules
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .push(m);
+                f
+            });
+            took = Some(start.elapsed());
+            r
+        });
+        (code.clone(), took)
     }
 
     /// The lane-wise code of loop region `k` and what it needs, if its
@@ -400,7 +429,16 @@ fn compile_with(
     let shapes: Vec<(Body, Lookups)> = (0..program.clauses.len())
         .map(|ci| shape_of(program, &regions, ci))
         .collect();
+    // One body per loop region: the lane-wise one; its clauses' own bodies
+    // and its lock-step driver are compiled on first use.
+    let deferred: Vec<bool> = (0..program.clauses.len())
+        .map(|ci| build::lanewise_only(program, &regions, ci))
+        .collect();
     for (ci, &shape) in shapes.iter().enumerate() {
+        if deferred[ci] {
+            ids.push(Err(String::new()));
+            continue;
+        }
         let func = match build_function(&module, program, ci, opts, shape, &mut fctx) {
             Ok((func, _)) => func,
             Err(why) => {
@@ -418,7 +456,7 @@ fn compile_with(
     }
     let parts = (&mut module, &mut ctx, &mut fctx);
     let (loop_ids, loop_fallbacks) =
-        loops::compile_loops(program, &ids, opts, parts, &mut code_bytes);
+        loops::compile_loops(program, (&ids, &deferred), opts, parts, &mut code_bytes);
     module
         .finalize_definitions()
         .map_err(|e| JitError::Module(e.to_string()))?;
@@ -428,6 +466,7 @@ fn compile_with(
         .zip(&shapes)
         .enumerate()
         .map(|(ci, (r, &(body, lookups)))| match r {
+            _ if deferred[ci] => ClauseCode::Deferred,
             Ok(id) => {
                 let code = clause_fn(&module, id);
                 let clause = &program.clauses[ci];
