@@ -20,10 +20,12 @@
 //!    `0 ≤ x < pitch`, `0 ≤ y < height` (NaN and infinities are outside),
 //!    the element's byte address relative to the surface's first page, or
 //!    the zero element for lanes that are outside or do not fetch;
-//! 2. per lane, the page pointer and the element: 16-byte elements one
-//!    vector load per lane and a 4 × 4 transpose per quad, 4-byte elements
-//!    one word per lane, 2-byte elements one 16-bit word per lane, other
-//!    sizes a small loop over the batch's lanes through `Io::result`;
+//! 2. per lane, the page pointer and the element (`elements.rs`): 16-byte
+//!    elements one vector load per lane and a 4 × 4 transpose per quad,
+//!    4-byte elements one word per lane, 2-byte elements one 16-bit word
+//!    per lane, other sizes a small loop over the batch's lanes through
+//!    `Io::result` — for an input of known form (`Program::forms`) only
+//!    its own way;
 //! 3. in SIMD again: unorm channels (uint8_4's bytes, uint16_1's word)
 //!    converted as the memory controller converts them — the integer as
 //!    f32, divided by 255 or 65535, both exact to the bit — the channels a
@@ -40,7 +42,6 @@ use super::{CHAN_BYTES, GROUP_QUADS, Lookups, Lowering};
 use crate::ir::{FetchKind, InputForm};
 use crate::state::{io_offsets, offsets, tex_offsets};
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
-use cranelift_codegen::ir::immediates::Offset32 as Offset;
 use cranelift_codegen::ir::{Block, InstBuilder, MemFlagsData, Value, types};
 
 /// A surface's addressing as one quad's vectors (I32X4; `shift` a
@@ -332,196 +333,6 @@ impl Lowering<'_, '_> {
         })
     }
 
-    /// The raw channel words (I32X4 per quad and channel) of the elements
-    /// at the addresses in `Io::args[0]`, by element size: 16-byte
-    /// elements (`shift` 4, channels at 0, 4, 8, 12) one vector load per
-    /// lane and a 4 × 4 transpose per quad; 4-byte elements one word per
-    /// lane (the other channels are the format's constants, which the
-    /// channel masks keep); other sizes a loop over the lanes. Whole-group
-    /// code (which also keeps the runtime's path) takes the loop alone: the
-    /// unrolled forms, eight quads wide, cost more to compile and in code
-    /// size than they save. An input of known form reads in its one way.
-    fn gather(
-        &mut self,
-        desc: Value,
-        pages: Value,
-        shift: Value,
-        form: InputForm,
-    ) -> [[Value; GROUP_QUADS]; 4] {
-        if !matches!(self.lookups, Lookups::Direct | Lookups::Gathered) {
-            return self.gather_looped(desc, pages);
-        }
-        match form.shift {
-            0 => {}
-            4 => return self.gather_wide(pages),
-            2 | 1 => return self.gather_words(pages, form.shift == 1),
-            _ => return self.gather_looped(desc, pages),
-        }
-        let [wide, narrow, half, other, test_narrow, test_half] =
-            std::array::from_fn(|_| self.b.create_block());
-        let (merge, out) = self.merge_block(types::I32X4);
-        let is_wide = self.b.ins().icmp_imm_s(IntCC::Equal, shift, 4);
-        self.b.ins().brif(is_wide, wide, &[], test_narrow, &[]);
-        self.b.switch_to_block(test_narrow);
-        let is_narrow = self.b.ins().icmp_imm_s(IntCC::Equal, shift, 2);
-        self.b.ins().brif(is_narrow, narrow, &[], test_half, &[]);
-        self.b.switch_to_block(test_half);
-        let is_half = self.b.ins().icmp_imm_s(IntCC::Equal, shift, 1);
-        self.b.ins().brif(is_half, half, &[], other, &[]);
-
-        self.b.switch_to_block(wide);
-        let chans = self.gather_wide(pages);
-        self.jump_with(merge, &chans);
-
-        // 4-byte and 2-byte elements: one word per lane, read by every
-        // channel (a one-channel format's masks keep none of channels 1–3;
-        // uint8_4's channels are bytes of the word).
-        for (block, half) in [(narrow, false), (half, true)] {
-            self.b.switch_to_block(block);
-            let chans = self.gather_words(pages, half);
-            self.jump_with(merge, &chans);
-        }
-
-        self.b.switch_to_block(other);
-        let chans = self.gather_looped(desc, pages);
-        self.jump_with(merge, &chans);
-
-        self.b.switch_to_block(merge);
-        out
-    }
-
-    /// The raw channel words of 16-byte elements: one vector load per lane
-    /// and a 4 × 4 transpose per quad.
-    fn gather_wide(&mut self, pages: Value) -> [[Value; GROUP_QUADS]; 4] {
-        // Entries past the batch's quads are never read.
-        let mut chans = [[pages; GROUP_QUADS]; 4];
-        for k in 0..self.w {
-            let e: [Value; 4] = std::array::from_fn(|l| {
-                let p = self.element(pages, (0, k, l));
-                // Elements are 16-byte aligned in their page; nothing here
-                // relies on it.
-                let flags = MemFlagsData::new().with_notrap().with_readonly();
-                self.b.ins().load(types::I32X4, flags, p, 0)
-            });
-            let lo01 = self.shuffle32(e[0], e[1], [0, 4, 1, 5]);
-            let lo23 = self.shuffle32(e[2], e[3], [0, 4, 1, 5]);
-            let hi01 = self.shuffle32(e[0], e[1], [2, 6, 3, 7]);
-            let hi23 = self.shuffle32(e[2], e[3], [2, 6, 3, 7]);
-            let t = [
-                self.shuffle32(lo01, lo23, [0, 1, 4, 5]),
-                self.shuffle32(lo01, lo23, [2, 3, 6, 7]),
-                self.shuffle32(hi01, hi23, [0, 1, 4, 5]),
-                self.shuffle32(hi01, hi23, [2, 3, 6, 7]),
-            ];
-            for (chan, v) in chans.iter_mut().zip(t) {
-                chan[k] = v;
-            }
-        }
-        chans
-    }
-
-    /// The raw channel words of 4-byte and 2-byte elements (`half`): one
-    /// word per lane, read by every channel (a one-channel format's masks
-    /// keep none of channels 1–3; uint8_4's channels are bytes of the word).
-    fn gather_words(&mut self, pages: Value, half: bool) -> [[Value; GROUP_QUADS]; 4] {
-        let mut chans = [[pages; GROUP_QUADS]; 4];
-        for k in 0..self.w {
-            let v = self.words(pages, (0, k), half);
-            for c in chans.iter_mut() {
-                c[k] = v;
-            }
-        }
-        chans
-    }
-
-    /// Quad `k`'s four elements at the addresses in `Io::args[c]` as an
-    /// I32X4: one 32-bit word each, or one 16-bit word each (`half`,
-    /// zero-extended).
-    pub(super) fn words(&mut self, pages: Value, (c, k): (usize, usize), half: bool) -> Value {
-        let flags = MemFlagsData::trusted().with_readonly();
-        let words: [Value; 4] = std::array::from_fn(|l| {
-            let p = self.element(pages, (c, k, l));
-            if half {
-                self.b.ins().uload16(types::I32, flags, p, 0)
-            } else {
-                self.b.ins().load(types::I32, flags, p, 0)
-            }
-        });
-        let mut v = self.b.ins().scalar_to_vector(types::I32X4, words[0]);
-        for (l, &x) in words.iter().enumerate().skip(1) {
-            v = self.b.ins().insertlane(v, x, l as u8);
-        }
-        v
-    }
-
-    /// The channels of a unorm format as f32 bits (`TexDesc::unorm`): each
-    /// channel's integer, converted and divided by the scale — the
-    /// memory controller's conversion, exact (the integer converts
-    /// exactly, and the division is correctly rounded in both). Float
-    /// formats pass unchanged.
-    fn unorm(
-        &mut self,
-        desc: Value,
-        raw: [[Value; GROUP_QUADS]; 4],
-        form: InputForm,
-    ) -> [[Value; GROUP_QUADS]; 4] {
-        let flags = MemFlagsData::trusted().with_readonly();
-        let bits = self
-            .b
-            .ins()
-            .load(types::I32, flags, desc, tex_offsets::UNORM as i32);
-        // An input of known form converts, or not, without a test.
-        if form.shift != 0 {
-            return if form.unorm {
-                self.convert_unorm(desc, bits, raw)
-            } else {
-                raw
-            };
-        }
-        let convert = self.b.create_block();
-        let (merge, out) = self.merge_block(types::I32X4);
-        let args: Vec<_> = raw
-            .iter()
-            .flat_map(|c| c[..self.w].iter().map(|&v| v.into()))
-            .collect();
-        self.b.ins().brif(bits, convert, &[], merge, &args);
-
-        self.b.switch_to_block(convert);
-        let chans = self.convert_unorm(desc, bits, raw);
-        self.jump_with(merge, &chans);
-        self.b.switch_to_block(merge);
-        out
-    }
-
-    /// [`Self::unorm`]'s conversion (`bits`: the descriptor's `unorm`).
-    fn convert_unorm(
-        &mut self,
-        desc: Value,
-        bits: Value,
-        raw: [[Value; GROUP_QUADS]; 4],
-    ) -> [[Value; GROUP_QUADS]; 4] {
-        let flags = MemFlagsData::trusted().with_readonly();
-        let mask = self.b.ins().splat(types::I32X4, bits);
-        let scale = self
-            .b
-            .ins()
-            .load(types::F32, flags, desc, tex_offsets::UNORM_SCALE as i32);
-        let scale = self.b.ins().splat(types::F32X4, scale);
-        let mut chans = raw;
-        for (c, chan) in chans.iter_mut().enumerate() {
-            let at = (tex_offsets::UNORM_SHIFT + 4 * c) as i32;
-            let shift = self.b.ins().load(types::I32, flags, desc, at);
-            for v in chan.iter_mut().take(self.w) {
-                let x = self.b.ins().ushr(*v, shift);
-                let x = self.b.ins().band(x, mask);
-                let x = self.b.ins().fcvt_from_sint(types::F32X4, x);
-                let x = self.b.ins().fdiv(x, scale);
-                *v = self.bitcast(types::I32X4, x);
-            }
-        }
-        chans
-    }
-
     /// A block taking four channels of `w` vectors of type `ty`, and its
     /// parameters as those channels.
     pub(super) fn merge_block(&mut self, ty: types::Type) -> (Block, [[Value; GROUP_QUADS]; 4]) {
@@ -545,105 +356,5 @@ impl Lowering<'_, '_> {
             .flat_map(|c| c[..self.w].iter().map(|&v| v.into()))
             .collect();
         self.b.ins().jump(merge, &args);
-    }
-
-    /// The address of the element lane `l` of quad `k` of the batch reads:
-    /// its page's pointer plus its offset in the page (the address
-    /// `Io::args[c]` holds).
-    fn element(&mut self, pages: Value, (c, k, l): (usize, usize, usize)) -> Value {
-        let off = io_offsets::ARGS as i32
-            + c as i32 * CHAN_BYTES
-            + (k as i32) * super::QUAD_BYTES
-            + 4 * l as i32;
-        let at = self
-            .b
-            .ins()
-            .load(types::I32, MemFlagsData::trusted(), self.io_base, off);
-        self.paged(pages, at)
-    }
-
-    /// The host address of byte `at` (relative to the surface's first
-    /// page) through the page table `pages`.
-    pub(super) fn paged(&mut self, pages: Value, at: Value) -> Value {
-        let flags = MemFlagsData::trusted().with_readonly();
-        let page = self.b.ins().ushr_imm_s(at, 16);
-        let page = self.b.ins().uextend(self.ptr, page);
-        let page = self.b.ins().ishl_imm_s(page, 3);
-        let page = self.b.ins().iadd(pages, page);
-        let page = self.b.ins().load(self.ptr, flags, page, 0);
-        let within = self.b.ins().band_imm_s(at, 0xFFFF);
-        let within = self.b.ins().uextend(self.ptr, within);
-        self.b.ins().iadd(page, within)
-    }
-
-    /// The raw channel words through [`Self::gather_lanes`].
-    fn gather_looped(&mut self, desc: Value, pages: Value) -> [[Value; GROUP_QUADS]; 4] {
-        self.gather_lanes(desc, pages);
-        let p = self.io_base;
-        std::array::from_fn(|c| {
-            let off = io_offsets::RESULT as i32 + c as i32 * CHAN_BYTES;
-            self.each(|l, k| {
-                let at = Offset::new(off + k as i32 * super::QUAD_BYTES);
-                l.b.ins().load(types::I32X4, MemFlagsData::trusted(), p, at)
-            })
-        })
-    }
-
-    /// The loop over the batch's lanes: lane `l` reads its element at the
-    /// address in `args[0][l]` into `result[c][l]`.
-    fn gather_lanes(&mut self, desc: Value, pages: Value) {
-        let flags = MemFlagsData::trusted().with_readonly();
-        let shift = self
-            .b
-            .ins()
-            .load(types::I32, flags, desc, tex_offsets::SHIFT as i32);
-        let is_half = self.b.ins().icmp_imm_s(IntCC::Equal, shift, 1);
-        let chan_off: Vec<Value> = (0..4)
-            .map(|c| {
-                let off = (tex_offsets::CHAN_OFF + 4 * c) as i32;
-                let o = self.b.ins().load(types::I32, flags, desc, off);
-                self.b.ins().uextend(self.ptr, o)
-            })
-            .collect();
-        let first = self.io_base;
-        let last = self.b.ins().iadd_imm_s(first, 4 * 4 * self.w as i64);
-        let (head, done) = (self.b.create_block(), self.b.create_block());
-        self.b.append_block_param(head, self.ptr);
-        self.b.ins().jump(head, &[first.into()]);
-        self.b.switch_to_block(head);
-        let lane = self.b.block_params(head)[0];
-        let mem = MemFlagsData::trusted();
-        let at = self
-            .b
-            .ins()
-            .load(types::I32, mem, lane, io_offsets::ARGS as i32);
-        let element = self.paged(pages, at);
-        // A 2-byte element's one word, zero-extended, for every channel.
-        let (half, words, next_lane) = (
-            self.b.create_block(),
-            self.b.create_block(),
-            self.b.create_block(),
-        );
-        self.b.ins().brif(is_half, half, &[], words, &[]);
-        self.b.switch_to_block(half);
-        let v = self.b.ins().uload16(types::I32, flags, element, 0);
-        for c in 0..4 {
-            let off = io_offsets::RESULT as i32 + c * CHAN_BYTES;
-            self.b.ins().store(mem, v, lane, off);
-        }
-        self.b.ins().jump(next_lane, &[]);
-        self.b.switch_to_block(words);
-        for (c, &o) in chan_off.iter().enumerate() {
-            let p = self.b.ins().iadd(element, o);
-            let v = self.b.ins().load(types::I32, flags, p, 0);
-            let off = io_offsets::RESULT as i32 + c as i32 * CHAN_BYTES;
-            self.b.ins().store(mem, v, lane, off);
-        }
-        self.b.ins().jump(next_lane, &[]);
-        self.b.switch_to_block(next_lane);
-        let next = self.b.ins().iadd_imm_s(lane, 4);
-        let more = self.b.ins().icmp(IntCC::UnsignedLessThan, next, last);
-        self.b.ins().brif(more, head, &[next.into()], done, &[]);
-        self.b.switch_to_block(done);
     }
 }

@@ -25,6 +25,7 @@
 //! are identical.
 
 mod driver;
+mod elements;
 mod fetch;
 mod gather;
 mod lazy;
