@@ -12,6 +12,17 @@ use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::immediates::Offset32 as Offset;
 use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Value, types};
 
+/// Where a lookup's element addresses (relative to the surface's first
+/// page) point into.
+#[derive(Clone, Copy)]
+pub(super) enum Source {
+    /// Through the page table (`TexDesc::pages`).
+    Paged(Value),
+    /// From the surface's first page, its pages one host mapping
+    /// (`TexDesc::flat`): code compiled for the input's form.
+    Flat(Value),
+}
+
 impl Lowering<'_, '_> {
     /// The raw channel words (I32X4 per quad and channel) of the elements
     /// at the addresses in `Io::args[0]`, by element size: 16-byte
@@ -25,19 +36,21 @@ impl Lowering<'_, '_> {
     pub(super) fn gather(
         &mut self,
         desc: Value,
-        pages: Value,
+        (pages, flat): (Value, Option<Value>),
         shift: Value,
         form: InputForm,
     ) -> [[Value; GROUP_QUADS]; 4] {
         if !matches!(self.lookups, Lookups::Direct | Lookups::Gathered) {
             return self.gather_looped(desc, pages);
         }
+        let src = flat.map_or(Source::Paged(pages), Source::Flat);
         match form.shift {
             0 => {}
-            4 => return self.gather_wide(pages),
-            2 | 1 => return self.gather_words(pages, form.shift == 1),
+            4 => return self.gather_wide(src),
+            2 | 1 => return self.gather_words(src, form.shift == 1),
             _ => return self.gather_looped(desc, pages),
         }
+        let src = Source::Paged(pages);
         let [wide, narrow, half, other, test_narrow, test_half] =
             std::array::from_fn(|_| self.b.create_block());
         let (merge, out) = self.merge_block(types::I32X4);
@@ -51,7 +64,7 @@ impl Lowering<'_, '_> {
         self.b.ins().brif(is_half, half, &[], other, &[]);
 
         self.b.switch_to_block(wide);
-        let chans = self.gather_wide(pages);
+        let chans = self.gather_wide(src);
         self.jump_with(merge, &chans);
 
         // 4-byte and 2-byte elements: one word per lane, read by every
@@ -59,7 +72,7 @@ impl Lowering<'_, '_> {
         // uint8_4's channels are bytes of the word).
         for (block, half) in [(narrow, false), (half, true)] {
             self.b.switch_to_block(block);
-            let chans = self.gather_words(pages, half);
+            let chans = self.gather_words(src, half);
             self.jump_with(merge, &chans);
         }
 
@@ -73,12 +86,12 @@ impl Lowering<'_, '_> {
 
     /// The raw channel words of 16-byte elements: one vector load per lane
     /// and a 4 × 4 transpose per quad.
-    fn gather_wide(&mut self, pages: Value) -> [[Value; GROUP_QUADS]; 4] {
+    fn gather_wide(&mut self, src: Source) -> [[Value; GROUP_QUADS]; 4] {
         // Entries past the batch's quads are never read.
-        let mut chans = [[pages; GROUP_QUADS]; 4];
+        let mut chans = [[self.io_base; GROUP_QUADS]; 4];
         for k in 0..self.w {
             let e: [Value; 4] = std::array::from_fn(|l| {
-                let p = self.element(pages, (0, k, l));
+                let p = self.element(src, (0, k, l));
                 // Elements are 16-byte aligned in their page; nothing here
                 // relies on it.
                 let flags = MemFlagsData::new().with_notrap().with_readonly();
@@ -104,10 +117,10 @@ impl Lowering<'_, '_> {
     /// The raw channel words of 4-byte and 2-byte elements (`half`): one
     /// word per lane, read by every channel (a one-channel format's masks
     /// keep none of channels 1–3; uint8_4's channels are bytes of the word).
-    fn gather_words(&mut self, pages: Value, half: bool) -> [[Value; GROUP_QUADS]; 4] {
-        let mut chans = [[pages; GROUP_QUADS]; 4];
+    fn gather_words(&mut self, src: Source, half: bool) -> [[Value; GROUP_QUADS]; 4] {
+        let mut chans = [[self.io_base; GROUP_QUADS]; 4];
         for k in 0..self.w {
-            let v = self.words(pages, (0, k), half);
+            let v = self.words(src, (0, k), half);
             for c in chans.iter_mut() {
                 c[k] = v;
             }
@@ -118,10 +131,10 @@ impl Lowering<'_, '_> {
     /// Quad `k`'s four elements at the addresses in `Io::args[c]` as an
     /// I32X4: one 32-bit word each, or one 16-bit word each (`half`,
     /// zero-extended).
-    pub(super) fn words(&mut self, pages: Value, (c, k): (usize, usize), half: bool) -> Value {
+    pub(super) fn words(&mut self, src: Source, (c, k): (usize, usize), half: bool) -> Value {
         let flags = MemFlagsData::trusted().with_readonly();
         let words: [Value; 4] = std::array::from_fn(|l| {
-            let p = self.element(pages, (c, k, l));
+            let p = self.element(src, (c, k, l));
             if half {
                 self.b.ins().uload16(types::I32, flags, p, 0)
             } else {
@@ -203,10 +216,11 @@ impl Lowering<'_, '_> {
         chans
     }
 
-    /// The address of the element lane `l` of quad `k` of the batch reads:
-    /// its page's pointer plus its offset in the page (the address
-    /// `Io::args[c]` holds).
-    fn element(&mut self, pages: Value, (c, k, l): (usize, usize, usize)) -> Value {
+    /// The address of the element lane `l` of quad `k` of the batch reads
+    /// (`Io::args[c]` holds it relative to the surface's first page): its
+    /// page's pointer plus its offset in the page, or the flat mapping's
+    /// start plus it.
+    fn element(&mut self, src: Source, (c, k, l): (usize, usize, usize)) -> Value {
         let off = io_offsets::ARGS as i32
             + c as i32 * CHAN_BYTES
             + (k as i32) * super::QUAD_BYTES
@@ -215,7 +229,13 @@ impl Lowering<'_, '_> {
             .b
             .ins()
             .load(types::I32, MemFlagsData::trusted(), self.io_base, off);
-        self.paged(pages, at)
+        match src {
+            Source::Paged(pages) => self.paged(pages, at),
+            Source::Flat(flat) => {
+                let at = self.b.ins().uextend(self.ptr, at);
+                self.b.ins().iadd(flat, at)
+            }
+        }
     }
 
     /// The host address of byte `at` (relative to the surface's first

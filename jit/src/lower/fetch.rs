@@ -178,8 +178,21 @@ impl Lowering<'_, '_> {
             self.b.ins().splat(types::F32X4, size_x),
             self.b.ins().splat(types::F32X4, size_y),
         );
-        let geometry = self.geometry(desc);
+        let mut geometry = self.geometry(desc);
+        // Code compiled for the input's form, which runs only where the
+        // runtime handed over a descriptor with `flat` set
+        // (`TexTable::covers`), reads its elements from the surface's one
+        // mapping; a lane that reads nothing reads the first element
+        // instead of the zero page, and its words are cleared afterwards.
+        let form = self.forms[usize::from(op.input & 15)];
+        let checked = matches!(self.lookups, Lookups::Direct | Lookups::Gathered);
+        let flat = (checked && matches!(form.shift, 1 | 2 | 4))
+            .then(|| word(self, self.ptr, tex_offsets::FLAT));
+        if flat.is_some() {
+            geometry.zero_at = geometry.base_low;
+        }
         let mut outside: Option<Value> = None;
+        let mut reads = Vec::with_capacity(self.w);
         let helpers = self.helpers();
         for k in 0..self.w {
             let (x, in_x) = self.texel(coords[0][k], size_x, op.unscaled);
@@ -190,15 +203,28 @@ impl Lowering<'_, '_> {
                 enable: enable.map(|m| m[k]),
                 helper: helpers[k],
             };
-            let at = self.lane_address(&geometry, (x, y), lanes, &mut outside);
+            let (at, read) = self.lane_address(&geometry, (x, y), lanes, &mut outside);
+            reads.push(read);
             let off = io_offsets::ARGS as i32;
             self.store_vec(at, self.io_base, off, k);
         }
         if let Some(outside) = outside {
             self.count_outside(outside);
         }
-        let form = self.forms[usize::from(op.input & 15)];
-        let raw = self.gather(desc, pages, geometry.shift, form);
+        let mut raw = self.gather(desc, (pages, flat), geometry.shift, form);
+        if flat.is_some() {
+            for (k, &read) in reads.iter().enumerate() {
+                let first = raw[0][k];
+                for c in 0..4 {
+                    // 4- and 2-byte elements: one word for every channel.
+                    raw[c][k] = if c > 0 && raw[c][k] == first {
+                        raw[0][k]
+                    } else {
+                        self.b.ins().band(raw[c][k], read)
+                    };
+                }
+            }
+        }
         self.fetched(desc, raw, enable, form)
     }
 
@@ -256,15 +282,16 @@ impl Lowering<'_, '_> {
 
     /// The byte address (relative to the surface's first page) each lane
     /// of a quad reads: element (x, y) where it fetches and lies inside,
-    /// else the zero element; lanes that fetch outside the surface (helpers
-    /// excepted) are added to `outside` as -1 each.
+    /// else the zero element (`g.zero_at`); and which lanes read their
+    /// element (a lane mask). Lanes that fetch outside the surface
+    /// (helpers excepted) are added to `outside` as -1 each.
     pub(super) fn lane_address(
         &mut self,
         g: &Geometry,
         (x, y): (Value, Value),
         lanes: Lanes,
         outside: &mut Option<Value>,
-    ) -> Value {
+    ) -> (Value, Value) {
         let Lanes {
             inside,
             enable,
@@ -286,7 +313,7 @@ impl Lowering<'_, '_> {
         let at = self.b.ins().iadd(at, x);
         let at = self.b.ins().ishl(at, g.shift);
         let at = self.b.ins().iadd(at, g.base_low);
-        self.b.ins().bitselect(reads, at, g.zero_at)
+        (self.b.ins().bitselect(reads, at, g.zero_at), reads)
     }
 
     /// Adds lanes outside the surface (of those that fetch), as -1 per

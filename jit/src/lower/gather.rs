@@ -10,6 +10,7 @@
 //!
 //! [`Lookups::Gathered`]: super::Lookups::Gathered
 
+use super::elements::Source;
 use super::fetch::{Lanes, Lookup};
 use super::{GROUP_QUADS, Lowering};
 use crate::state::{io_offsets, tex_offsets};
@@ -76,7 +77,7 @@ impl Lowering<'_, '_> {
                 let [dx, dy] = [dx, dy].map(|d| self.splat_i(d));
                 let ex = self.b.ins().iadd(x, dx);
                 let ey = self.b.ins().iadd(y, dy);
-                let at = self.lane_address(&geometry, (ex, ey), lanes, &mut outside);
+                let (at, _) = self.lane_address(&geometry, (ex, ey), lanes, &mut outside);
                 let off = io_offsets::ARGS as i32 + c as i32 * super::CHAN_BYTES;
                 self.store_vec(at, self.io_base, off, k);
             }
@@ -89,8 +90,9 @@ impl Lowering<'_, '_> {
         let form = self.forms[usize::from(op.input & 15)];
         if matches!(form.shift, 1 | 2) {
             let half = form.shift == 1;
-            let raw: [[Value; GROUP_QUADS]; 4] =
-                std::array::from_fn(|c| self.each(|l, k| l.words(pages, (c, k), half)));
+            let raw: [[Value; GROUP_QUADS]; 4] = std::array::from_fn(|c| {
+                self.each(|l, k| l.words(Source::Paged(pages), (c, k), half))
+            });
             return self.fetched(desc, raw, enable, form);
         }
         let (words, halves) = (self.b.create_block(), self.b.create_block());
@@ -99,8 +101,9 @@ impl Lowering<'_, '_> {
         self.b.ins().brif(is_half, halves, &[], words, &[]);
         for (block, half) in [(words, false), (halves, true)] {
             self.b.switch_to_block(block);
-            let raw: [[Value; GROUP_QUADS]; 4] =
-                std::array::from_fn(|c| self.each(|l, k| l.words(pages, (c, k), half)));
+            let raw: [[Value; GROUP_QUADS]; 4] = std::array::from_fn(|c| {
+                self.each(|l, k| l.words(Source::Paged(pages), (c, k), half))
+            });
             self.jump_with(merge, &raw);
         }
         self.b.switch_to_block(merge);

@@ -421,7 +421,7 @@ const _: () = {
     assert!(tex_offsets::SIZE_F == 24 && tex_offsets::CHAN_OFF == 32);
     assert!(tex_offsets::FILL == 64 && tex_offsets::UNORM == 80);
     assert!(tex_offsets::UNORM_SCALE == 100 && tex_offsets::GATHER == 104);
-    assert!(tex_offsets::SIZE == 112);
+    assert!(tex_offsets::FLAT == 112 && tex_offsets::SIZE == 120);
     assert!(io_offsets::CONSTS == 0);
     assert!(offset_of!(Lanes, running) == offsets::ACTIVE + 4);
     assert!(offset_of!(Lanes, killed) == offsets::ACTIVE + 8);

@@ -52,6 +52,12 @@ pub struct TexDesc {
     /// every channel. Only code compiled for it reads such an input
     /// ([`TexTable::covers_gathered`]).
     pub gather: u32,
+    /// Where the surface's pages lie one after another in host memory
+    /// (entry `k` of `pages` is `flat + k · 64 KiB` for every page of the
+    /// surface): byte `a` is at `flat + a`. Null where they do not; code
+    /// compiled for the input's form ([`crate::ir::InputForm`]) reads
+    /// through it and runs only where it is set.
+    pub flat: *const u8,
 }
 
 impl TexDesc {
@@ -70,6 +76,7 @@ impl TexDesc {
         unorm_shift: [0; 4],
         unorm_scale: 0.0,
         gather: 0,
+        flat: std::ptr::null(),
     };
 }
 
@@ -102,7 +109,10 @@ impl TexTable {
     /// valid and unwritten for as long as this table is handed to compiled
     /// code ([`crate::state::Io::tex`]). `size` must not exceed `pitch` ×
     /// the rows the pages cover, `shift` must be 1–4, and elements must not
-    /// straddle a page. Compiled code reads 16-byte elements (`shift` 4)
+    /// straddle a page. Where `desc.flat` is not null, compiled code reads
+    /// the same bytes at `flat + a` instead (for the same `a`, and at
+    /// `a = base_low` in place of `zero`): `flat + k · 64 KiB` must then be
+    /// `pages[k]` for every page of the surface. Compiled code reads 16-byte elements (`shift` 4)
     /// as one vector whose words are channels 0–3 (`chan_off` must be 0, 4,
     /// 8, 12), 4-byte elements (`shift` 2) as one word that every channel
     /// reads and 2-byte elements (`shift` 1) as one 16-bit word that every
@@ -147,7 +157,9 @@ impl TexTable {
                 || (!d.pages.is_null()
                     && (gathers || d.gather == 0)
                     && (f.shift == 0
-                        || (d.shift == u32::from(f.shift) && (d.unorm != 0) == f.unorm)))
+                        || (!d.flat.is_null()
+                            && d.shift == u32::from(f.shift)
+                            && (d.unorm != 0) == f.unorm)))
         })
     }
 
@@ -165,6 +177,8 @@ pub mod tex_offsets {
     pub const SIZE: usize = size_of::<TexDesc>();
     /// `TexDesc::pages`.
     pub const PAGES: usize = offset_of!(TexDesc, pages);
+    /// `TexDesc::flat`.
+    pub const FLAT: usize = offset_of!(TexDesc, flat);
     /// `TexDesc::base_low`.
     pub const BASE_LOW: usize = offset_of!(TexDesc, base_low);
     /// `TexDesc::pitch`.
@@ -204,6 +218,7 @@ mod tests {
             pages: pages.as_ptr(),
             shift: 2,
             unorm: 0xFF,
+            flat: pages[0],
             ..TexDesc::NONE
         };
         // SAFETY: no compiled code runs with this table.
@@ -220,5 +235,14 @@ mod tests {
         assert!(!table.covers_gathered(1 << 3, &form(1, true)), "uint16_1's");
         // Forms of inputs the code does not read do not matter.
         assert!(table.covers(0, &form(4, false)));
+        // Code compiled for a form reads through `flat`: none, no run.
+        let scattered = TexDesc {
+            flat: std::ptr::null(),
+            ..desc
+        };
+        // SAFETY: as above.
+        unsafe { table.set(3, scattered) };
+        assert!(!table.covers(1 << 3, &form(2, true)), "no flat pointer");
+        assert!(table.covers(1 << 3, &form(0, false)), "any form, paged");
     }
 }

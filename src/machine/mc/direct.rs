@@ -191,6 +191,18 @@ fn describe(
     let mut pages: Vec<*const u8> = (first..=last)
         .map(|k| page(k).unwrap_or(ZEROS.0.as_ptr()))
         .collect();
+    // The pages one after another in host memory (an arena is one
+    // mapping; a strict cache's copy one buffer): compiled code may address
+    // them from the first.
+    let contiguous = (first..=last).all(|k| {
+        page(k)
+            .is_some_and(|p| std::ptr::eq(p, pages[0].wrapping_add(((k - first) as usize) << 16)))
+    });
+    let flat = if contiguous {
+        pages[0]
+    } else {
+        std::ptr::null()
+    };
     let zero_entry = pages.len() as u32;
     pages.push(ZEROS.0.as_ptr());
     let pages = pages.into_boxed_slice();
@@ -212,6 +224,7 @@ fn describe(
     };
     let desc = TexDesc {
         pages: pages.as_ptr(),
+        flat,
         base_low: s.base & 0xFFFF,
         pitch: s.fmt.pitch,
         shift: u32::from(input_form(format).shift),
