@@ -278,12 +278,10 @@ impl Compiled {
         program: &Program,
         shape: (Body, Lookups),
     ) -> (Result<ClauseFn, String>, Option<Duration>) {
-        let mut took = None;
         let Some(slot) = slots.get(i as usize) else {
             return (Err(format!("no clause {i}")), None);
         };
-        let code = slot.get_or_init(|| {
-            let start = Instant::now();
+        self.first_use(slot, || {
             // The program is the caller's word: verify it like `compile`.
             if let Err(e) = program.verify() {
                 return Err(format!("invalid IR: {e}"));
@@ -291,15 +289,28 @@ impl Compiled {
             if i as usize >= program.clauses.len() {
                 return Err(format!("the program has no clause {i}"));
             }
-            let r = compile_one(program, i as usize, (self.opts, self.isa.clone()), shape).map(
-                |(m, f)| {
-                    self.general_modules
-                        .lock()
-                        .unwrap_or_else(|p| p.into_inner())
-                        .push(m);
-                    f
-                },
-            );
+            compile_one(program, i as usize, (self.opts, self.isa.clone()), shape)
+        })
+    }
+
+    /// The code in `slot`, compiled by `compile` on first use (its module
+    /// kept with the other lazily compiled code), with the time spent if
+    /// this call compiled it.
+    fn first_use<F: Copy>(
+        &self,
+        slot: &OnceLock<Result<F, String>>,
+        compile: impl FnOnce() -> Result<(JITModule, F), String>,
+    ) -> (Result<F, String>, Option<Duration>) {
+        let mut took = None;
+        let code = slot.get_or_init(|| {
+            let start = Instant::now();
+            let r = compile().map(|(m, f)| {
+                self.general_modules
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .push(m);
+                f
+            });
             took = Some(start.elapsed());
             r
         });
@@ -330,25 +341,10 @@ impl Compiled {
         k: usize,
         program: &Program,
     ) -> (Result<LoopFn, String>, Option<Duration>) {
-        let mut took = None;
-        let code = self.loops[k].driver.get_or_init(|| {
-            let start = Instant::now();
-            let r = loops::compile_driver(
-                program,
-                &self.loops[k].region,
-                (self.opts, self.isa.clone()),
-            )
-            .map(|(m, f)| {
-                self.general_modules
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .push(m);
-                f
-            });
-            took = Some(start.elapsed());
-            r
-        });
-        (code.clone(), took)
+        let region = &self.loops[k].region;
+        self.first_use(&self.loops[k].driver, || {
+            loops::compile_driver(program, region, (self.opts, self.isa.clone()))
+        })
     }
 
     /// The lane-wise code of loop region `k` and what it needs, if its
