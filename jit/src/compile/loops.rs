@@ -53,7 +53,9 @@ pub(super) fn compile_loops(
     for region in loop_regions(program) {
         let what = format!("loop region at instruction {}", region.start);
         let n = loop_ids.len() as u32;
-        let later = region.clauses.iter().all(|&ci| deferred[ci as usize]);
+        // A region with a clause left to first use has its driver compiled
+        // then too (with every clause body it calls).
+        let later = region.clauses.iter().any(|&ci| deferred[ci as usize]);
         let driver = if later {
             None
         } else {
