@@ -273,16 +273,36 @@ pub(super) fn fetch(
     if threads == 1 || line == 0 {
         copy(0, out)?;
     } else {
-        std::thread::scope(|scope| {
-            let handles: Vec<_> = out
-                .chunks_mut(line * band)
-                .enumerate()
-                .map(|(k, part)| scope.spawn(move || copy(k * band, part)))
-                .collect();
-            handles
-                .into_iter()
-                .try_for_each(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
-        })?;
+        // On the runs' worker threads (no thread started per copy): the
+        // calling thread copies the first band, the pool's the others.
+        let mut bands = out.chunks_mut(line * band).enumerate();
+        let first = bands.next();
+        let failed = std::sync::Mutex::new(None);
+        let fail = |e| {
+            failed
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .get_or_insert(e);
+        };
+        match crate::pe::pool(threads) {
+            Some(pool) => pool.in_place_scope(|s| {
+                for (k, part) in bands {
+                    s.spawn(move |_| copy(k * band, part).unwrap_or_else(fail));
+                }
+                if let Some((_, part)) = first {
+                    copy(0, part).unwrap_or_else(fail);
+                }
+            }),
+            // No pool could be made: one band after another.
+            None => {
+                for (k, part) in first.into_iter().chain(bands) {
+                    copy(k * band, part).unwrap_or_else(fail);
+                }
+            }
+        }
+        if let Some(e) = failed.into_inner().unwrap_or_else(|p| p.into_inner()) {
+            return Err(e);
+        }
     }
     // SAFETY: every band's rows were read in full (an error returned above
     // before this), so the first `len` bytes are initialised.

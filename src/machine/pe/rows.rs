@@ -179,7 +179,7 @@ const POOLS: usize = 4;
 /// for later runs: neither a re-run nor a run on a fresh device starts
 /// threads (`docs/design.md`, "Host-visible arenas and dispatch"). Runs of
 /// several devices at once share a pool's threads.
-pub(super) fn pool(workers: usize) -> Option<Arc<rayon::ThreadPool>> {
+pub(crate) fn pool(workers: usize) -> Option<Arc<rayon::ThreadPool>> {
     static KEPT: std::sync::Mutex<Vec<Arc<rayon::ThreadPool>>> = std::sync::Mutex::new(Vec::new());
     let helpers = workers.checked_sub(1).filter(|&n| n > 0)?;
     let mut kept = KEPT.lock().unwrap_or_else(|p| p.into_inner());
