@@ -217,7 +217,7 @@ impl Prepared {
             )));
         }
         s.check(&format!("input {n}"))?;
-        write_rows(&mut self.staged.dev, s, base, fmt)
+        write_rows(&mut self.staged.dev, s, base, fmt, self.staged.threads)
     }
 
     /// Sets float constant `n` for the runs that follow (a constant the

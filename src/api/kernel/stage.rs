@@ -254,11 +254,12 @@ impl Kernel {
         job: &Job,
         usage: Use,
     ) -> Result<Surfaces, KernelError> {
+        let threads = job.settings.threads;
         let arena = ArenaKind::SystemCached;
         let bindings = &self.exe.info.bindings;
         let mut inputs = Vec::new();
         for (n, s) in &job.inputs {
-            let (base, fmt) = place(dev, s, &format!("input {n}"))?;
+            let (base, fmt) = place(dev, s, &format!("input {n}"), threads)?;
             inputs.push((*n, base, fmt, s.width, s.height));
             cb.push(Command::SetInpFmt {
                 input: *n,
@@ -271,7 +272,7 @@ impl Kernel {
         for &(n, format) in &job.outputs {
             let what = format!("output {n}");
             let (base, fmt) = match job.output_init.iter().rev().find(|(k, _)| *k == n) {
-                Some((_, s)) => place(dev, s, &what)?,
+                Some((_, s)) => place(dev, s, &what, threads)?,
                 // Fresh device memory reads as zero: nothing to copy. An
                 // output the run about to start overwrites whole need not
                 // even be zeroed (what a former run left is never seen).
@@ -290,7 +291,7 @@ impl Kernel {
         }
         let mut cond = None;
         if let Some(c) = &job.cond {
-            let (base, fmt) = place(dev, &c.buffer, "the conditional buffer")?;
+            let (base, fmt) = place(dev, &c.buffer, "the conditional buffer", threads)?;
             cb.push(Command::SetCondOutFmt {
                 base,
                 fmt,

@@ -184,32 +184,62 @@ pub(super) fn check_size(what: &str, width: u32, height: u32) -> Result<(), Kern
     Ok(())
 }
 
-/// Copies a host surface into new device memory with a padded pitch.
+/// Copies a host surface into new device memory with a padded pitch, on up
+/// to `threads` threads.
 pub(super) fn place(
     dev: &mut Device,
     s: &HostSurface,
     what: &str,
+    threads: usize,
 ) -> Result<(u32, SurfaceFormat), KernelError> {
     s.check(what)?;
     let (base, fmt) = reserve(dev, s.format, s.width, s.height, true, what)?;
-    write_rows(dev, s, base, fmt)?;
+    write_rows(dev, s, base, fmt, threads)?;
     Ok((base, fmt))
 }
 
 /// Writes `s`'s rows to a device surface at `base` (rows `fmt.pitch`
-/// elements apart).
+/// elements apart), a large one in bands of rows on up to `threads`
+/// threads.
 pub(super) fn write_rows(
     dev: &mut Device,
     s: &HostSurface,
     base: u32,
     fmt: SurfaceFormat,
+    threads: usize,
 ) -> Result<(), KernelError> {
     let bpe = s.format.bytes();
     let row = fmt.pitch as usize * bpe;
-    for (y, chunk) in s.data.chunks_exact(s.width as usize * bpe).enumerate() {
-        dev.write(base + (y * row) as u32, chunk)?;
-    }
-    Ok(())
+    let line = s.width as usize * bpe;
+    let rows = s.height as usize;
+    // The surface's bytes in the cached system arena, where `reserve` puts
+    // every surface: from its first row to the end of its last.
+    let arena = dev.info().base_address_sys_c;
+    let span = row * rows.saturating_sub(1) + line;
+    let at = base.wrapping_sub(arena) as usize;
+    let threads = if s.data.len() >= 1 << 20 {
+        threads.clamp(1, 64).min(rows.max(1))
+    } else {
+        1
+    };
+    let bytes = dev
+        .arena_mut(ArenaKind::SystemCached)
+        .get_mut(at..)
+        .and_then(|b| b.get_mut(..span));
+    let (Some(bytes), true) = (bytes, threads > 1 && line > 0) else {
+        for (y, chunk) in s.data.chunks_exact(line.max(1)).enumerate() {
+            dev.write(base + (y * row) as u32, chunk)?;
+        }
+        return Ok(());
+    };
+    let band = rows.div_ceil(threads).max(1);
+    let parts = bytes.chunks_mut(row * band).zip(s.data.chunks(line * band));
+    in_bands(parts, threads, |(dst, src)| {
+        for (d, s) in dst.chunks_mut(row).zip(src.chunks_exact(line)) {
+            d[..line].copy_from_slice(s);
+        }
+        Ok(())
+    })
 }
 
 /// Allocates device memory (zero) for a `width × height` surface of
@@ -270,40 +300,11 @@ pub(super) fn fetch(
         }
         Ok(())
     };
-    if threads == 1 || line == 0 {
-        copy(0, out)?;
-    } else {
-        // On the runs' worker threads (no thread started per copy): the
-        // calling thread copies the first band, the pool's the others.
-        let mut bands = out.chunks_mut(line * band).enumerate();
-        let first = bands.next();
-        let failed = std::sync::Mutex::new(None);
-        let fail = |e| {
-            failed
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .get_or_insert(e);
-        };
-        match crate::pe::pool(threads) {
-            Some(pool) => pool.in_place_scope(|s| {
-                for (k, part) in bands {
-                    s.spawn(move |_| copy(k * band, part).unwrap_or_else(fail));
-                }
-                if let Some((_, part)) = first {
-                    copy(0, part).unwrap_or_else(fail);
-                }
-            }),
-            // No pool could be made: one band after another.
-            None => {
-                for (k, part) in first.into_iter().chain(bands) {
-                    copy(k * band, part).unwrap_or_else(fail);
-                }
-            }
-        }
-        if let Some(e) = failed.into_inner().unwrap_or_else(|p| p.into_inner()) {
-            return Err(e);
-        }
-    }
+    in_bands(
+        out.chunks_mut((line * band).max(1)).enumerate(),
+        threads,
+        |(k, part)| copy(k * band, part),
+    )?;
     // SAFETY: every band's rows were read in full (an error returned above
     // before this), so the first `len` bytes are initialised.
     unsafe { data.set_len(len) };
@@ -313,4 +314,41 @@ pub(super) fn fetch(
         height,
         data,
     })
+}
+
+/// Runs `f` on every band of `bands`, on the process's worker threads for
+/// `threads` threads (the calling thread takes the first band; no thread
+/// is started for it), or one after another on one thread; the first
+/// error any band met is returned.
+fn in_bands<T: Send>(
+    mut bands: impl Iterator<Item = T>,
+    threads: usize,
+    f: impl Fn(T) -> Result<(), KernelError> + Sync,
+) -> Result<(), KernelError> {
+    let failed = std::sync::Mutex::new(None);
+    let run = |band: T| {
+        if let Err(e) = f(band) {
+            failed
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .get_or_insert(e);
+        }
+    };
+    match crate::pe::pool(threads) {
+        Some(pool) => pool.in_place_scope(|s| {
+            let first = bands.next();
+            for band in bands {
+                let run = &run;
+                s.spawn(move |_| run(band));
+            }
+            if let Some(band) = first {
+                run(band);
+            }
+        }),
+        None => bands.for_each(run),
+    }
+    match failed.into_inner().unwrap_or_else(|p| p.into_inner()) {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
 }
