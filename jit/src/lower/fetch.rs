@@ -47,6 +47,8 @@ use cranelift_codegen::ir::{Block, InstBuilder, MemFlagsData, Value, types};
 /// A surface's addressing as one quad's vectors (I32X4; `shift` a
 /// scalar): see [`crate::state::TexDesc`].
 pub(super) struct Geometry {
+    /// Pitch and height as F32X4 (bounds and scaled coordinates).
+    pub size: [Value; 2],
     pub pitch: Value,
     pub shift: Value,
     pub base_low: Value,
@@ -172,13 +174,8 @@ impl Lowering<'_, '_> {
     ) -> [[Value; GROUP_QUADS]; 4] {
         let flags = MemFlagsData::trusted().with_readonly();
         let word = |l: &mut Self, ty, off: usize| l.b.ins().load(ty, flags, desc, off as i32);
-        let size_x = word(self, types::F32, tex_offsets::SIZE_F);
-        let size_y = word(self, types::F32, tex_offsets::SIZE_F + 4);
-        let (size_x, size_y) = (
-            self.b.ins().splat(types::F32X4, size_x),
-            self.b.ins().splat(types::F32X4, size_y),
-        );
         let mut geometry = self.geometry(desc);
+        let [size_x, size_y] = geometry.size;
         // Code compiled for the input's form, which runs only where the
         // runtime handed over a descriptor with `flat` set
         // (`TexTable::covers`), reads its elements from the surface's one
@@ -262,7 +259,12 @@ impl Lowering<'_, '_> {
         .map(&mut word);
         let [pitch, base_low, zero_at] =
             [pitch, base_low, zero_at].map(|v| self.b.ins().splat(types::I32X4, v));
+        let size = [tex_offsets::SIZE_F, tex_offsets::SIZE_F + 4].map(|o| {
+            let s = self.b.ins().load(types::F32, flags, desc, o as i32);
+            self.b.ins().splat(types::F32X4, s)
+        });
         Geometry {
+            size,
             pitch,
             shift,
             base_low,

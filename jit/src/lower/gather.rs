@@ -13,9 +13,9 @@
 use super::elements::Source;
 use super::fetch::{Lanes, Lookup};
 use super::{GROUP_QUADS, Lowering};
-use crate::state::{io_offsets, tex_offsets};
+use crate::state::io_offsets;
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
-use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Value, types};
+use cranelift_codegen::ir::{InstBuilder, Value, types};
 
 /// The elements' offsets from (x, y), in channel order.
 const ELEMENTS: [(u32, u32); 4] = [(1, 0), (0, 1), (1, 1), (0, 0)];
@@ -33,12 +33,8 @@ impl Lowering<'_, '_> {
         desc: Value,
         pages: Value,
     ) -> [[Value; GROUP_QUADS]; 4] {
-        let flags = MemFlagsData::trusted().with_readonly();
-        let word = |l: &mut Self, ty, off: usize| l.b.ins().load(ty, flags, desc, off as i32);
-        let size = [tex_offsets::SIZE_F, tex_offsets::SIZE_F + 4]
-            .map(|o| word(self, types::F32, o))
-            .map(|s| self.b.ins().splat(types::F32X4, s));
         let geometry = self.geometry(desc);
+        let size = geometry.size;
         let [fzero, fone, none, limit] =
             [0.0f32, 1.0, -1.0, 2147483648.0].map(|x| self.b.ins().f32const(x));
         let [fzero, fone, none, limit] =
