@@ -73,7 +73,7 @@ pub use code::{abi, d3d9, isa, program};
 pub use engines::{engine, frontend, interp, jit, runtime, trace};
 pub use machine::{co, mc, pe};
 
-pub use ctm_jit::compile::{CodeCache, JitOptions, OptLevel};
+pub use ctm_jit::compile::{CodeCache, JitOptions, OptLevel, Tier};
 /// The DPP's numeric rules, one function per operation (from `ctm-jit`).
 pub use ctm_jit::fp;
 /// The clause IR both engines execute (from `ctm-jit`).

@@ -16,7 +16,7 @@
 
 mod common;
 
-use ctm_jit::compile::{JitOptions, OptLevel};
+use ctm_jit::compile::{JitOptions, OptLevel, Tier};
 use ctm_tools::diff::Case;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -60,14 +60,22 @@ fn run_part(part: u64, parts: u64) {
         JitOptions {
             opt_level: OptLevel::Speed,
             quads_per_iter: 0,
+            tier: Tier::Optimised,
         },
         JitOptions {
             opt_level: OptLevel::None,
             quads_per_iter: 2,
+            tier: Tier::Optimised,
         },
         JitOptions {
             opt_level: OptLevel::Speed,
             quads_per_iter: 1,
+            tier: Tier::Optimised,
+        },
+        JitOptions {
+            opt_level: OptLevel::Auto,
+            quads_per_iter: 0,
+            tier: Tier::Quick,
         },
     ];
     let mut errors = 0;

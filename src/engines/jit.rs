@@ -20,6 +20,7 @@
 
 mod host;
 mod strip;
+mod tier;
 
 use host::{Host, host_fetch, host_umrt};
 
@@ -56,6 +57,9 @@ pub struct JitEngine {
     stats: EngineStats,
     /// The form of the strip [`JitEngine::strip_plan`] last offered.
     strip_form: usize,
+    /// Work (quad-instructions) the current code did that is not yet
+    /// reported to it ([`Compiled::add_work`]).
+    work: u64,
 }
 
 impl std::fmt::Debug for JitEngine {
@@ -131,6 +135,7 @@ impl JitEngine {
             }),
             stats: EngineStats::default(),
             strip_form: 0,
+            work: 0,
         }
     }
 
@@ -175,6 +180,7 @@ impl JitEngine {
             message: e.to_string(),
         })?;
         self.note(&code, fresh);
+        self.work = 0;
         self.splat_used = splat_used(&program);
         self.umrt_room = program.clauses.iter().map(umrt_room).collect();
         let addr = Arc::as_ptr(&program) as usize;
@@ -298,6 +304,8 @@ impl Engine for JitEngine {
     }
 
     fn take_stats(&mut self) -> EngineStats {
+        // The end of a run: report the work not yet reported.
+        self.report_work();
         std::mem::take(&mut self.stats)
     }
 
@@ -319,6 +327,7 @@ impl Engine for JitEngine {
         if !prepared {
             self.code_for(program)?;
         }
+        self.follow_tier();
         let Some((_, code, _)) = &self.current else {
             unreachable!("code_for sets the current program");
         };
@@ -361,6 +370,8 @@ impl Engine for JitEngine {
             return self.interp.run_clause(program, clause, lanes, ctx);
         };
         self.stats.native_runs += 1;
+        let len = u64::from(program.clauses[clause as usize].len);
+        self.did(len * u64::from(lanes.quads));
         let room = self.umrt_room.get(clause as usize).copied().unwrap_or(0);
         let (status, error) = self.with_host(
             ctx,
@@ -434,6 +445,7 @@ impl Engine for JitEngine {
         if !prepared {
             self.code_for(program)?;
         }
+        self.follow_tier();
         let Some((_, code, _)) = &self.current else {
             unreachable!("code_for sets the current program");
         };
@@ -486,6 +498,7 @@ impl Engine for JitEngine {
         };
         self.stats.loop_runs += 1;
         self.stats.lanewise_runs += u64::from(lanewise);
+        let executed = state.executed;
         // Region clauses make no runtime calls (lookups read memory
         // directly, no uncached reads or writes); the host block is set as
         // for any compiled code.
@@ -510,6 +523,10 @@ impl Engine for JitEngine {
         let exit = match (lanewise, code.lanewise(entry.index), exit) {
             (true, Some((lw, _)), 0) => ctm_jit::lanewise::settle(lw, state, lanes, alive),
             _ => exit,
+        };
+        self.did(state.executed.saturating_sub(executed) * u64::from(lanes.quads));
+        let Some((_, code, _)) = &self.current else {
+            unreachable!("prepared above")
         };
         let (kind, j) = (exit >> 16, (exit & 0xFFFF) as usize);
         let clause = |j: usize| code.loop_region(entry.index).clauses[j];

@@ -11,7 +11,7 @@ use ctm::jit::JitEngine;
 use ctm::runtime::Engine;
 use ctm::runtime::texture::{Image, Images};
 use ctm::runtime::{Domain, RunError, RunOptions};
-use ctm_jit::compile::{JitOptions, OptLevel};
+use ctm_jit::compile::{JitOptions, OptLevel, Tier};
 use ctm_jit::state::{IntConst, Uniforms};
 use ctm_tools::check::{Observed, ran_natively, report, run_program};
 
@@ -24,18 +24,25 @@ pub enum EngineKind {
     Jit(JitOptions),
 }
 
-/// All engines: the interpreter first (the reference), then the JIT at both
-/// optimisation levels and with whole groups and single quads per
-/// iteration.
+/// All engines: the interpreter first (the reference), then the JIT's
+/// optimised code at both optimisation levels, with whole groups and
+/// single quads per iteration, and its quick code.
 pub const ENGINES: &[EngineKind] = &[
     EngineKind::Interp,
     EngineKind::Jit(JitOptions {
         opt_level: OptLevel::Speed,
         quads_per_iter: 4,
+        tier: Tier::Optimised,
     }),
     EngineKind::Jit(JitOptions {
         opt_level: OptLevel::None,
         quads_per_iter: 1,
+        tier: Tier::Optimised,
+    }),
+    EngineKind::Jit(JitOptions {
+        opt_level: OptLevel::Auto,
+        quads_per_iter: 0,
+        tier: Tier::Quick,
     }),
 ];
 

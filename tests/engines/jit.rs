@@ -5,7 +5,7 @@
 use ctm::engine::EngineKind;
 use ctm::kernel::{Job, Kernel};
 use ctm::mc::Format;
-use ctm_jit::compile::{JitError, JitOptions, OptLevel, compile};
+use ctm_jit::compile::{JitError, JitOptions, OptLevel, Tier, compile};
 
 use crate::common;
 use common::jit_available;
@@ -41,15 +41,20 @@ fn a_second_run_of_the_same_program_compiles_nothing() {
     assert!(second.report.engine.cache_hits >= 1);
     assert!(second.report.engine.native_runs > 0);
     assert_eq!(first.outputs, second.outputs);
-    // Both optimisation levels compile every clause.
+    // Both tiers, both optimisation levels compile every clause.
     let program = ctm_tools::bench::program_of(&k);
-    for opt_level in [OptLevel::None, OptLevel::Speed] {
+    for (opt_level, tier) in [
+        (OptLevel::None, Tier::Optimised),
+        (OptLevel::Speed, Tier::Optimised),
+        (OptLevel::Auto, Tier::Quick),
+    ] {
         for quads_per_iter in [1, 2, 4] {
             let code = compile(
                 &program,
                 JitOptions {
                     opt_level,
                     quads_per_iter,
+                    tier,
                 },
             )
             .unwrap();
@@ -75,6 +80,7 @@ fn invalid_options_are_errors() {
         JitOptions {
             opt_level: OptLevel::Speed,
             quads_per_iter: 3,
+            ..JitOptions::default()
         },
     )
     .unwrap_err();

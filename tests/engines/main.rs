@@ -1,7 +1,7 @@
 //! The engines on whole kernels: the examples and the benchmark suite on
 //! both engines, compiled loop regions, compiled texture lookups, the
 //! JIT's own contract (code caches, statistics, options, compile
-//! failures), the tracer, numeric sweeps, and the edges (bad sizes,
+//! failures, tiered compilation), the tracer, numeric sweeps, and the edges (bad sizes,
 //! bounded growth, invalid IR and state, panicking texture units, stopped
 //! runs). Tests that count compilations use code caches of their own.
 
@@ -16,4 +16,5 @@ mod loop_lookups;
 mod loops;
 mod reliability;
 mod sweeps;
+mod tiers;
 mod trace;

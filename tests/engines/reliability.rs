@@ -15,7 +15,7 @@ use ctm::runtime::{
     TexFault, TextureUnit,
 };
 use ctm::state::{Lanes, Mask, Uniforms};
-use ctm::{JitOptions, OptLevel};
+use ctm::{JitOptions, OptLevel, Tier};
 use std::time::Duration;
 
 use crate::common;
@@ -200,6 +200,7 @@ fn compiled_code_is_only_made_from_verified_ir() {
         let opts = JitOptions {
             opt_level: OptLevel::Speed,
             quads_per_iter: 0,
+            tier: Tier::Optimised,
         };
         let e = ctm_jit_compile(&p, opts);
         assert!(e.contains("invalid IR"), "{e}");

@@ -14,7 +14,7 @@ use ctm::kernel::{HostSurface, Job, Kernel};
 use ctm::mc::{CacheMode, Format};
 use ctm::pe::Command as Cmd;
 use ctm::runtime::Domain;
-use ctm::{JitOptions, OptLevel};
+use ctm::{JitOptions, OptLevel, Tier};
 
 /// rtA = r0 · c0 + c1 (every channel), rtB = (r0.ggr, v) · 2, no other
 /// target: two targets, all four channels each.
@@ -170,6 +170,11 @@ fn random_straight_programs_agree_with_the_interpreter_through_strips() {
         let jit = JitOptions {
             opt_level,
             quads_per_iter,
+            tier: if seed % 5 == 4 {
+                Tier::Quick
+            } else {
+                Tier::Optimised
+            },
         };
         let mut job = Job::new(d.i1 + 1, d.j1 + 1)
             .threads(1 + (seed % 3) as usize)

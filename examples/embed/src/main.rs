@@ -6,7 +6,7 @@
 use ctm::engine::EngineKind;
 use ctm::kernel::{HostSurface, Job, Kernel, KernelError};
 use ctm::mc::Format;
-use ctm::{JitOptions, OptLevel};
+use ctm::{JitOptions, OptLevel, Tier};
 
 /// out = a·x + y (a = c0.r) over a `w × h` domain.
 fn saxpy(w: u32, h: u32, engine: EngineKind) -> Result<Vec<f32>, KernelError> {
@@ -29,6 +29,7 @@ fn saxpy(w: u32, h: u32, engine: EngineKind) -> Result<Vec<f32>, KernelError> {
         .jit(JitOptions {
             opt_level: OptLevel::Speed,
             quads_per_iter: 0,
+            tier: Tier::Optimised,
         });
     Ok(kernel
         .run(&job)?

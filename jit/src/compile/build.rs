@@ -29,13 +29,21 @@ pub(super) fn check_options(opts: JitOptions) -> Result<(), JitError> {
     Ok(())
 }
 
-pub(super) fn build_isa(opt_level: OptLevel) -> Result<OwnedTargetIsa, JitError> {
+/// The target ISA for code of `quick` tier ([`super::Tier::Quick`]:
+/// single-pass register allocation, no e-graph pass) or else optimised at
+/// `opt_level`.
+pub(super) fn build_isa(opt_level: OptLevel, quick: bool) -> Result<OwnedTargetIsa, JitError> {
     let mut flags = settings::builder();
     let set = |f: &mut settings::Builder, k: &str, v: &str| {
         f.set(k, v)
             .map_err(|e| JitError::Setup(format!("{k}={v}: {e}")))
     };
-    set(&mut flags, "opt_level", opt_level.setting())?;
+    if quick {
+        set(&mut flags, "opt_level", "none")?;
+        set(&mut flags, "regalloc_algorithm", "single_pass")?;
+    } else {
+        set(&mut flags, "opt_level", opt_level.setting())?;
+    }
     set(&mut flags, "is_pic", "false")?;
     set(
         &mut flags,

@@ -4,7 +4,7 @@
 //! compilations, or a host that keeps workloads apart.
 
 use super::build::{build_isa, check_options};
-use super::{Compiled, JitError, JitOptions, OptLevel, compile_with};
+use super::{Compiled, JitError, JitOptions, OptLevel, Tier, compile_with};
 use crate::ir::Program;
 use cranelift_codegen::isa::OwnedTargetIsa;
 use std::collections::hash_map::DefaultHasher;
@@ -42,7 +42,9 @@ pub struct CodeCache {
     /// keeps the address from being reused), with their code.
     recent: Mutex<Vec<Recent>>,
     capacity: usize,
-    isas: [OnceLock<Result<OwnedTargetIsa, JitError>>; 2],
+    /// Per kind of code: optimised without and with the e-graph pass,
+    /// quick.
+    isas: [OnceLock<Result<OwnedTargetIsa, JitError>>; 3],
 }
 
 impl std::fmt::Debug for CodeCache {
@@ -59,7 +61,7 @@ impl CodeCache {
             entries: Mutex::new(Vec::new()),
             recent: Mutex::new(Vec::new()),
             capacity: capacity.max(1),
-            isas: [OnceLock::new(), OnceLock::new()],
+            isas: [OnceLock::new(), OnceLock::new(), OnceLock::new()],
         })
     }
 
@@ -109,7 +111,8 @@ impl CodeCache {
             fresh = true;
             self.compile(program, opts).map(Arc::new)
         });
-        code.clone().map(|c| (c, fresh))
+        // Quick code that has tiered up: its optimised code.
+        code.clone().map(|c| (c.best(), fresh))
     }
 
     /// [`CodeCache::get`] for a program held in an `Arc`: one looked up
@@ -127,7 +130,7 @@ impl CodeCache {
             .iter()
             .find(|(p, o, _)| std::ptr::eq(p.as_ptr(), at) && *o == opts)
         {
-            return Ok((code.clone(), false));
+            return Ok((code.best(), false));
         }
         let (code, fresh) = self.get(program, opts)?;
         let mut recent = lock();
@@ -150,23 +153,34 @@ impl CodeCache {
         // only verified IR keeps every access inside it (the crate docs,
         // "Why compiled code stays inside its memory").
         program.verify()?;
-        let tunable = opts.opt_level == OptLevel::Auto && opts.quads_per_iter == 0;
+        let quick = opts.tier != Tier::Optimised;
+        let tunable = opts.opt_level == OptLevel::Auto && opts.quads_per_iter == 0 && !quick;
         let opts = opts.resolved(program);
-        // A strip's second form is compiled for speed (see `Compiled::strip`).
+        // A strip's second form is compiled for speed (see `Compiled::strip`);
+        // quick code has one form.
         let speed = JitOptions {
             opt_level: OptLevel::Speed,
             ..opts
         };
         let mut code = compile_with(program, opts, [self.isa(opts)?, self.isa(speed)?])?;
         code.strip_tunable = tunable;
+        if opts.tier == Tier::Tiered {
+            code.upgrade = Some(super::tier::Upgrade::new(code.compile_time));
+        }
         Ok(code)
     }
 
     /// The target ISA for `opts` (resolved: `Auto` alone means speed).
     pub(super) fn isa(&self, opts: JitOptions) -> Result<OwnedTargetIsa, JitError> {
         check_options(opts)?;
-        self.isas[usize::from(opts.opt_level != OptLevel::None)]
-            .get_or_init(|| build_isa(opts.opt_level))
+        let quick = opts.tier != Tier::Optimised;
+        let k = if quick {
+            2
+        } else {
+            usize::from(opts.opt_level != OptLevel::None)
+        };
+        self.isas[k]
+            .get_or_init(|| build_isa(opts.opt_level, quick))
             .clone()
     }
 }

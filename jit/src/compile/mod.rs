@@ -166,6 +166,9 @@ pub struct Compiled {
     pub instructions: u32,
     /// Bytes of machine code.
     pub code_bytes: usize,
+    /// Quick code's way to its optimised tier ([`tier`]); `None` for
+    /// code that stays as it is.
+    upgrade: Option<tier::Upgrade>,
 }
 
 // SAFETY: after `compile` returns, the module is never used again except to
@@ -512,6 +515,7 @@ fn compile_with(
         compile_time: start.elapsed(),
         instructions: program.clauses.iter().map(|c| u32::from(c.len)).sum(),
         code_bytes,
+        upgrade: None,
     })
 }
 
@@ -521,7 +525,9 @@ mod loops;
 mod options;
 mod print;
 mod strip;
+mod tier;
 
 pub use cache::{CodeCache, cached, program_hash};
-pub use options::{JitOptions, OptLevel};
+pub use options::{JitOptions, OptLevel, Tier};
 pub use print::clif;
+pub use tier::MIN_TIER_UP_WORK;

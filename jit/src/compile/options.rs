@@ -1,5 +1,6 @@
-//! How programs are compiled: Cranelift's optimisation level, chosen per
-//! program by default, and the batch width.
+//! How programs are compiled: quick code first and optimised code once a
+//! program proves hot (by default), Cranelift's optimisation level, chosen
+//! per program by default, and the batch width.
 
 use crate::ir::Program;
 
@@ -24,6 +25,26 @@ pub enum OptLevel {
     Auto,
 }
 
+/// Which code a program runs: code compiled quickly, code compiled with
+/// every optimisation, or the first until the program proves hot
+/// (`docs/design.md`, "Tiered compilation").
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Tier {
+    /// Quick code first; once a program's quick code has run about as long
+    /// as compiling it took, its optimised code is compiled on a thread of
+    /// its own and runs from the next group on (the default). Both compute
+    /// the same bits: they come from the same lowering.
+    #[default]
+    Tiered,
+    /// Quick code only: Cranelift's single-pass register allocator and no
+    /// e-graph pass ([`OptLevel`] is not used). Compiles 2–5× faster; runs
+    /// up to about 2× slower.
+    Quick,
+    /// Optimised code only: the backtracking register allocator, at the
+    /// optimisation level [`JitOptions::opt_level`] says.
+    Optimised,
+}
+
 /// Straight-clause length from which [`OptLevel::Auto`] skips the e-graph.
 const AUTO_LONG_CLAUSE: u16 = 16;
 
@@ -45,11 +66,20 @@ pub struct JitOptions {
     /// clause (code that calls the runtime for lookups or uncached writes
     /// always takes whole groups).
     pub quads_per_iter: u8,
+    /// Quick code, optimised code, or the first then the second.
+    pub tier: Tier,
 }
 
 impl JitOptions {
-    /// These options with [`OptLevel::Auto`] decided for `program`.
+    /// These options with [`OptLevel::Auto`] decided for `program` (quick
+    /// code is built without the e-graph pass).
     pub fn resolved(self, program: &Program) -> JitOptions {
+        if self.tier != Tier::Optimised {
+            return JitOptions {
+                opt_level: OptLevel::None,
+                ..self
+            };
+        }
         if self.opt_level != OptLevel::Auto {
             return self;
         }
@@ -71,11 +101,13 @@ impl Default for JitOptions {
     /// iteration chosen per clause: as many as keep the
     /// registers the clause touches within the vector registers (measured:
     /// small loop bodies run faster four quads at a time, large clauses
-    /// spill and run fastest one quad at a time).
+    /// spill and run fastest one quad at a time), quick code first
+    /// ([`Tier::Tiered`]).
     fn default() -> Self {
         JitOptions {
             opt_level: OptLevel::Auto,
             quads_per_iter: 0,
+            tier: Tier::Tiered,
         }
     }
 }

@@ -27,6 +27,10 @@ impl JitEngine {
     /// the program has none, it could not be compiled (the reason is kept
     /// with the fallback reasons) or no batch fits.
     pub(super) fn strip_plan(&mut self, program: &Program, quads: u32) -> Option<StripPlan> {
+        self.code_of(program).ok()?;
+        // Between strips, as between groups, tiered code may switch; a
+        // plan's batch is the same in either tier.
+        self.follow_tier();
         let code = self.code_of(program).ok()?;
         let (form, _) = code.strip_form();
         for form in [form, form ^ 1] {
@@ -104,6 +108,7 @@ impl JitEngine {
             code.strip_timed(form, u64::from(strip.quads), t.elapsed());
         }
         self.io.tex = ctm_jit::state::TexTable::NONE.as_ptr();
+        self.did(u64::from(strip.quads) * u64::from(code.instructions));
         if self.io.oob != [0; 4] {
             let n: i64 = self.io.oob.iter().map(|&c| -i64::from(c)).sum();
             tex.count_out_of_bounds(n as u64);

@@ -51,6 +51,10 @@ pub struct EngineStats {
     pub general_compiled: u64,
     /// Forms of compiled strips compiled on first use.
     pub strips_compiled: u64,
+    /// Switches from a program's quick code to its optimised code
+    /// (tiered compilation; that compilation runs on a thread of its own
+    /// and is not in `compile_time`).
+    pub tier_ups: u64,
     /// Time spent compiling.
     pub compile_time: std::time::Duration,
     /// DPP instructions compiled.
@@ -75,6 +79,7 @@ impl EngineStats {
         self.compiled += other.compiled;
         self.cache_hits += other.cache_hits;
         self.general_compiled += other.general_compiled;
+        self.tier_ups += other.tier_ups;
         self.compile_time += other.compile_time;
         self.compiled_instructions += other.compiled_instructions;
         for r in &other.fallback_reasons {

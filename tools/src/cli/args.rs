@@ -6,7 +6,7 @@ use ctm::co::{CondLoc, CondTest};
 use ctm::engine::EngineKind;
 use ctm::kernel::Resource;
 use ctm::mc::Format;
-use ctm::{JitOptions, OptLevel};
+use ctm::{JitOptions, OptLevel, Tier};
 use std::path::PathBuf;
 
 /// `WxH` (also `×` or `X` between).
@@ -224,6 +224,17 @@ pub enum OptArg {
     Speed,
 }
 
+/// `--tier`: which code the JIT runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum TierArg {
+    /// Quick code first, optimised code once the program proves hot.
+    Tiered,
+    /// Quick code only.
+    Quick,
+    /// Optimised code only.
+    Optimised,
+}
+
 /// `--cond-loc`: where the conditional test applies.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum CondLocArg {
@@ -278,8 +289,9 @@ impl From<CondTestArg> for CondTest {
     }
 }
 
-/// `--opt-level` and `--quads` as JIT options (`quads` 0: chosen per clause).
-pub fn jit_options(opt_level: OptArg, quads: u8) -> Result<JitOptions, Error> {
+/// `--opt-level`, `--quads` and `--tier` as JIT options (`quads` 0: chosen
+/// per clause).
+pub fn jit_options(opt_level: OptArg, quads: u8, tier: TierArg) -> Result<JitOptions, Error> {
     let opt_level = match opt_level {
         OptArg::Auto => OptLevel::Auto,
         OptArg::None => OptLevel::None,
@@ -293,6 +305,11 @@ pub fn jit_options(opt_level: OptArg, quads: u8) -> Result<JitOptions, Error> {
     Ok(JitOptions {
         opt_level,
         quads_per_iter: quads,
+        tier: match tier {
+            TierArg::Tiered => Tier::Tiered,
+            TierArg::Quick => Tier::Quick,
+            TierArg::Optimised => Tier::Optimised,
+        },
     })
 }
 

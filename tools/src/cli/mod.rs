@@ -261,6 +261,12 @@ pub fn engine_stats(engine: EngineKind, e: &ctm::runtime::EngineStats) -> String
             e.fallback_clauses,
             e.checked_runs
         );
+        if e.tier_ups > 0 {
+            s += &format!(
+                "\n  tiered: {} switch(es) from quick to optimised code, compiled in the background",
+                e.tier_ups
+            );
+        }
         for r in &e.fallback_reasons {
             s += &format!("\n  fallback: {r}");
         }

@@ -1,7 +1,7 @@
 //! `ctm run`: a program over a domain on files (also the preparation
 //! `ctm bench` and `ctm trace` share).
 
-use super::args::{CondLocArg, CondTestArg, EngineArg, OptArg, parse_dims};
+use super::args::{CondLocArg, CondTestArg, EngineArg, OptArg, TierArg, parse_dims};
 use super::data::{self, Form};
 use super::{EXIT_HAZARDS, EXIT_OK, Error, Verbosity, say, summary, usage};
 use clap::Args;
@@ -116,9 +116,14 @@ pub struct RunArgs {
     /// results do not depend on it.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=4096))]
     threads: Option<u32>,
-    /// JIT: Cranelift optimisation level (auto: chosen per program).
+    /// JIT: Cranelift optimisation level of optimised code (auto: chosen
+    /// per program).
     #[arg(long, value_name = "auto|none|speed", default_value = "auto")]
     opt_level: OptArg,
+    /// JIT: quick code first and optimised code once the program proves
+    /// hot (tiered), or only one of them.
+    #[arg(long, value_name = "tiered|quick|optimised", default_value = "tiered")]
+    tier: TierArg,
     /// JIT: quads per loop iteration of compiled clauses (0: chosen per clause).
     #[arg(long, value_name = "0|1|2|4", default_value_t = 0)]
     quads: u8,

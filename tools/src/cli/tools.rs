@@ -329,7 +329,8 @@ fn clif(a: ClifArgs) -> Result<u8, Error> {
     };
     let text = ctm_jit::compile::clif(
         &program,
-        super::args::jit_options(a.opt_level, a.quads)?,
+        // The listing is the lowering's, the same for both tiers.
+        super::args::jit_options(a.opt_level, a.quads, super::args::TierArg::Optimised)?,
         &describe,
     )?;
     print(&text)?;

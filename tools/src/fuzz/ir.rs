@@ -8,7 +8,7 @@ use ctm::engine::EngineKind;
 use ctm::interp::Interpreter;
 use ctm::jit::JitEngine;
 use ctm::runtime::{Domain, Engine, NoTextures, PixelOut, RunOptions, Runner};
-use ctm_jit::compile::{JitOptions, OptLevel};
+use ctm_jit::compile::{JitOptions, OptLevel, Tier};
 use ctm_jit::ir::{Binary, Clause, Gate, Index, Node, Op, Program, Select, Term, Test, Unary, V};
 use ctm_jit::state::Uniforms;
 
@@ -355,10 +355,16 @@ pub fn check(data: &[u8]) -> Result<(), String> {
     if EngineKind::Jit.check().is_err() {
         return Ok(());
     }
-    for opt_level in [OptLevel::None, OptLevel::Speed] {
+    let tiers = [
+        (OptLevel::None, Tier::Optimised),
+        (OptLevel::Speed, Tier::Optimised),
+        (OptLevel::None, Tier::Quick),
+    ];
+    for (opt_level, tier) in tiers {
         let opts = JitOptions {
             opt_level,
             quads_per_iter: 0,
+            tier,
         };
         let compiled = ctm_jit::compile::compile(&p, opts);
         if verified.is_ok() != compiled.is_ok() {

@@ -36,7 +36,7 @@ use seeds::{SHADER_SEEDS, seed_sources};
 
 use crate::diff::{Case, Rng};
 use ctm::engine::EngineKind;
-use ctm_jit::compile::{JitOptions, OptLevel};
+use ctm_jit::compile::{JitOptions, OptLevel, Tier};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::{Duration, Instant};
 
@@ -345,6 +345,11 @@ fn program(data: &[u8]) -> Result<(), String> {
     let opts = JitOptions {
         opt_level,
         quads_per_iter: [0, 1, 2, 4][usize::from(head[1] >> 2 & 3)],
+        tier: if head[1] & 16 != 0 {
+            Tier::Quick
+        } else {
+            Tier::Optimised
+        },
     };
     case.run_both(opts).map(drop)
 }

@@ -72,7 +72,7 @@ pub struct Prepared {
 }
 
 fn jit_options(a: &RunArgs) -> Result<JitOptions, Error> {
-    super::super::args::jit_options(a.opt_level, a.quads)
+    super::super::args::jit_options(a.opt_level, a.quads, a.tier)
 }
 
 /// An input-like binding `PATH[:FORMAT][:WxH]` read now.
