@@ -329,3 +329,125 @@ fn every_input_of_every_unary_operation() {
         exhaustive(name, alpha, rgb);
     }
 }
+
+/// The ISA's inline constants (`docs/isa.md`): for the 7-bit code (e, m),
+/// (1 + m/8) · 2^(e−7), and m/8 · 2^-6 where e = 0: 0, 2^-9 … 480.
+fn inline_constants() -> Vec<f32> {
+    (0u32..128)
+        .map(|code| {
+            let (e, m) = ((code >> 3) as i32, (code & 7) as f32 / 8.0);
+            match e {
+                0 => m * 2f32.powi(-6),
+                _ => (1.0 + m) * 2f32.powi(e - 7),
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn a_zero_test_of_x_plus_an_inline_constant_compares_x_with_it() {
+    // The JIT tests `x · 1 ± K` against zero as `x` against `∓K`: the same
+    // answer for every code (== < >= !=), every special x, and x at and
+    // next to ±K, where the difference is smallest.
+    let ks = inline_constants();
+    assert!(
+        ks.iter()
+            .all(|&k| k == 0.0 || (2f32.powi(-9)..=480.0).contains(&k))
+    );
+    let mut xs: Vec<u32> = SPECIAL.to_vec();
+    for &k in &ks {
+        for b in [k.to_bits(), (-k).to_bits()] {
+            xs.extend([b, b.wrapping_add(1), b.wrapping_sub(1), b ^ 0x8000_0000]);
+        }
+    }
+    let w = 64u32;
+    let h = xs.len().div_ceil(64) as u32;
+    let mut data = Vec::new();
+    for i in 0..(w * h) as usize {
+        let x = xs[i % xs.len()];
+        for _ in 0..4 {
+            data.extend_from_slice(&x.to_le_bytes());
+        }
+    }
+    let input = HostSurface::new(Format::Float32_4, w, h, data).unwrap();
+    // The tests of the rgb and alpha predicates, in the order r2–r5 set them.
+    let tests: [fn(f32) -> bool; 4] = [|s| s >= 0.0, |s| s < 0.0, |s| s == 0.0, |s| s != 0.0];
+    // 352 and 416 are left to the fault-injection tests (`jit.rs`), which
+    // make the lowering fail on them in any program.
+    let armed = [352.0, 416.0];
+    for (n, &k) in ks.iter().enumerate().filter(|(_, k)| !armed.contains(*k)) {
+        let mut src = String::from("tex ld r1.rgba, in0.rgba, r0.rgba unscaled acquire wait\n");
+        // r2: (x + K ≥ 0, x + K ≥ 0, x + K ≥ 0, x + K < 0); r3: == / !=;
+        // r4, r5: the same for x − K. 1 where the test holds, else 0.
+        for (reg, sign, (rgb, a)) in [
+            (2, "", (">=", "<")),
+            (3, "", ("==", "!=")),
+            (4, "-", (">=", "<")),
+            (5, "-", ("==", "!=")),
+        ] {
+            src += &format!(
+                "alu p.rgb{rgb}0 = mad(s0.rrr, s0.111, {sign}s1.rrr) | p.a{a}0 = mad(s0.r, s0.1, {sign}s1.r) src0=r1 src1={k:?}
+alu r{reg}.rgb = max.off(s0, s0) | r{reg}.a = max.off(s0, s0) src0=0.0
+alu r{reg}.rgb = max.off(s0.111, s0.111) | r{reg}.a = max.off(s0.1, s0.1) src0=r1 pred=rgba apred=aaaa\n"
+            );
+        }
+        src += "out rtA.rgb = max.off(s0, s0) | rtA.a = max.off(s0, s0) src0=r2
+out rtB.rgb = max.off(s0, s0) | rtB.a = max.off(s0, s0) src0=r3
+out rtC.rgb = max.off(s0, s0) | rtC.a = max.off(s0, s0) src0=r4
+out rtD.rgb = max.off(s0, s0) | rtD.a = max.off(s0, s0) src0=r5 wait last";
+        let kernel = Kernel::assemble(&src).unwrap_or_else(|e| panic!("{e}\n{src}"));
+        let mut job = Job::new(w, h).input(0, input.clone());
+        for t in 0..4 {
+            job = job.output(t, Format::Float32_4);
+        }
+        // The engines agree bit for bit …
+        let r = both(&kernel, &job);
+        // … and with the rule: the test of the rounded, flushed sum.
+        for t in 0..4usize {
+            let out = &r.output(t as u8).unwrap().data;
+            let kk = if t < 2 { k } else { -k };
+            let (rgb, a) = (tests[2 * (t % 2)], tests[2 * (t % 2) + 1]);
+            for (i, px) in out.chunks_exact(16).take(xs.len()).enumerate() {
+                let x = xs[i];
+                let s = f32::from_bits(fp::omod(fp::mad(x, 0x3F80_0000, kk.to_bits()), 0));
+                let s = if s.is_subnormal() { 0.0 } else { s };
+                let got: Vec<bool> = px
+                    .chunks_exact(4)
+                    .map(|c| f32::from_le_bytes(c.try_into().unwrap()) == 1.0)
+                    .collect();
+                let want = [rgb(s), rgb(s), rgb(s), a(s)];
+                assert_eq!(got, want, "x = {x:#x}, K = {kk} (constant {n}), target {t}");
+            }
+        }
+    }
+}
+
+#[test]
+fn moving_a_constant_across_a_zero_test_is_exact_from_two_to_the_minus_102() {
+    // Why the JIT moves K across a zero test (x + K against 0 as x against
+    // −K) only where K reads as zero or |K| ≥ 2^-102: there, a sum next to
+    // zero is at least the smallest normal and keeps its sign through the
+    // flush; at 2^-103 a sum of 2^-127 is flushed to +0, so `== 0` holds
+    // while x ≠ −K.
+    let agrees = |k: f32| {
+        let kb = k.to_bits();
+        (-64i32..=64).all(|d| {
+            let x = (-k).to_bits().wrapping_add_signed(d);
+            let s = f32::from_bits(fp::add(x, kb));
+            let (x, nk) = (fp::daz(x), fp::daz((-k).to_bits()));
+            (s >= 0.0) == (x >= nk) && (s == 0.0) == (x == nk) && (s < 0.0) == (x < nk)
+        })
+    };
+    for k in [
+        2f32.powi(-102),
+        2f32.powi(-101) * 1.5,
+        2f32.powi(-9),
+        1.0,
+        4.0,
+        480.0,
+        0.0,
+    ] {
+        assert!(agrees(k) && agrees(-k), "{k:e}");
+    }
+    assert!(!agrees(2f32.powi(-103)));
+}

@@ -139,13 +139,19 @@ impl Lowering<'_, '_> {
     /// `fp::test_zero` on a flushed value, as a lane mask.
     pub(super) fn test_zero(&mut self, code: u8, v: Value) -> Value {
         let zero = self.splat_f(0.0);
+        self.test_against(code, v, zero)
+    }
+
+    /// The zero test `code` of `v − bound`, as a comparison of `v` with
+    /// `bound` (exact only where the caller has shown it to be).
+    pub(super) fn test_against(&mut self, code: u8, v: Value, bound: Value) -> Value {
         let cc = match code & 3 {
             0 => FloatCC::Equal,
             1 => FloatCC::LessThan,
             2 => FloatCC::GreaterThanOrEqual,
             _ => FloatCC::NotEqual,
         };
-        self.fcmp(cc, v, zero)
+        self.fcmp(cc, v, bound)
     }
 
     /// `fp::cnd` / `fp::cmp` with `c` flushed.

@@ -119,6 +119,9 @@ pub(crate) struct Lowering<'a, 'f> {
     imm: Vec<Option<u32>>,
     /// Values defined as the negation (`Unary::Neg`) of another.
     neg: Vec<Option<crate::ir::V>>,
+    /// Values that are `x + K` for an immediate `K` a zero test may move
+    /// to the other side ([`walk`]'s `truth`): `(x, K)`.
+    shifted: Vec<Option<(crate::ir::V, u32)>>,
     /// How lookups reach memory.
     lookups: Lookups,
     /// What lookups may assume of each input's elements.
@@ -294,6 +297,7 @@ impl<'a, 'f> Lowering<'a, 'f> {
             one,
             imm: vec![None; values as usize],
             neg: vec![None; values as usize],
+            shifted: vec![None; values as usize],
             lookups: Lookups::Either,
             forms: [InputForm::default(); 16],
             whole: false,
@@ -309,6 +313,7 @@ impl<'a, 'f> Lowering<'a, 'f> {
         self.lazy = vec![lazy::Lazy::No; n];
         self.imm = vec![None; n];
         self.neg = vec![None; n];
+        self.shifted = vec![None; n];
         let mut loaded: HashMap<(u8, u8), Value> = HashMap::new();
         for node in &clause.nodes {
             match node.op {
@@ -336,6 +341,12 @@ impl<'a, 'f> Lowering<'a, 'f> {
                     op: crate::ir::Unary::Neg,
                     a,
                 } => self.neg[dst.0 as usize] = Some(a),
+                Op::Unary {
+                    dst,
+                    op: crate::ir::Unary::Canon | crate::ir::Unary::Omod(0),
+                    a,
+                } => self.shifted[dst.0 as usize] = self.shifted[a.0 as usize],
+                Op::Mad { dst, a, b, c } => self.shifted[dst.0 as usize] = self.shift(a, b, c),
                 _ => {}
             }
         }

@@ -385,8 +385,52 @@ impl Lowering<'_, '_> {
         self.masks = Some(masks);
     }
 
-    /// `test(v)` per lane as masks.
+    /// `(x, K)` where `a · b + c` is `x + K`, one of `a`, `b` the
+    /// immediate 1 and `c` an immediate `K` (or its negation) that a zero
+    /// test may move to the other side: a test of `x + K` against zero is
+    /// the same test of `x` against `−K` when `K` is finite and either
+    /// reads as zero (±0, a denormal: DAZ) or has a magnitude of at least
+    /// 2^-102. Then a nonzero exact sum is at least the smallest normal
+    /// (the operands' units in the last place are), so the rounded sum is
+    /// never a denormal, has the exact sum's sign, and is +0 exactly when
+    /// `x = −K`; NaN, ±Inf and denormal `x` give the same answer on both
+    /// sides. Every inline constant of the ISA (0, 2^-9…480) qualifies.
+    pub(super) fn shift(
+        &self,
+        a: crate::ir::V,
+        b: crate::ir::V,
+        c: crate::ir::V,
+    ) -> Option<(crate::ir::V, u32)> {
+        const ONE: u32 = 0x3F80_0000;
+        const SIGN: u32 = 0x8000_0000;
+        let imm = |v: crate::ir::V| self.imm[v.0 as usize];
+        let x = match (imm(a), imm(b)) {
+            (_, Some(ONE)) => a,
+            (Some(ONE), _) => b,
+            _ => return None,
+        };
+        let k = match (imm(c), self.neg[c.0 as usize]) {
+            (Some(k), _) => k,
+            (None, Some(n)) => imm(n)? ^ SIGN,
+            _ => return None,
+        };
+        let magnitude = f32::from_bits(k & !SIGN);
+        let moves = magnitude.is_finite()
+            && (magnitude < f32::MIN_POSITIVE || magnitude >= 2f32.powi(-102));
+        moves.then_some((x, k))
+    }
+
+    /// `test(v)` per lane as masks. A test of `x + K` (an immediate) is
+    /// the test of `x` against `−K` (see `Lowering::shift`): one addition
+    /// less, which loop exits such as Mandelbrot's `|z|² − 4 ≥ 0` make at
+    /// every iteration.
     fn truth(&mut self, v: V, t: Test) -> [Value; GROUP_QUADS] {
+        if let Some((x, k)) = self.shifted[v.0 as usize] {
+            let d = self.get(x).q;
+            let bound = self.splat_i(k ^ 0x8000_0000);
+            let bound = self.as_float(bound);
+            return self.each(|l, q| l.test_against(t.code(), d[q], bound));
+        }
         let d = self.get(v).q;
         self.each(|l, k| l.test_zero(t.code(), d[k]))
     }
