@@ -37,8 +37,8 @@ pub enum Tier {
     #[default]
     Tiered,
     /// Quick code only: Cranelift's single-pass register allocator and no
-    /// e-graph pass ([`OptLevel`] is not used). Compiles 2–5× faster; runs
-    /// up to about 2× slower.
+    /// e-graph pass ([`OptLevel`] is not used). Compiles 2–5.5× faster;
+    /// runs 1.4–3.3× slower.
     Quick,
     /// Optimised code only: the backtracking register allocator, at the
     /// optimisation level [`JitOptions::opt_level`] says.
