@@ -29,6 +29,7 @@
 //! assert_eq!(r.output(0).unwrap().to_f32()[2 * 4 + 3], 5.0);
 //! ```
 
+use ctm::Tier;
 use ctm::engine::EngineKind;
 use ctm::ir::Program;
 use ctm::kernel::{HostSurface, Job, JobResult, Kernel, KernelError};
@@ -288,32 +289,53 @@ pub fn ran_natively(e: &EngineStats, ran: bool) -> Result<(), String> {
 /// whole observable results must agree ([`Observed::job`]) and the JIT
 /// must have run natively (some clause compiled, none fallen back).
 ///
+/// A job left to tiered compilation (the default) runs on the JIT twice,
+/// with its quick code and with its optimised code (`Tier::Quick`,
+/// `Tier::Optimised`): a test's runs are too small to tier up, and both
+/// must agree.
+///
 /// The outer error is the disagreement (a [`report`]) or the JIT's
 /// failure to run natively; the inner result is the run's own, the same
 /// on both engines.
 pub fn run_both(kernel: &Kernel, job: &Job) -> Result<Result<JobResult, KernelError>, String> {
-    let on = |engine| {
+    let on = |engine, tier: Option<Tier>| {
         let mut j = job.clone();
         j.settings_mut().engine = engine;
+        if let Some(tier) = tier {
+            j.settings_mut().jit.tier = tier;
+        }
         kernel.run(&j)
     };
-    let want = on(EngineKind::Interp);
+    let want = on(EngineKind::Interp, None);
     if !jit_available() {
         return Ok(want);
     }
-    let got = on(EngineKind::Jit);
-    if let Ok(r) = &got {
-        ran_natively(&r.report.engine, r.report.pixels > 0)?;
+    let tiers = match job.settings().jit.tier {
+        Tier::Tiered => vec![Some(Tier::Quick), Some(Tier::Optimised)],
+        _ => vec![None],
+    };
+    let mut last = None;
+    for tier in tiers {
+        let got = on(EngineKind::Jit, tier);
+        if let Ok(r) = &got {
+            ran_natively(&r.report.engine, r.report.pixels > 0)?;
+        }
+        let name = match tier {
+            Some(Tier::Quick) => "jit, quick code",
+            Some(_) => "jit, optimised code",
+            None => "jit",
+        };
+        if let Some(r) = report(
+            &Observed::job(want.as_ref()),
+            &Observed::job(got.as_ref()),
+            "interp",
+            name,
+        ) {
+            return Err(format!("the engines disagree:\n{r}"));
+        }
+        last = Some(got);
     }
-    match report(
-        &Observed::job(want.as_ref()),
-        &Observed::job(got.as_ref()),
-        "interp",
-        "jit",
-    ) {
-        None => Ok(got),
-        Some(r) => Err(format!("the engines disagree:\n{r}")),
-    }
+    Ok(last.expect("at least one JIT run"))
 }
 
 #[cfg(test)]
