@@ -85,9 +85,7 @@ impl Compiled {
         let total = up.work.fetch_add(quad_insts, Ordering::Relaxed) + quad_insts;
         total >= up.threshold && !up.started.swap(true, Ordering::Relaxed)
     }
-}
 
-impl Compiled {
     /// Compiles now the code compiled on first use that `quick` (this
     /// program's quick code) has compiled: the strip, bodies and loop
     /// drivers its runs needed. The workers then switch to code that has

@@ -427,8 +427,7 @@ impl Lowering<'_, '_> {
     fn truth(&mut self, v: V, t: Test) -> [Value; GROUP_QUADS] {
         if let Some((x, k)) = self.shifted[v.0 as usize] {
             let d = self.get(x).q;
-            let bound = self.splat_i(k ^ 0x8000_0000);
-            let bound = self.as_float(bound);
+            let bound = self.splat_f(-f32::from_bits(k));
             return self.each(|l, q| l.test_against(t.code(), d[q], bound));
         }
         let d = self.get(v).q;
