@@ -125,8 +125,7 @@ fn small_runs_never_pay_for_a_second_compilation() {
     if !jit_available() {
         return;
     }
-    let (k, job) = kernel(5.5);
-    drop(job);
+    let (k, _) = kernel(5.5);
     let small = Job::new(16, 16)
         .threads(2)
         .constant(0, [0.1, 0.1, 0.0, 0.0])
