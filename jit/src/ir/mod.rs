@@ -525,6 +525,28 @@ pub struct InputForm {
     pub unorm: bool,
 }
 
+impl InputForm {
+    /// The channel masks and fills (`TexDesc::chan_mask`, `fill`) of an
+    /// input of this form, if it is known: a plain read keeps the format's
+    /// channels whole and reads the others as (0, 0, 1); a 2×2 `gather`
+    /// keeps all four (channel 0 of four elements).
+    /// [`crate::state::TexTable::covers`] checks them against the input's
+    /// descriptor, so compiled code may use them as constants.
+    pub fn channels(self, gather: bool) -> Option<([u32; 4], [u32; 4])> {
+        let n = match (self.shift, self.unorm) {
+            _ if self.shift == 0 => return None,
+            _ if gather => 4,
+            (1, true) | (2, false) => 1,
+            (3, false) => 2,
+            (2, true) | (4, false) => 4,
+            _ => return None,
+        };
+        let mask = std::array::from_fn(|c| if c < n { u32::MAX } else { 0 });
+        let fill = std::array::from_fn(|c| if c == 3 && n < 4 { 1f32.to_bits() } else { 0 });
+        Some((mask, fill))
+    }
+}
+
 /// A whole program.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Program {

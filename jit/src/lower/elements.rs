@@ -13,13 +13,14 @@ use cranelift_codegen::ir::immediates::Offset32 as Offset;
 use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Value, types};
 
 /// Where a lookup's element addresses (relative to the surface's first
-/// page) point into.
+/// page, or to its first element when flat) point into.
 #[derive(Clone, Copy)]
 pub(super) enum Source {
     /// Through the page table (`TexDesc::pages`).
     Paged(Value),
-    /// From the surface's first page, its pages one host mapping
-    /// (`TexDesc::flat`): code compiled for the input's form.
+    /// From the surface's first element, its pages one host mapping
+    /// (`TexDesc::flat` plus `base_low`): code compiled for the input's
+    /// form.
     Flat(Value),
 }
 
@@ -159,11 +160,7 @@ impl Lowering<'_, '_> {
         raw: [[Value; GROUP_QUADS]; 4],
         form: InputForm,
     ) -> [[Value; GROUP_QUADS]; 4] {
-        let flags = MemFlagsData::trusted().with_readonly();
-        let bits = self
-            .b
-            .ins()
-            .load(types::I32, flags, desc, tex_offsets::UNORM as i32);
+        let bits = self.desc_word(types::I32, desc, tex_offsets::UNORM);
         // An input of known form converts, or not, without a test.
         if form.shift != 0 {
             return if form.unorm {
@@ -194,17 +191,12 @@ impl Lowering<'_, '_> {
         bits: Value,
         raw: [[Value; GROUP_QUADS]; 4],
     ) -> [[Value; GROUP_QUADS]; 4] {
-        let flags = MemFlagsData::trusted().with_readonly();
         let mask = self.b.ins().splat(types::I32X4, bits);
-        let scale = self
-            .b
-            .ins()
-            .load(types::F32, flags, desc, tex_offsets::UNORM_SCALE as i32);
+        let scale = self.desc_word(types::F32, desc, tex_offsets::UNORM_SCALE);
         let scale = self.b.ins().splat(types::F32X4, scale);
         let mut chans = raw;
         for (c, chan) in chans.iter_mut().enumerate() {
-            let at = (tex_offsets::UNORM_SHIFT + 4 * c) as i32;
-            let shift = self.b.ins().load(types::I32, flags, desc, at);
+            let shift = self.desc_word(types::I32, desc, tex_offsets::UNORM_SHIFT + 4 * c);
             for v in chan.iter_mut().take(self.w) {
                 let x = self.b.ins().ushr(*v, shift);
                 let x = self.b.ins().band(x, mask);
@@ -217,9 +209,9 @@ impl Lowering<'_, '_> {
     }
 
     /// The address of the element lane `l` of quad `k` of the batch reads
-    /// (`Io::args[c]` holds it relative to the surface's first page): its
-    /// page's pointer plus its offset in the page, or the flat mapping's
-    /// start plus it.
+    /// (`Io::args[c]` holds it relative to the surface's first page, or to
+    /// its first element when flat): its page's pointer plus its offset in
+    /// the page, or the surface's first element plus it.
     fn element(&mut self, src: Source, (c, k, l): (usize, usize, usize)) -> Value {
         let off = io_offsets::ARGS as i32
             + c as i32 * CHAN_BYTES
@@ -269,15 +261,11 @@ impl Lowering<'_, '_> {
     /// address in `args[0][l]` into `result[c][l]`.
     fn gather_lanes(&mut self, desc: Value, pages: Value) {
         let flags = MemFlagsData::trusted().with_readonly();
-        let shift = self
-            .b
-            .ins()
-            .load(types::I32, flags, desc, tex_offsets::SHIFT as i32);
+        let shift = self.desc_word(types::I32, desc, tex_offsets::SHIFT);
         let is_half = self.b.ins().icmp_imm_s(IntCC::Equal, shift, 1);
         let chan_off: Vec<Value> = (0..4)
             .map(|c| {
-                let off = (tex_offsets::CHAN_OFF + 4 * c) as i32;
-                let o = self.b.ins().load(types::I32, flags, desc, off);
+                let o = self.desc_word(types::I32, desc, tex_offsets::CHAN_OFF + 4 * c);
                 self.b.ins().uextend(self.ptr, o)
             })
             .collect();

@@ -18,8 +18,9 @@
 //! 1. in SIMD, per quad: texel coordinates `floor(s)` (`floor(s · pitch)`
 //!    when scaled) and `floor(t)` (`floor(t · height)`), inside
 //!    `0 ≤ x < pitch`, `0 ≤ y < height` (NaN and infinities are outside),
-//!    the element's byte address relative to the surface's first page, or
-//!    the zero element for lanes that are outside or do not fetch;
+//!    the element's byte address relative to the surface's first page (to
+//!    its first element where its pages are one mapping), or the zero
+//!    element for lanes that are outside or do not fetch;
 //! 2. per lane, the page pointer and the element (`elements.rs`): 16-byte
 //!    elements one vector load per lane and a 4 × 4 transpose per quad,
 //!    4-byte elements one word per lane, 2-byte elements one 16-bit word
@@ -50,9 +51,14 @@ pub(super) struct Geometry {
     /// Pitch and height as F32X4 (bounds and scaled coordinates).
     pub size: [Value; 2],
     pub pitch: Value,
+    /// A constant for an input of known form.
     pub shift: Value,
-    pub base_low: Value,
-    pub zero_at: Value,
+    /// `base_low` as a scalar.
+    pub base: Value,
+    /// What an element's address is relative to and where lanes that read
+    /// nothing read: `base_low` and `zero` (`None`: zero).
+    pub base_low: Option<Value>,
+    pub zero_at: Option<Value>,
 }
 
 /// One quad's lanes for an element read: inside the surface, fetching
@@ -74,7 +80,22 @@ pub(super) struct Lookup {
     pub unscaled: bool,
 }
 
+/// Flags of a load from the input descriptors (`Io::tex` and the
+/// [`TexDesc`](crate::state::TexDesc) fields): the engine sets `Io::tex`
+/// before it calls compiled code and resets it afterwards, and the table
+/// stays borrowed, unchanged, for the whole call (the runtime's callbacks
+/// included), so such a load may be merged with another of the same word
+/// and hoisted out of the batch loop.
+pub(super) fn described() -> MemFlagsData {
+    MemFlagsData::trusted().with_readonly().with_can_move()
+}
+
 impl Lowering<'_, '_> {
+    /// A word of the input descriptor at `desc` (see [`described`]).
+    pub(super) fn desc_word(&mut self, ty: types::Type, desc: Value, off: usize) -> Value {
+        self.b.ins().load(ty, described(), desc, off as i32)
+    }
+
     /// The four channels (R, G, B, A) of a fetch for the batch: lanes whose
     /// mask in `enable` is set (every lane when `None`) fetch at `coords`
     /// (S, T, R, Q); the others receive zeros.
@@ -87,26 +108,19 @@ impl Lowering<'_, '_> {
         if op.kind == FetchKind::Uncached || self.lookups == Lookups::Host {
             return self.fetch_by_host(op, coords, enable);
         }
-        let flags = MemFlagsData::trusted().with_readonly();
         let tex = self
             .b
             .ins()
-            .load(self.ptr, flags, self.io, io_offsets::TEX as i32);
+            .load(self.ptr, described(), self.io, io_offsets::TEX as i32);
         let desc = self
             .b
             .ins()
             .iadd_imm_s(tex, (usize::from(op.input & 15) * tex_offsets::SIZE) as i64);
-        let pages = self
-            .b
-            .ins()
-            .load(self.ptr, flags, desc, tex_offsets::PAGES as i32);
+        let pages = self.desc_word(self.ptr, desc, tex_offsets::PAGES);
         if self.lookups == Lookups::Direct {
             return self.fetch_direct(op, coords, enable, desc, pages);
         }
-        let gather = self
-            .b
-            .ins()
-            .load(types::I32, flags, desc, tex_offsets::GATHER as i32);
+        let gather = self.desc_word(types::I32, desc, tex_offsets::GATHER);
         let (direct, other) = (self.b.create_block(), self.b.create_block());
         let (merge, out) = self.merge_block(types::F32X4);
         match self.lookups {
@@ -172,21 +186,23 @@ impl Lowering<'_, '_> {
         desc: Value,
         pages: Value,
     ) -> [[Value; GROUP_QUADS]; 4] {
-        let flags = MemFlagsData::trusted().with_readonly();
-        let word = |l: &mut Self, ty, off: usize| l.b.ins().load(ty, flags, desc, off as i32);
-        let mut geometry = self.geometry(desc);
+        let form = self.forms[usize::from(op.input & 15)];
+        let mut geometry = self.geometry(desc, form);
         let [size_x, size_y] = geometry.size;
         // Code compiled for the input's form, which runs only where the
         // runtime handed over a descriptor with `flat` set
         // (`TexTable::covers`), reads its elements from the surface's one
-        // mapping; a lane that reads nothing reads the first element
-        // instead of the zero page, and its words are cleared afterwards.
-        let form = self.forms[usize::from(op.input & 15)];
+        // mapping, addressed from its first element; a lane that reads
+        // nothing reads that element instead of the zero page, and its
+        // words are cleared afterwards.
         let checked = matches!(self.lookups, Lookups::Direct | Lookups::Gathered);
-        let flat = (checked && matches!(form.shift, 1 | 2 | 4))
-            .then(|| word(self, self.ptr, tex_offsets::FLAT));
+        let flat = (checked && matches!(form.shift, 1 | 2 | 4)).then(|| {
+            let flat = self.desc_word(self.ptr, desc, tex_offsets::FLAT);
+            let base = self.b.ins().uextend(self.ptr, geometry.base);
+            self.b.ins().iadd(flat, base)
+        });
         if flat.is_some() {
-            geometry.zero_at = geometry.base_low;
+            (geometry.base_low, geometry.zero_at) = (None, None);
         }
         let mut outside: Option<Value> = None;
         let mut reads = Vec::with_capacity(self.w);
@@ -222,7 +238,7 @@ impl Lowering<'_, '_> {
                 }
             }
         }
-        self.fetched(desc, raw, enable, form)
+        self.fetched(desc, raw, enable, (form, false))
     }
 
     /// One axis of the texel floor (`texel_floor` of the memory controller;
@@ -246,29 +262,35 @@ impl Lowering<'_, '_> {
         (self.b.ins().x86_cvtt2dq(types::I32X4, f), inside)
     }
 
-    /// The addressing of the surface `desc` describes.
-    pub(super) fn geometry(&mut self, desc: Value) -> Geometry {
-        let flags = MemFlagsData::trusted().with_readonly();
-        let mut word = |off: usize| self.b.ins().load(types::I32, flags, desc, off as i32);
-        let [pitch, base_low, shift, zero_at] = [
+    /// The addressing of the surface `desc` describes, an input of form
+    /// `form`.
+    pub(super) fn geometry(&mut self, desc: Value, form: InputForm) -> Geometry {
+        let mut word = |off: usize| self.desc_word(types::I32, desc, off);
+        let [pitch, base, shift, zero_at] = [
             tex_offsets::PITCH,
             tex_offsets::BASE_LOW,
             tex_offsets::SHIFT,
             tex_offsets::ZERO,
         ]
         .map(&mut word);
+        // `TexTable::covers` checks the descriptor's against the form's.
+        let shift = match form.shift {
+            0 => shift,
+            k => self.b.ins().iconst(types::I32, i64::from(k)),
+        };
         let [pitch, base_low, zero_at] =
-            [pitch, base_low, zero_at].map(|v| self.b.ins().splat(types::I32X4, v));
+            [pitch, base, zero_at].map(|v| self.b.ins().splat(types::I32X4, v));
         let size = [tex_offsets::SIZE_F, tex_offsets::SIZE_F + 4].map(|o| {
-            let s = self.b.ins().load(types::F32, flags, desc, o as i32);
+            let s = self.desc_word(types::F32, desc, o);
             self.b.ins().splat(types::F32X4, s)
         });
         Geometry {
             size,
             pitch,
             shift,
-            base_low,
-            zero_at,
+            base,
+            base_low: Some(base_low),
+            zero_at: Some(zero_at),
         }
     }
 
@@ -282,9 +304,10 @@ impl Lowering<'_, '_> {
         }
     }
 
-    /// The byte address (relative to the surface's first page) each lane
-    /// of a quad reads: element (x, y) where it fetches and lies inside,
-    /// else the zero element (`g.zero_at`); and which lanes read their
+    /// The byte address (relative to the surface's first page, or to its
+    /// first element where `g.base_low` is `None`) each lane of a quad
+    /// reads: element (x, y) where it fetches and lies inside, else the
+    /// zero element (`g.zero_at`; `None`: the first); and which lanes read their
     /// element (a lane mask). Lanes that fetch outside the surface
     /// (helpers excepted) are added to `outside` as -1 each.
     pub(super) fn lane_address(
@@ -313,9 +336,15 @@ impl Lowering<'_, '_> {
         });
         let at = self.b.ins().imul(y, g.pitch);
         let at = self.b.ins().iadd(at, x);
-        let at = self.b.ins().ishl(at, g.shift);
-        let at = self.b.ins().iadd(at, g.base_low);
-        (self.b.ins().bitselect(reads, at, g.zero_at), reads)
+        let mut at = self.b.ins().ishl(at, g.shift);
+        if let Some(base) = g.base_low {
+            at = self.b.ins().iadd(at, base);
+        }
+        let at = match g.zero_at {
+            Some(zero) => self.b.ins().bitselect(reads, at, zero),
+            None => self.b.ins().band(at, reads),
+        };
+        (at, reads)
     }
 
     /// Adds lanes outside the surface (of those that fetch), as -1 per
@@ -332,31 +361,44 @@ impl Lowering<'_, '_> {
             .store(MemFlagsData::trusted(), acc, self.io, at);
     }
 
-    /// The fetched channels from the raw words `raw`: unorm ones
-    /// converted, each kept under its mask with its fill, zeros for lanes
-    /// that do not fetch.
+    /// The fetched channels from the raw words `raw` (of a 2×2 gather:
+    /// `gather`): unorm ones converted, each kept under its mask with its
+    /// fill — constants for an input of known form
+    /// ([`InputForm::channels`]) — zeros for lanes that do not fetch.
     pub(super) fn fetched(
         &mut self,
         desc: Value,
         raw: [[Value; GROUP_QUADS]; 4],
         enable: Option<&[Value]>,
-        form: InputForm,
+        (form, gather): (InputForm, bool),
     ) -> [[Value; GROUP_QUADS]; 4] {
-        let flags = MemFlagsData::trusted().with_readonly();
-        let word = |l: &mut Self, ty, off: usize| l.b.ins().load(ty, flags, desc, off as i32);
         let raw = self.unorm(desc, raw, form);
+        let known = form.channels(gather);
         std::array::from_fn(|c| {
-            let mask = word(self, types::I32, tex_offsets::CHAN_MASK + 4 * c);
-            let fill = word(self, types::I32, tex_offsets::FILL + 4 * c);
-            let mask = self.b.ins().splat(types::I32X4, mask);
-            let fill = self.b.ins().splat(types::I32X4, fill);
+            let (mask, fill) = match known {
+                Some((mask, fill)) => (
+                    (mask[c] != u32::MAX).then(|| self.splat_i(mask[c])),
+                    (fill[c] != 0).then(|| self.splat_i(fill[c])),
+                ),
+                None => {
+                    let mut word = |off: usize| {
+                        let x = self.desc_word(types::I32, desc, off + 4 * c);
+                        Some(self.b.ins().splat(types::I32X4, x))
+                    };
+                    (word(tex_offsets::CHAN_MASK), word(tex_offsets::FILL))
+                }
+            };
             self.each(|l, k| {
-                let v = l.b.ins().band(raw[c][k], mask);
-                let v = l.b.ins().bor(v, fill);
-                let v = match enable {
-                    Some(m) => l.b.ins().band(v, m[k]),
-                    None => v,
-                };
+                let mut v = raw[c][k];
+                if let Some(mask) = mask {
+                    v = l.b.ins().band(v, mask);
+                }
+                if let Some(fill) = fill {
+                    v = l.b.ins().bor(v, fill);
+                }
+                if let Some(m) = enable {
+                    v = l.b.ins().band(v, m[k]);
+                }
                 l.as_float(v)
             })
         })

@@ -33,7 +33,8 @@ impl Lowering<'_, '_> {
         desc: Value,
         pages: Value,
     ) -> [[Value; GROUP_QUADS]; 4] {
-        let geometry = self.geometry(desc);
+        let form = self.forms[usize::from(op.input & 15)];
+        let geometry = self.geometry(desc, form);
         let size = geometry.size;
         let [fzero, fone, none, limit] =
             [0.0f32, 1.0, -1.0, 2147483648.0].map(|x| self.b.ins().f32const(x));
@@ -83,13 +84,12 @@ impl Lowering<'_, '_> {
         }
         // One-channel formats: 4-byte words (float32_1) or 16-bit ones
         // (uint16_1); an input of known form reads in its one way.
-        let form = self.forms[usize::from(op.input & 15)];
         if matches!(form.shift, 1 | 2) {
             let half = form.shift == 1;
             let raw: [[Value; GROUP_QUADS]; 4] = std::array::from_fn(|c| {
                 self.each(|l, k| l.words(Source::Paged(pages), (c, k), half))
             });
-            return self.fetched(desc, raw, enable, form);
+            return self.fetched(desc, raw, enable, (form, true));
         }
         let (words, halves) = (self.b.create_block(), self.b.create_block());
         let (merge, out) = self.merge_block(types::I32X4);
@@ -103,6 +103,6 @@ impl Lowering<'_, '_> {
             self.jump_with(merge, &raw);
         }
         self.b.switch_to_block(merge);
-        self.fetched(desc, out, enable, form)
+        self.fetched(desc, out, enable, (form, true))
     }
 }

@@ -20,8 +20,8 @@
 
 use super::lazy::{Lazy, RegFile, Writes};
 use super::masks::Masks;
-use super::{CHAN_BYTES, GROUP_QUADS, Lowering, fetch, umrt};
-use crate::ir::{Binary, Clause, Gate, Index, Op, Select, Test, Unary, V};
+use super::{CHAN_BYTES, GROUP_QUADS, Lookups, Lowering, fetch, umrt};
+use crate::ir::{Binary, Clause, FetchKind, Gate, Index, Op, Select, Test, Unary, V};
 use crate::state::offsets;
 use cranelift_codegen::ir::{InstBuilder, Value, types};
 
@@ -481,7 +481,20 @@ impl Lowering<'_, '_> {
                     Walk::Full { file, .. } => file.lanes(self).map(|q| q[..self.w].to_vec()),
                     Walk::Masked => self.gate(gate, walk),
                 };
-                let coords = coords.map(|v| self.canonical(v));
+                // Compiled reads take the coordinates as numbers: DAZ
+                // reads a denormal as zero in rounding, compares and
+                // products, and no NaN has a texel, so the raw vectors
+                // do. The runtime is handed them canonical (it shows them
+                // in traces).
+                let host = *kind == FetchKind::Uncached
+                    || matches!(self.lookups, Lookups::Either | Lookups::Host);
+                let coords = coords.map(|v| {
+                    if host {
+                        self.canonical(v)
+                    } else {
+                        self.get(v).q
+                    }
+                });
                 let op = fetch::Lookup {
                     node: index,
                     kind: *kind,

@@ -159,7 +159,8 @@ impl TexTable {
                     && (f.shift == 0
                         || (!d.flat.is_null()
                             && d.shift == u32::from(f.shift)
-                            && (d.unorm != 0) == f.unorm)))
+                            && (d.unorm != 0) == f.unorm
+                            && f.channels(d.gather != 0) == Some((d.chan_mask, d.fill)))))
         })
     }
 
@@ -213,11 +214,12 @@ mod tests {
     fn code_compiled_for_one_form_never_reads_another() {
         let pages = [std::ptr::NonNull::<u8>::dangling().as_ptr().cast_const(); 2];
         let mut table = TexTable::NONE;
-        // A uint8_4 input: 4-byte elements, unorm channels.
+        // A uint8_4 input: 4-byte elements, unorm channels, all four kept.
         let desc = TexDesc {
             pages: pages.as_ptr(),
             shift: 2,
             unorm: 0xFF,
+            chan_mask: [u32::MAX; 4],
             flat: pages[0],
             ..TexDesc::NONE
         };
@@ -244,5 +246,36 @@ mod tests {
         unsafe { table.set(3, scattered) };
         assert!(!table.covers(1 << 3, &form(2, true)), "no flat pointer");
         assert!(table.covers(1 << 3, &form(0, false)), "any form, paged");
+        // Code compiled for a form takes its channel masks and fills as
+        // constants: a descriptor that says otherwise is not its form's.
+        for (mask, fill) in [([u32::MAX, 0, 0, 0], [0; 4]), ([u32::MAX; 4], [0, 0, 0, 1])] {
+            let odd = TexDesc {
+                chan_mask: mask,
+                fill,
+                ..desc
+            };
+            // SAFETY: as above.
+            unsafe { table.set(3, odd) };
+            assert!(!table.covers(1 << 3, &form(2, true)), "{mask:x?} {fill:x?}");
+            assert!(table.covers(1 << 3, &form(0, false)), "any form");
+        }
+    }
+
+    #[test]
+    fn known_forms_keep_their_formats_channels() {
+        let form = |shift, unorm| InputForm { shift, unorm };
+        let one = 1f32.to_bits();
+        let (all, none) = ([u32::MAX; 4], [0; 4]);
+        assert_eq!(form(0, false).channels(false), None, "unknown");
+        assert_eq!(form(4, false).channels(false), Some((all, none)));
+        assert_eq!(form(2, true).channels(false), Some((all, none)));
+        let r = [u32::MAX, 0, 0, 0];
+        assert_eq!(form(2, false).channels(false), Some((r, [0, 0, 0, one])));
+        assert_eq!(form(1, true).channels(false), Some((r, [0, 0, 0, one])));
+        let rg = [u32::MAX, u32::MAX, 0, 0];
+        assert_eq!(form(3, false).channels(false), Some((rg, [0, 0, 0, one])));
+        // A gather's four channels are channel 0 of four elements.
+        assert_eq!(form(1, true).channels(true), Some((all, none)));
+        assert_eq!(form(2, false).channels(true), Some((all, none)));
     }
 }

@@ -246,3 +246,41 @@ fn describe(
     };
     Some((desc, pages))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mc::SurfaceFormat;
+
+    /// Code compiled for an input's form uses the form's channel masks
+    /// and fills as constants, and runs only where the descriptor has the
+    /// same ones: every format's descriptor must agree with its form, or
+    /// no lookup of that format would be read by compiled code.
+    #[test]
+    fn every_formats_descriptor_has_its_forms_channels() {
+        let page = [0u8; 1 << 16];
+        for format in Format::ALL {
+            for gather in [false, true] {
+                if gather && format.channels() != 1 {
+                    continue;
+                }
+                let s = Surface {
+                    base: 0,
+                    fmt: SurfaceFormat {
+                        pitch: 64,
+                        tiled: false,
+                        gather,
+                        format,
+                    },
+                    height: 16,
+                };
+                let (d, _pages) = describe(&s, |_| Some(page.as_ptr())).expect("described");
+                assert_eq!(
+                    input_form(format).channels(gather),
+                    Some((d.chan_mask, d.fill)),
+                    "{format:?}, gather {gather}"
+                );
+            }
+        }
+    }
+}
