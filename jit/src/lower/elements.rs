@@ -217,14 +217,15 @@ impl Lowering<'_, '_> {
             + c as i32 * CHAN_BYTES
             + (k as i32) * super::QUAD_BYTES
             + 4 * l as i32;
-        let at = self
-            .b
-            .ins()
-            .load(types::I32, MemFlagsData::trusted(), self.io_base, off);
+        let flags = MemFlagsData::trusted();
         match src {
-            Source::Paged(pages) => self.paged(pages, at),
+            Source::Paged(pages) => {
+                let at = self.b.ins().load(types::I32, flags, self.io_base, off);
+                self.paged(pages, at)
+            }
             Source::Flat(flat) => {
-                let at = self.b.ins().uextend(self.ptr, at);
+                // One zero-extending load.
+                let at = self.b.ins().uload32(flags, self.io_base, off);
                 self.b.ins().iadd(flat, at)
             }
         }

@@ -329,7 +329,12 @@ impl Lowering<'_, '_> {
             ),
             None => (inside, self.b.ins().bnot(inside)),
         };
-        let out = self.b.ins().band_not(out, helper);
+        // Whole groups have no helpers.
+        let out = if self.whole {
+            out
+        } else {
+            self.b.ins().band_not(out, helper)
+        };
         *outside = Some(match *outside {
             None => out,
             Some(acc) => self.b.ins().iadd(acc, out),
