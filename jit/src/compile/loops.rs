@@ -5,8 +5,8 @@
 //! the lane-wise body cannot run, are compiled on first use
 //! ([`compile_driver`]).
 
-use super::JitOptions;
 use super::build::{build_function, clause_signature, define, guarded, shape_of};
+use super::{JitOptions, Tier};
 use crate::ir::Program;
 use crate::lanewise::{Lanewise, lanewise};
 use crate::lower::{lower_lanewise, lower_loop};
@@ -181,9 +181,12 @@ pub(super) fn compile_driver(
 /// Quads per batch of a lane-wise region: the iterations of a batch form
 /// one dependent chain per quad, so wide batches overlap them; measured on
 /// Mandelbrot (eight register channels), four quads run 1.2× faster than
-/// two or one despite spilling. Beyond sixteen channels, two.
-fn lanewise_quads(lw: &Lanewise) -> usize {
-    if lw.regs.len() <= 16 { 4 } else { 2 }
+/// two or one despite spilling. Beyond sixteen channels, two. Quick code
+/// (`quick`) takes two: a region's code is then about half the size, which
+/// compiled Mandelbrot, matmul and conv3x3 1.3–1.5× faster, and ran them
+/// 3–10% slower until the optimised code replaced it.
+fn lanewise_quads(lw: &Lanewise, quick: bool) -> usize {
+    if lw.regs.len() <= 16 && !quick { 4 } else { 2 }
 }
 
 /// A function with the [`LoopFn`] signature (user index `index`), built by
@@ -215,7 +218,7 @@ pub(super) fn lanewise_function(
     opts: JitOptions,
 ) -> Result<Function, String> {
     let w = match opts.quads_per_iter {
-        0 => lanewise_quads(lw),
+        0 => lanewise_quads(lw, opts.tier != Tier::Optimised),
         w => usize::from(w),
     };
     let ptr = module.target_config().pointer_type();

@@ -329,7 +329,8 @@ fn clif(a: ClifArgs) -> Result<u8, Error> {
     };
     let text = ctm_jit::compile::clif(
         &program,
-        // The listing is the lowering's, the same for both tiers.
+        // The optimised code's lowering (quick code's differs only in
+        // its lane-wise loops' batches, two quads wide).
         super::args::jit_options(a.opt_level, a.quads, super::args::TierArg::Optimised)?,
         &describe,
     )?;
