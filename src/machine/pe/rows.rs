@@ -203,6 +203,28 @@ pub(crate) fn pool(workers: usize) -> Option<Arc<rayon::ThreadPool>> {
     Some(pool)
 }
 
+/// How long a pool's threads stay awake after a run, waiting for the next
+/// (`docs/design.md`, "Host-visible arenas and dispatch"): waking a parked
+/// thread took 12–25 µs of each two-thread re-run of the tiny and texture
+/// kernels (runs of 100–250 µs) where the next run came after a pause.
+const LINGER: std::time::Duration = std::time::Duration::from_micros(500);
+
+/// Runs on a pool started so far, in the process: the next one ends every
+/// lingering thread's wait.
+static POOL_RUNS: AtomicU64 = AtomicU64::new(0);
+
+/// A pool thread's wait after run `epoch`: it spins until another run
+/// starts or [`LINGER`] has passed, then goes back to the pool (whose
+/// threads park when idle).
+fn linger(epoch: u64) {
+    let start = std::time::Instant::now();
+    while POOL_RUNS.load(Ordering::Relaxed) == epoch && start.elapsed() < LINGER {
+        for _ in 0..64 {
+            std::hint::spin_loop();
+        }
+    }
+}
+
 /// Adds a row's counters to the run's.
 fn tally(report: &mut RunReport, hazards: &mut Vec<Hazard>, row: RowResult) {
     report.discarded += row.discarded;
@@ -309,6 +331,7 @@ pub(super) fn run_rows(
         // the caller nothing) and then takes the second worker.
         let parts = std::sync::Mutex::new(Vec::new());
         let keep = |mine| parts.lock().unwrap_or_else(|p| p.into_inner()).push(mine);
+        let epoch = POOL_RUNS.fetch_add(1, Ordering::Relaxed) + 1;
         let (first, rest) = workers[..threads].split_at_mut(1);
         pool.in_place_scope(|s| {
             let (keep, work) = (&keep, &work);
@@ -324,6 +347,11 @@ pub(super) fn run_rows(
             });
             keep(work((0, &mut first[0])));
         });
+        // The helpers stay awake for a while: a next run soon finds them
+        // so, where waking them would cost it the first rows' time.
+        for _ in 1..threads {
+            pool.spawn(move || linger(epoch));
+        }
         parts.into_inner().unwrap_or_else(|p| p.into_inner())
     } else {
         std::thread::scope(|s| {
