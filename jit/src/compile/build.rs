@@ -89,7 +89,7 @@ pub(super) fn build_function(
         let marks = lower_clause(
             &mut b,
             &program.clauses[ci],
-            usize::from(opts.quads_per_iter),
+            opts.clause_quads(),
             (shape.0, shape.1, &program.forms),
             ptr,
             cc,

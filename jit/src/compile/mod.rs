@@ -472,7 +472,7 @@ fn compile_with(
                 match body {
                     Body::Full => ClauseCode::Full(FullBatches {
                         code,
-                        quads: batch_quads(clause, usize::from(opts.quads_per_iter), lookups) as u8,
+                        quads: batch_quads(clause, opts.clause_quads(), lookups) as u8,
                         writes_inactive: writes_inactive(clause),
                     }),
                     Body::Both | Body::General => ClauseCode::Native(code),

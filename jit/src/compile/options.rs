@@ -94,6 +94,16 @@ impl JitOptions {
             ..self
         }
     }
+
+    /// Quads per batch a clause's function is asked for: the options' own,
+    /// else one for quick code (it compiles fastest, and runs only until
+    /// the program is hot), else 0 (chosen per clause).
+    pub(crate) fn clause_quads(self) -> usize {
+        match self.quads_per_iter {
+            0 if self.tier != Tier::Optimised => 1,
+            w => usize::from(w),
+        }
+    }
 }
 
 impl Default for JitOptions {
