@@ -477,9 +477,16 @@ impl Lowering<'_, '_> {
         let chan_off = i32::from(chan) * 4 + io_offsets::CONSTS as i32;
         if !index.rel {
             // Already broadcast by the host (`Io::splat`): one vector load.
+            // The engine fills `Io::splat` before it calls compiled code and
+            // nothing changes it during the call, so the load may be merged
+            // with its repeats, dropped where unused and hoisted out of the
+            // batch loop (eight MAD chains: re-runs 9.9 -> 8.9 ns per pixel).
             let at =
                 io_offsets::SPLAT as i32 + (i32::from(index.base) * 4 + i32::from(chan & 3)) * 16;
-            return self.b.ins().load(types::F32X4, flags, self.io, at);
+            return self
+                .b
+                .ins()
+                .load(types::F32X4, flags.with_can_move(), self.io, at);
         }
         let off = self.rel_offset(index, crate::ir::CONSTS as i64, 16);
         let p = self.b.ins().iadd(self.uni, off);
