@@ -370,7 +370,7 @@ fn reruns(
     prepared.run()?;
     let first = start.elapsed().as_secs_f64();
     let mut best = f64::INFINITY;
-    let mut check = |prepared: &ctm::kernel::Prepared| {
+    let check = |prepared: &ctm::kernel::Prepared| {
         let got = want.outputs.iter().map(|(k, _)| (*k, prepared.output(*k)));
         agree(want, got, "jit, prepared job")
     };
