@@ -180,6 +180,9 @@ const POOLS: usize = 4;
 /// threads (`docs/design.md`, "Host-visible arenas and dispatch"). Runs of
 /// several devices at once share a pool's threads.
 pub(crate) fn pool(workers: usize) -> Option<Arc<rayon::ThreadPool>> {
+    // Whoever takes a pool is about to use it: threads lingering after a
+    // run (`linger`) go back to it now, or its tasks would wait for them.
+    POOL_RUNS.fetch_add(1, Ordering::Relaxed);
     static KEPT: std::sync::Mutex<Vec<Arc<rayon::ThreadPool>>> = std::sync::Mutex::new(Vec::new());
     let helpers = workers.checked_sub(1).filter(|&n| n > 0)?;
     let mut kept = KEPT.lock().unwrap_or_else(|p| p.into_inner());
@@ -209,8 +212,8 @@ pub(crate) fn pool(workers: usize) -> Option<Arc<rayon::ThreadPool>> {
 /// kernels (runs of 100–250 µs) where the next run came after a pause.
 const LINGER: std::time::Duration = std::time::Duration::from_micros(500);
 
-/// Runs on a pool started so far, in the process: the next one ends every
-/// lingering thread's wait.
+/// Runs on a pool started so far, in the process, and other takings of a
+/// pool ([`pool`]): the next one ends every lingering thread's wait.
 static POOL_RUNS: AtomicU64 = AtomicU64::new(0);
 
 /// A pool thread's wait after run `epoch`: it spins until another run
