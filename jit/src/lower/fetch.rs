@@ -55,10 +55,11 @@ pub(super) struct Geometry {
     pub shift: Value,
     /// `base_low` as a scalar.
     pub base: Value,
-    /// What an element's address is relative to and where lanes that read
-    /// nothing read: `base_low` and `zero` (`None`: zero).
-    pub base_low: Option<Value>,
-    pub zero_at: Option<Value>,
+    /// Through the page table: `base_low` (where the surface starts in its
+    /// first page) and `zero` (where lanes that read nothing read), both
+    /// broadcast. `None`: addresses count from the surface's first element,
+    /// which those lanes read.
+    pub paged: Option<[Value; 2]>,
 }
 
 /// One quad's lanes for an element read: inside the surface, fetching
@@ -202,7 +203,7 @@ impl Lowering<'_, '_> {
             self.b.ins().iadd(flat, base)
         });
         if flat.is_some() {
-            (geometry.base_low, geometry.zero_at) = (None, None);
+            geometry.paged = None;
         }
         let mut outside: Option<Value> = None;
         let mut reads = Vec::with_capacity(self.w);
@@ -289,8 +290,7 @@ impl Lowering<'_, '_> {
             pitch,
             shift,
             base,
-            base_low: Some(base_low),
-            zero_at: Some(zero_at),
+            paged: Some([base_low, zero_at]),
         }
     }
 
@@ -305,11 +305,11 @@ impl Lowering<'_, '_> {
     }
 
     /// The byte address (relative to the surface's first page, or to its
-    /// first element where `g.base_low` is `None`) each lane of a quad
-    /// reads: element (x, y) where it fetches and lies inside, else the
-    /// zero element (`g.zero_at`; `None`: the first); and which lanes read their
-    /// element (a lane mask). Lanes that fetch outside the surface
-    /// (helpers excepted) are added to `outside` as -1 each.
+    /// first element where `g.paged` is `None`) each lane of a quad reads:
+    /// element (x, y) where it fetches and lies inside, else the zero
+    /// element (or the first); and which lanes read their element (a lane
+    /// mask). Lanes that fetch outside the surface (helpers excepted) are
+    /// added to `outside` as -1 each.
     pub(super) fn lane_address(
         &mut self,
         g: &Geometry,
@@ -341,12 +341,12 @@ impl Lowering<'_, '_> {
         });
         let at = self.b.ins().imul(y, g.pitch);
         let at = self.b.ins().iadd(at, x);
-        let mut at = self.b.ins().ishl(at, g.shift);
-        if let Some(base) = g.base_low {
-            at = self.b.ins().iadd(at, base);
-        }
-        let at = match g.zero_at {
-            Some(zero) => self.b.ins().bitselect(reads, at, zero),
+        let at = self.b.ins().ishl(at, g.shift);
+        let at = match g.paged {
+            Some([base, zero]) => {
+                let at = self.b.ins().iadd(at, base);
+                self.b.ins().bitselect(reads, at, zero)
+            }
             None => self.b.ins().band(at, reads),
         };
         (at, reads)

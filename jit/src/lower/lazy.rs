@@ -6,9 +6,9 @@
 //! standardisation and the denormal flush happen where a value is
 //! observed — a register or output write, an uncached write's operands,
 //! a fetch's coordinates handed to the runtime, and the raw-bit selects
-//! MIN/MAX/CND/CMP, which pass operand bits through. Compiled lookups read
-//! coordinates as numbers and take the raw vectors. That is exact: compiled code runs under
-//! MXCSR.DAZ, where arithmetic reads an unflushed denormal exactly like the
+//! MIN/MAX/CND/CMP, which pass operand bits through (compiled lookups read
+//! coordinates as numbers and take the raw vectors). That is exact:
+//! compiled code runs under MXCSR.DAZ, where arithmetic reads an unflushed denormal exactly like the
 //! flushed one, NaN-ness survives every arithmetic operation (and every
 //! payload gives the same result once standardised), and zero tests, clamp
 //! and compares ignore payloads and read denormals as zeros.
