@@ -97,6 +97,12 @@ impl Lowering<'_, '_> {
         self.b.ins().load(ty, described(), desc, off as i32)
     }
 
+    /// Whether a fetch of `kind` may be handed to the runtime (the other
+    /// lookups read memory themselves): see [`Self::fetch`].
+    pub(super) fn may_ask_runtime(&self, kind: FetchKind) -> bool {
+        kind == FetchKind::Uncached || matches!(self.lookups, Lookups::Either | Lookups::Host)
+    }
+
     /// The four channels (R, G, B, A) of a fetch for the batch: lanes whose
     /// mask in `enable` is set (every lane when `None`) fetch at `coords`
     /// (S, T, R, Q); the others receive zeros.

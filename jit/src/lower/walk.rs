@@ -20,8 +20,8 @@
 
 use super::lazy::{Lazy, RegFile, Writes};
 use super::masks::Masks;
-use super::{CHAN_BYTES, GROUP_QUADS, Lookups, Lowering, fetch, umrt};
-use crate::ir::{Binary, Clause, FetchKind, Gate, Index, Op, Select, Test, Unary, V};
+use super::{CHAN_BYTES, GROUP_QUADS, Lowering, fetch, umrt};
+use crate::ir::{Binary, Clause, Gate, Index, Op, Select, Test, Unary, V};
 use crate::state::offsets;
 use cranelift_codegen::ir::{InstBuilder, Value, types};
 
@@ -486,8 +486,7 @@ impl Lowering<'_, '_> {
                 // products, and no NaN has a texel, so the raw vectors
                 // do. The runtime is handed them canonical (it shows them
                 // in traces).
-                let host = *kind == FetchKind::Uncached
-                    || matches!(self.lookups, Lookups::Either | Lookups::Host);
+                let host = self.may_ask_runtime(*kind);
                 let coords = coords.map(|v| {
                     if host {
                         self.canonical(v)

@@ -340,18 +340,27 @@ const MIN_TIMED: std::time::Duration = std::time::Duration::from_millis(100);
 /// The best time of whole runs of `job`: `repeat` runs, more while they
 /// have taken less than [`MIN_TIMED`] (at most 1000).
 fn timed(kernel: &Kernel, job: &Job, repeat: usize) -> Result<(f64, JobResult), KernelError> {
-    let mut best = f64::INFINITY;
-    let mut last = None;
+    let (best, last) = best_of_runs(repeat.max(1), || kernel.run(job))?;
+    Ok((best, last.expect("at least one run")))
+}
+
+/// `run` called `at_least` times, more while the calls have taken less than
+/// [`MIN_TIMED`] (at most 1000 in all): the best call's time in seconds and
+/// the last call's result.
+fn best_of_runs<T, E>(
+    at_least: usize,
+    mut run: impl FnMut() -> Result<T, E>,
+) -> Result<(f64, Option<T>), E> {
+    let (mut best, mut last) = (f64::INFINITY, None);
     let begin = Instant::now();
     let mut runs = 0;
-    while runs < repeat.max(1) || (begin.elapsed() < MIN_TIMED && runs < 1000) {
+    while runs < at_least || (begin.elapsed() < MIN_TIMED && runs < 1000) {
         let start = Instant::now();
-        let r = kernel.run(job)?;
+        last = Some(run()?);
         best = best.min(start.elapsed().as_secs_f64());
-        last = Some(r);
         runs += 1;
     }
-    Ok((best, last.expect("at least one run")))
+    Ok((best, last))
 }
 
 /// A prepared job's first run (placing included) and the best of its
@@ -380,16 +389,9 @@ fn reruns(
         best = best.min(start.elapsed().as_secs_f64());
         check(&prepared)?;
     }
-    let begin = Instant::now();
-    let mut runs = 0;
-    while begin.elapsed() < MIN_TIMED && runs < 1000 {
-        let start = Instant::now();
-        prepared.run()?;
-        best = best.min(start.elapsed().as_secs_f64());
-        runs += 1;
-    }
+    let (back_to_back, _) = best_of_runs(0, || prepared.run())?;
     check(&prepared)?;
-    Ok((first, best))
+    Ok((first, best.min(back_to_back)))
 }
 
 /// Checks outputs (`None`: not there) against the interpreter's, with the
