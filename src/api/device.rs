@@ -229,16 +229,18 @@ impl Device {
     /// system's work of committing pages on first touch and of unmapping
     /// them (`docs/design.md`, "Re-runs pay only for work").
     pub fn open_on(config: DeviceConfig, memory: Option<Memory>) -> Result<Device, DeviceError> {
-        Device::open_spare(config, memory.map(|m| (m, [0; 4])))
+        Device::open_spare(config, memory.map(|m| (m, [0; 4])), None)
     }
 
     /// [`Device::open_on`] on memory whose arenas may hold data up to the
     /// given extents ([`Device::take_spare`]); those bytes are zeroed as
     /// blocks are handed out over them and by [`Device::settle`], which the
-    /// caller must call before the device's memory is read or run on.
+    /// caller must call before the device's memory is read or run on. The
+    /// PE is `pe` (one recycled by [`Device::take_pe`]) or a new one.
     pub(crate) fn open_spare(
         config: DeviceConfig,
         memory: Option<SpareMemory>,
+        pe: Option<Pe>,
     ) -> Result<Device, DeviceError> {
         let arenas: Vec<Arena> = ARENAS
             .iter()
@@ -255,7 +257,10 @@ impl Device {
         };
         Ok(Device {
             mc: Mc::new(memory, config.cache_mode),
-            pe: Pe::new(),
+            // Not `Pe::default()`: a new PE's domain is empty and its
+            // output channels enabled.
+            #[allow(clippy::unwrap_or_default)]
+            pe: pe.unwrap_or_else(Pe::new),
             settings: config.settings,
             next: [0; 4],
             dirty,
@@ -384,6 +389,13 @@ impl Device {
             *u = (*u).max(d);
         }
         (std::mem::take(&mut self.mc.mem), used)
+    }
+
+    /// The PE's built programs and workers, kept for a device opened next
+    /// with [`Device::open_spare`] ([`Pe::recycled`]); this device's PE
+    /// starts afresh.
+    pub(crate) fn take_pe(&mut self) -> Pe {
+        self.pe.recycled()
     }
 
     /// Bytes [`Device::alloc`] has handed out from an arena so far (the

@@ -239,7 +239,6 @@ fn code_caches_keep_what_they_hold_apart() {
         ))
         .unwrap()
     };
-    let (a, b) = (program(41), program(42));
     let compiled = |k: &Kernel, cache: &std::sync::Arc<ctm::CodeCache>| {
         let job = Job::new(4, 4)
             .output(0, Format::Float32_4)
@@ -247,14 +246,24 @@ fn code_caches_keep_what_they_hold_apart() {
             .code_cache(cache);
         k.run(&job).unwrap().report.engine.compiled
     };
+    // Each run on a new kernel (a kernel run again keeps its own code,
+    // below): the cache alone decides what is compiled again.
+    let (a, b) = (|| program(41), || program(42));
     // A cache of one program: the second program pushes the first out.
     let one = ctm::CodeCache::new(1);
-    assert_eq!(compiled(&a, &one), 1);
-    assert_eq!(compiled(&a, &one), 0);
-    assert_eq!(compiled(&b, &one), 1);
-    assert_eq!(compiled(&a, &one), 1, "evicted by b");
+    assert_eq!(compiled(&a(), &one), 1);
+    assert_eq!(compiled(&a(), &one), 0);
+    assert_eq!(compiled(&b(), &one), 1);
+    assert_eq!(compiled(&a(), &one), 1, "evicted by b");
     // Another cache holds nothing of the first's.
     let other = ctm::CodeCache::new(4);
-    assert_eq!(compiled(&a, &other), 1);
-    assert_eq!(compiled(&a, &other), 0);
+    assert_eq!(compiled(&a(), &other), 1);
+    assert_eq!(compiled(&a(), &other), 0);
+    // A kernel run again keeps the code its last run used, even where the
+    // cache has let it go.
+    let kept = a();
+    let one = ctm::CodeCache::new(1);
+    assert_eq!(compiled(&kept, &one), 1);
+    assert_eq!(compiled(&b(), &one), 1);
+    assert_eq!(compiled(&kept, &one), 0, "kept by the kernel");
 }

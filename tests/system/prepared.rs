@@ -264,3 +264,46 @@ fn large_padded_surfaces_go_in_and_out_alike_on_any_number_of_threads() {
         }
     }
 }
+
+#[test]
+fn a_kernel_run_again_on_other_jobs_gives_what_a_fresh_kernel_gives() {
+    // A kernel's runs keep the programs they built and their engines for
+    // its next run; jobs that bind other formats, sizes, constants, thread
+    // counts and tiers must still get exactly a fresh kernel's results.
+    let src = "tex ld r1.rgba, in0.rgba, r0.rgba unscaled acquire wait
+         out rtA.rgb = mad(s0, s1, s2) | rtA.a = mad(s0, s1, s2) src0=r1 src1=c2 src2=r0 wait last";
+    let k = Kernel::assemble(src).unwrap();
+    let input = |format: Format, w: u32, h: u32| {
+        let n = w * h * format.channels() as u32;
+        let v: Vec<f32> = (0..n).map(|k| (k % 13) as f32 * 0.125 - 0.5).collect();
+        HostSurface::from_f32(format, w, h, &v).unwrap()
+    };
+    let jobs = [
+        (Format::Float32_4, 17, 9, 0.5, 1, ctm::Tier::Tiered),
+        (Format::Float32_4, 17, 9, -2.0, 1, ctm::Tier::Tiered),
+        (Format::Float32_1, 17, 9, -2.0, 3, ctm::Tier::Optimised),
+        (Format::Uint8_4, 40, 22, 3.0, 2, ctm::Tier::Quick),
+        (Format::Float32_4, 5, 3, 1.0, 1, ctm::Tier::Optimised),
+    ];
+    for engine in engines() {
+        for (format, w, h, c, threads, tier) in jobs {
+            let mut job = Job::new(w, h)
+                .input(0, input(format, w, h))
+                .constant(2, [c, c * 2.0, -c, 1.0])
+                .output(0, Format::Float32_4)
+                .engine(engine)
+                .threads(threads);
+            job.settings_mut().jit.tier = tier;
+            let what =
+                format!("{engine:?}, {format:?} {w}×{h}, c {c}, {threads} threads, {tier:?}");
+            let want = Kernel::assemble(src).unwrap().run(&job).unwrap();
+            let got = k.run(&job).unwrap();
+            assert_eq!(got.outputs, want.outputs, "{what}");
+            assert_eq!(got.report.pixels, want.report.pixels, "{what}");
+            assert_eq!(
+                got.report.pixel_instructions, want.report.pixel_instructions,
+                "{what}"
+            );
+        }
+    }
+}

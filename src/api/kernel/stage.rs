@@ -54,7 +54,7 @@ impl Staged {
     /// blocks).
     pub(super) fn give_back(&mut self) {
         if let Some(pool) = self.pool.take() {
-            pool.give(self.dev.take_spare());
+            pool.give((self.dev.take_spare(), self.dev.take_pe()));
         }
     }
 
@@ -123,7 +123,8 @@ impl Kernel {
         // allocated where it is written).
         let need = check::memory_needed(self, job).next_multiple_of(1 << 20);
         config.arena_sizes[3] = config.arena_sizes[3].max(need.min(u64::from(MAX_ARENA)) as u32);
-        let mut dev = Device::open_spare(config, self.memory.take())?;
+        let (memory, pe) = self.memory.take().unzip();
+        let mut dev = Device::open_spare(config, memory, pe)?;
         let arena = ArenaKind::SystemCached;
         let mut cb = CommandBuffer::new();
         // Blocks the job writes whole are not zeroed first.

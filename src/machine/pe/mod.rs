@@ -214,6 +214,21 @@ impl Pe {
         }
     }
 
+    /// A PE in its initial state that keeps what runs on this one built
+    /// and left: the built programs, and the workers' group states and
+    /// engines (an engine still holds its prepared program). A kernel's
+    /// next run, on a device set up afresh, starts from it and so builds,
+    /// hashes and prepares nothing it ran before (`docs/design.md`,
+    /// "Re-runs pay only for work").
+    pub(crate) fn recycled(&mut self) -> Pe {
+        Pe {
+            compiled: std::mem::take(&mut self.compiled),
+            tick: self.tick,
+            spare: std::mem::take(&mut self.spare),
+            ..Pe::new()
+        }
+    }
+
     /// The domain the next `start_program` runs over.
     pub fn domain(&self) -> Domain {
         self.domain
@@ -237,6 +252,12 @@ impl Pe {
     /// Output surface `k` (0–3), if one is set.
     pub fn output(&self, k: usize) -> Option<&Surface> {
         self.outputs.get(k)?.as_ref()
+    }
+
+    /// Programs runs on this PE have asked for, built or found built.
+    #[cfg(test)]
+    pub(crate) fn programs_asked(&self) -> u64 {
+        self.tick
     }
 
     /// Programs built and kept for later runs (at most [`MAX_BUILT`]).
