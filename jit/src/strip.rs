@@ -3,10 +3,12 @@
 //!
 //! A program qualifies ([`strip_shape`]) when it is a chain of clauses
 //! from pc 0 that only fall through to the next one and end, each with a
-//! full-batch walk, no uncached read or write, depth write or kill, and
-//! every render target it writes written in all four channels (lookups
-//! through the input caches read memory themselves, as a clause compiled
-//! for direct lookups does). Started on
+//! full-batch walk, no uncached read, depth write or kill, at most one
+//! uncached write in all, and every render target it writes written in
+//! all four channels (lookups through the input caches read memory
+//! themselves, as a clause compiled for direct lookups does; the uncached
+//! write is appended to the row's writes, quad after quad, in the lane
+//! order the runtime makes a group's writes in). Started on
 //! whole quads with every lane running and active, such a program does the
 //! same for every lane: no gate can switch a lane off and nothing a lane
 //! does reaches another lane, so a compiled strip
@@ -30,6 +32,10 @@ pub struct StripShape {
     /// `k`): a strip reads them itself, so it runs only where the runtime
     /// hands over a descriptor for each ([`crate::state::TexTable::covers`]).
     pub inputs: u16,
+    /// Uncached writes per pixel (0 or 1): the strip appends them to the
+    /// log the caller hands over in `Io::umrt_log`, which must have room for
+    /// one entry per pixel.
+    pub writes: u8,
 }
 
 /// The strip shape of `program`, if it has one (see the module docs).
@@ -40,6 +46,7 @@ pub fn strip_shape(program: &Program) -> Option<StripShape> {
         targets: 0,
         counted: 0,
         inputs: 0,
+        writes: 0,
     };
     let mut channels = [0u8; TARGETS];
     loop {
@@ -53,9 +60,12 @@ pub fn strip_shape(program: &Program) -> Option<StripShape> {
                     kind: FetchKind::Uncached,
                     ..
                 }
-                | Op::UmrtWrite { .. }
                 | Op::SetDepth { .. }
                 | Op::Kill { .. } => return None,
+                // Two writes would interleave differently in batches than
+                // in the runtime's groups.
+                Op::UmrtWrite { .. } if shape.writes > 0 => return None,
+                Op::UmrtWrite { .. } => shape.writes = 1,
                 Op::Fetch { input, .. } => shape.inputs |= 1 << (input & 15),
                 Op::SetOut { target, chan, .. } => {
                     channels[usize::from(*target) % TARGETS] |= 1 << (chan & 3);

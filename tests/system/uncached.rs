@@ -149,3 +149,53 @@ fn unorm_quantisation_agrees_with_the_interpreter() {
         }
     }
 }
+
+/// One uncached write per pixel: (i·c0.b + j) at (i·c0.a + c0.r, j +
+/// c0.g); c0.a below 1 sends several pixels of a row to one element, where
+/// the last in row order must win.
+const ONE_WRITE: &str = "
+.uncached
+    alu r1.rgb = mad(s0.rrg, s1.ba1, s1.0rg) | r1.a = max.off(s0.0, s0.0) src0=r0 src1=c0
+    alu r2.rgb = mad(s0, s1.111, s1.g00) | r2.a = max.off(s0.0, s0.0) src0=r1 src1=r0
+    out rtA.rgb = max.off(s0, s0) | rtA.a = max.off(s0, s0) src0=r2 wait last
+";
+
+#[test]
+fn programs_of_one_write_run_in_strips_and_agree_with_the_interpreter() {
+    // Whole quads of a row run in one compiled strip that appends its
+    // writes to the row's, between the row's ends' writes (the shim's):
+    // memory, counters and writes outside the surface as the interpreter's.
+    let k = Kernel::assemble(ONE_WRITE).unwrap();
+    let c0s = [
+        [0.0, 0.0, 3.0, 1.0],
+        [-1.0, 1.0, 3.0, 0.5],
+        [0.5, -0.75, 3.0, 0.5],
+        [f32::NAN, 2.0, 3.0, 1.0],
+        [1e-40, -1e-40, 3.0, 0.25],
+    ];
+    for (n, format) in Format::ALL.into_iter().enumerate() {
+        for (m, (w, h)) in [(2, 2), (3, 5), (8, 4), (37, 6), (64, 10)]
+            .into_iter()
+            .enumerate()
+        {
+            let c0 = c0s[(n + m) % c0s.len()];
+            let threads = 1 + (n + m) % 3;
+            let job = Job::new(w, h)
+                .output_init(0, memory(format, w, h))
+                .constant(0, c0)
+                .threads(threads);
+            let what = format!("{format} {w}×{h}, c0 {c0:?}, {threads} threads");
+            if let Err(report) = ctm_tools::check::run_both(&k, &job) {
+                panic!("{what}\n{report}");
+            }
+            if !common::jit_available() {
+                continue;
+            }
+            let r = k.run(&job.clone().engine(EngineKind::Jit)).unwrap();
+            let e = &r.report.engine;
+            // A row of fewer quads than a strip's batch takes the shim.
+            assert!(w < 8 || e.strip_runs > 0, "{what}: no strip ran");
+            assert_eq!(e.uncached_logged, u64::from(w * h), "{what}: {e:?}");
+        }
+    }
+}

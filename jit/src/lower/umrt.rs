@@ -12,6 +12,8 @@
 //! of one operation. A clause with two writes takes whole groups, so one
 //! operation's writes of a group are not interleaved with another's; one
 //! with a single write may take narrow batches (`shape::direct_inputs`).
+//! A strip (`Lowering::whole`) of a program with one write appends every
+//! lane's: its quads are whole and its caller always hands over a log.
 
 use super::{GROUP_QUADS, Lowering};
 use crate::ir::UmrtIndex;
@@ -38,11 +40,21 @@ impl Lowering<'_, '_> {
             self.store_arg(c, q);
         }
         let bits = self.enable_bits(enable);
+        let log = io_offsets::UMRT_LOG as i32;
+        if self.whole {
+            // A strip: whole quads (no helper lanes) and no lane state for
+            // the runtime; its caller always hands over a log.
+            let at = self
+                .b
+                .ins()
+                .load(self.ptr, MemFlagsData::trusted(), self.io, log);
+            self.log_writes(&op, bits, at);
+            return;
+        }
         let helper = self.load_bits(offsets::HELPER);
         let helper = self.b.ins().ushr(helper, self.lane0);
         let bits = self.b.ins().band_not(bits, helper);
 
-        let log = io_offsets::UMRT_LOG as i32;
         let at = self
             .b
             .ins()

@@ -47,6 +47,7 @@ impl JitEngine {
                         targets: shape.targets,
                         batch,
                         inputs: shape.inputs,
+                        writes: u32::from(shape.writes),
                     });
                 }
                 Ok(_) => {}
@@ -86,6 +87,18 @@ impl JitEngine {
                 message: "a compiled strip's inputs have no direct descriptors".into(),
             });
         }
+        // Room for the strip's uncached writes: one per pixel.
+        if shape.writes > 0 {
+            let room = 4 * strip.quads as usize * usize::from(shape.writes);
+            self.io.umrt_log = tex.uncached_log(room);
+            if self.io.umrt_log.at.is_null() {
+                return Err(RunError::Engine {
+                    engine: "jit",
+                    message: "a compiled strip's uncached writes have no log".into(),
+                });
+            }
+        }
+        let log_start = self.io.umrt_log.at;
         let timing = code.strip_form().1;
         self.io.splat_consts(uniforms, &self.splat_used);
         self.stats.strip_runs += 1;
@@ -101,13 +114,24 @@ impl JitEngine {
         // bytes (whole batches only, never past `quads`: its loop bound is
         // rounded down) from each non-null row of `strip` for the targets its shape
         // names, which the caller guarantees writable and untouched by
-        // anything else during the call; `code` keeps the machine code
-        // alive.
+        // anything else during the call, plus, for a shape with an uncached
+        // write, one 16-byte entry per pixel into the log set above (room
+        // for all of them reserved); `code` keeps the machine code alive.
         let status = unsafe { f(strip, uniforms, &mut *self.io) };
         if let Some(t) = start {
             code.strip_timed(form, u64::from(strip.quads), t.elapsed());
         }
         self.io.tex = ctm_jit::state::TexTable::NONE.as_ptr();
+        if !log_start.is_null() {
+            let bytes = self.io.umrt_log.at as usize - log_start as usize;
+            self.io.umrt_log = ctm_jit::state::UmrtLog::NONE;
+            let n = bytes / size_of::<ctm_jit::state::UncachedWrite>();
+            // SAFETY: the strip appended whole entries from the start of
+            // the log, one per pixel of its quads at most: the room the
+            // unit made.
+            unsafe { tex.uncached_logged(n) };
+            self.stats.uncached_logged += n as u64;
+        }
         self.did(u64::from(strip.quads) * u64::from(code.instructions));
         if self.io.oob != [0; 4] {
             let n: i64 = self.io.oob.iter().map(|&c| -i64::from(c)).sum();

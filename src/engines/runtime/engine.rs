@@ -278,6 +278,9 @@ pub struct StripPlan {
     /// The inputs it reads itself (bit `k` = input `k`): the texture unit
     /// must offer a descriptor for each ([`TextureUnit::direct`]).
     pub inputs: u16,
+    /// Uncached writes per pixel (0 or 1), appended to the texture unit's
+    /// log ([`TextureUnit::uncached_log`]), which must offer one.
+    pub writes: u32,
 }
 
 /// A loop region an engine runs natively: its index in the engine's code,

@@ -115,6 +115,14 @@ pub(super) fn direct_allowed(
     })
 }
 
+/// Whether an uncached run's rows may go through compiled strips (which
+/// write no pixels and log their uncached writes in row order): what
+/// [`direct_allowed`] asks of memory besides the uncached mode — coherent
+/// caches, no CO write-back at the DPP, no hazard checking.
+pub(super) fn uncached_strips(pe: &Pe, mc: &Mc, checked: bool) -> bool {
+    !checked && mc.mode() == CacheMode::Coherent && !pe.co.writes_back(CondLoc::Dpp)
+}
+
 /// A worker's sink: writes pixels directly, or keeps them for ordered
 /// delivery.
 pub(super) struct RowSink<'a> {

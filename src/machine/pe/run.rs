@@ -17,7 +17,7 @@
 //!    depth output, else v), then output writes under the output mask, then
 //!    the row's uncached writes — so any thread count gives the same memory.
 
-use super::deliver::{Targets, direct_allowed};
+use super::deliver::{Targets, direct_allowed, uncached_strips};
 use super::rows::{RowRun, Worker, deliver_row, run_rows};
 use super::strip::strips_allowed;
 use super::{PROCESSORS, Pe, PeError, ProgramDesc, params};
@@ -317,7 +317,10 @@ impl Pe {
         let rows_done = AtomicU64::new(0);
         // The watchdog ends with this function (also on an error).
         let (stop, _watchdog) = Self::stop(settings);
-        let strips = direct && strips_allowed(&targets, skip.is_some(), checked, stop.limited());
+        // An uncached program delivers no pixels; its rows' writes are
+        // made in order after the rows, so strips may run it too.
+        let strips = (direct || (uncached && uncached_strips(self, mc, checked)))
+            && strips_allowed(&targets, skip.is_some(), checked, stop.limited());
         let mut hazards: Vec<Hazard> = Vec::new();
         // Direct delivery needs no ordered hand-over between chunks.
         let chunk = [CHUNK_ROWS, rows.len().max(1)][usize::from(direct)];

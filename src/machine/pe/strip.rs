@@ -2,7 +2,10 @@
 //! one compiled strip"): where the engine offers one for the program, the
 //! whole quads of a quad row that lie inside the domain run in one call
 //! that writes their float32_4 results straight to memory; the quads at the
-//! row's ends, partly outside the domain, go through the shim as usual.
+//! row's ends, partly outside the domain, go through the shim as usual —
+//! the quads before the strip first, those after it last, so that an
+//! uncached program's writes (which a strip appends to the row's) keep
+//! the row's order.
 //!
 //! The results are those of the groups the shim would have run — every
 //! lane of such a program computes the same thing whatever group it is in
@@ -47,7 +50,9 @@ impl RowRun<'_> {
             return None;
         }
         let plan = w.engine.strip(self.program, qb - qa)?;
-        if plan.counted > self.options.budget {
+        // A strip writes its pixels straight to memory: only where the run
+        // delivers directly (an uncached run's strips write none).
+        if plan.counted > self.options.budget || (plan.targets != 0 && !self.direct) {
             return None;
         }
         // Whole batches; the quads after the last one go through the shim.
@@ -81,19 +86,23 @@ impl RowRun<'_> {
                 *at = span.as_mut_ptr();
             }
         }
-        Some(self.run_strip(w, row, &strip, (plan.counted, plan.inputs)))
+        Some(self.run_strip(w, row, &strip, (plan.counted, plan.inputs, plan.writes)))
     }
 
-    /// Runs `strip` (quad row `row`'s whole quads inside the domain), then
-    /// the row's other quads through the shim; `counted`: what one pass of
-    /// the program counts; `inputs`: the inputs the strip reads (a row
-    /// whose view has no descriptor for one goes through the shim whole).
+    /// Runs quad row `row`: the quads before `strip` through the shim,
+    /// `strip` (the row's whole quads inside the domain), the quads after
+    /// it through the shim — in that order, the order of the row's
+    /// uncached writes; `counted`: what one pass of the program counts;
+    /// `inputs`: the inputs the strip reads (a row whose view has no
+    /// descriptor for one goes through the shim whole); `writes`: its
+    /// uncached writes per pixel (a row whose view keeps no log of them
+    /// goes through the shim whole).
     fn run_strip(
         &self,
         w: &mut Worker,
         row: u32,
         strip: &Strip,
-        (counted, inputs): (u64, u16),
+        (counted, inputs, writes): (u64, u16, u32),
     ) -> Result<RowResult, RunError> {
         let d = self.domain;
         if let Some(why) = self.stop.stopped() {
@@ -105,38 +114,56 @@ impl RowRun<'_> {
         }
         let mut view =
             RunView::new(self.mc, self.inputs, self.out0).with_direct(self.direct_inputs);
-        if !view.direct().covers(inputs, &self.program.forms) {
-            // An input the strip would read has no descriptor: the shim.
+        if !view.direct().covers(inputs, &self.program.forms)
+            || (writes > 0 && view.uncached_log(0).at.is_null())
+        {
+            // An input the strip would read has no descriptor, or its
+            // uncached writes no log: the shim.
             return self.row_part(w, row, d);
         }
+        let pixels = 4 * u64::from(strip.quads);
+        let mut result = RowResult::default();
+        let end = strip.i0 + 2 * strip.quads;
+        self.row_end(w, row, (d.i0, strip.i0), &mut result)?;
         {
             let _daz = w.engine.wants_daz().then(|| DazGuard::new(true));
             w.engine
                 .run_strip(self.program, self.uniforms, &mut view, strip)?;
         }
-        let pixels = 4 * u64::from(strip.quads);
-        let mut result = RowResult::default();
-        result.stats.pixels = pixels;
-        result.stats.pixel_instructions = pixels * counted;
-        let end = strip.i0 + 2 * strip.quads;
-        let edges = [(d.i0, strip.i0), (end, d.i1 + 1)];
-        for (i0, i1) in edges.into_iter().filter(|(a, b)| a < b) {
-            let part = Domain {
-                i0,
-                i1: i1 - 1,
-                ..d
-            };
-            let r = self.row_part(w, row, part)?;
-            result.pixels.extend(r.pixels);
-            result.writes.extend(r.writes);
-            result.discarded += r.discarded;
-            result.stats.pixels += r.stats.pixels;
-            result.stats.killed += r.stats.killed;
-            result.stats.pixel_instructions += r.stats.pixel_instructions;
-        }
+        result.writes.append(&mut view.writes);
+        result.stats.pixels += pixels;
+        result.stats.pixel_instructions += pixels * counted;
+        self.row_end(w, row, (end, d.i1 + 1), &mut result)?;
         // The shim's groups: the row's quads, GROUP_QUADS at a time.
         let quads = u64::from(d.i1 / 2 - d.i0 / 2 + 1);
         result.stats.group_instructions = quads.div_ceil(GROUP_QUADS as u64) * counted;
         Ok(result)
+    }
+
+    /// Columns `i0..i1` of quad row `row` (a strip's end, partly outside
+    /// the domain) through the shim, added to `result`.
+    fn row_end(
+        &self,
+        w: &mut Worker,
+        row: u32,
+        (i0, i1): (u32, u32),
+        result: &mut RowResult,
+    ) -> Result<(), RunError> {
+        if i0 >= i1 {
+            return Ok(());
+        }
+        let part = Domain {
+            i0,
+            i1: i1 - 1,
+            ..self.domain
+        };
+        let r = self.row_part(w, row, part)?;
+        result.pixels.extend(r.pixels);
+        result.writes.extend(r.writes);
+        result.discarded += r.discarded;
+        result.stats.pixels += r.stats.pixels;
+        result.stats.killed += r.stats.killed;
+        result.stats.pixel_instructions += r.stats.pixel_instructions;
+        Ok(())
     }
 }
