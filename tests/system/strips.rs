@@ -128,18 +128,11 @@ fn offset_domains_and_output_masks_through_commands() {
                 .push(Cmd::SetOutMask(mask))
                 .push(Cmd::StartProgram)
                 .push(Cmd::FlushOutCache);
-            let r = rig.submit(&cb).unwrap();
-            let strips = r.runs[0].engine.strip_runs;
+            let (strips, observed) = observe(&mut rig, &cb, fill.len());
             if engine == EngineKind::Jit {
                 assert_eq!(strips > 0, mask == 0xF, "{domain:?}, mask {mask:#x}");
             }
-            let run = ctm::pe::RunReport {
-                engine: Default::default(),
-                ..r.runs[0].clone()
-            };
-            let mut bytes = vec![0; fill.len()];
-            rig.dev.read(rig.out, &mut bytes).unwrap();
-            got.push((format!("{run:?}"), bytes));
+            got.push(observed);
         }
         assert!(
             got[0] == got[1],
@@ -301,17 +294,11 @@ fn uncached_writes_of_offset_domains_keep_row_order_through_strips() {
             cb.push(Cmd::SetDomain(domain))
                 .push(Cmd::StartProgram)
                 .push(Cmd::FlushOutCache);
-            let r = rig.submit(&cb).unwrap();
+            let (strips, observed) = observe(&mut rig, &cb, fill.len());
             if engine == EngineKind::Jit {
-                assert!(r.runs[0].engine.strip_runs > 0, "{domain:?}: no strip ran");
+                assert!(strips > 0, "{domain:?}: no strip ran");
             }
-            let run = ctm::pe::RunReport {
-                engine: Default::default(),
-                ..r.runs[0].clone()
-            };
-            let mut bytes = vec![0; fill.len()];
-            rig.dev.read(rig.out, &mut bytes).unwrap();
-            got.push((format!("{run:?}"), bytes));
+            got.push(observed);
         }
         assert!(
             got.windows(2).all(|p| p[0] == p[1]),
@@ -326,4 +313,18 @@ fn engines_here() -> Vec<EngineKind> {
         e.push(EngineKind::Jit);
     }
     e
+}
+
+/// Submits `cb` on `rig`: the strips its run ran, and what the engines must
+/// agree on — the run's report (engine statistics aside) and the first
+/// `len` bytes of output 0.
+fn observe(rig: &mut Rig, cb: &ctm::pe::CommandBuffer, len: usize) -> (u64, (String, Vec<u8>)) {
+    let r = rig.submit(cb).unwrap();
+    let run = ctm::pe::RunReport {
+        engine: Default::default(),
+        ..r.runs[0].clone()
+    };
+    let mut bytes = vec![0; len];
+    rig.dev.read(rig.out, &mut bytes).unwrap();
+    (r.runs[0].engine.strip_runs, (format!("{run:?}"), bytes))
 }
