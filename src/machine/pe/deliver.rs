@@ -94,7 +94,7 @@ pub(super) fn direct_allowed(
     uncached: bool,
     checked: bool,
 ) -> bool {
-    if uncached || checked || mc.mode() != CacheMode::Coherent || pe.co.writes_back(CondLoc::Dpp) {
+    if uncached || !uncached_strips(pe, mc, checked) {
         return false;
     }
     let span = |s: &Surface| (u64::from(s.base), u64::from(s.base) + s.span());
@@ -116,9 +116,9 @@ pub(super) fn direct_allowed(
 }
 
 /// Whether an uncached run's rows may go through compiled strips (which
-/// write no pixels and log their uncached writes in row order): what
-/// [`direct_allowed`] asks of memory besides the uncached mode — coherent
-/// caches, no CO write-back at the DPP, no hazard checking.
+/// write no pixels and log their uncached writes in row order): coherent
+/// caches, no CO write-back at the DPP, no hazard checking — what
+/// [`direct_allowed`] asks first.
 pub(super) fn uncached_strips(pe: &Pe, mc: &Mc, checked: bool) -> bool {
     !checked && mc.mode() == CacheMode::Coherent && !pe.co.writes_back(CondLoc::Dpp)
 }
