@@ -152,36 +152,14 @@ fn random_straight_programs_agree_with_the_interpreter_through_strips() {
         let case = ctm_tools::diff::Case::straight(seed);
         let k = Kernel::assemble(&case.asm).unwrap_or_else(|e| panic!("{}: {e}", case.asm));
         let d = case.domain;
-        // Both optimisation levels and each batch width chosen, or both
-        // left to ctm: then the strip's two forms take turns row by row
-        // until one is chosen.
-        let opt_level = [OptLevel::None, OptLevel::Speed, OptLevel::Auto][(seed % 3) as usize];
-        let quads_per_iter = match opt_level {
-            OptLevel::Auto => 0,
-            _ => [0, 1, 2, 4][(seed / 3 % 4) as usize],
-        };
-        let jit = JitOptions {
-            opt_level,
-            quads_per_iter,
-            tier: if seed % 5 == 4 {
-                Tier::Quick
-            } else {
-                Tier::Optimised
-            },
-        };
+        let jit = random_jit(seed);
         let mut job = Job::new(d.i1 + 1, d.j1 + 1)
             .threads(1 + (seed % 3) as usize)
             .jit(jit);
         for t in 0..4 {
             job = job.output(t, Format::Float32_4);
         }
-        for (n, c) in case.uniforms.consts.iter().enumerate().take(8) {
-            job = job.constant(n as u8, c.map(f32::from_bits));
-        }
-        for (n, image) in case.textures.inputs.iter().enumerate().take(2) {
-            let Some(image) = image else { continue };
-            job = job.input(n as u8, input(image, seed + n as u64));
-        }
+        job = with_case_data(job, &case, seed);
         let want = strips_of(
             &k,
             &job,
@@ -327,4 +305,75 @@ fn observe(rig: &mut Rig, cb: &ctm::pe::CommandBuffer, len: usize) -> (u64, (Str
     let mut bytes = vec![0; len];
     rig.dev.read(rig.out, &mut bytes).unwrap();
     (r.runs[0].engine.strip_runs, (format!("{run:?}"), bytes))
+}
+
+#[test]
+fn random_uncached_programs_of_one_write_agree_with_the_interpreter_through_strips() {
+    // Random straight bodies ending in one uncached write: both
+    // optimisation levels, each batch width, both tiers, every format of
+    // output 0; memory, counters and writes outside the surface must be the
+    // interpreter's.
+    let cases: u32 = std::env::var("CTM_STRIP_CASES")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(300);
+    let mut stripped = 0;
+    for seed in 0..u64::from(cases) {
+        let case = ctm_tools::diff::Case::straight_uncached(seed);
+        let k = Kernel::assemble(&case.asm).unwrap_or_else(|e| panic!("{}: {e}", case.asm));
+        let d = case.domain;
+        let jit = random_jit(seed);
+        let format = Format::ALL[(seed % 5) as usize];
+        let (w, h) = (d.i1 + 1, d.j1 + 1);
+        let mut job = Job::new(w, h)
+            .threads(1 + (seed % 3) as usize)
+            .jit(jit)
+            .output_init(0, crate::uncached::memory(format, w, h));
+        job = with_case_data(job, &case, seed);
+        let ran = strips_of(
+            &k,
+            &job,
+            &format!("seed {seed}, {format}, {jit:?}, {d:?}\n{}", case.asm),
+        );
+        stripped += u32::from(ran > 0);
+    }
+    if common::jit_available() {
+        assert!(
+            stripped * 5 > cases,
+            "{stripped} of {cases} programs ran strips"
+        );
+    }
+}
+
+/// The JIT options of random case `seed`: both optimisation levels and each
+/// batch width chosen, or both left to ctm (then the strip's two forms take
+/// turns row by row until one is chosen); quick code one case in five.
+fn random_jit(seed: u64) -> JitOptions {
+    let opt_level = [OptLevel::None, OptLevel::Speed, OptLevel::Auto][(seed % 3) as usize];
+    let quads_per_iter = match opt_level {
+        OptLevel::Auto => 0,
+        _ => [0, 1, 2, 4][(seed / 3 % 4) as usize],
+    };
+    JitOptions {
+        opt_level,
+        quads_per_iter,
+        tier: if seed % 5 == 4 {
+            Tier::Quick
+        } else {
+            Tier::Optimised
+        },
+    }
+}
+
+/// `job` with random case `case`'s constants and its inputs 0 and 1 (in a
+/// format `seed` chooses).
+fn with_case_data(mut job: Job, case: &ctm_tools::diff::Case, seed: u64) -> Job {
+    for (n, c) in case.uniforms.consts.iter().enumerate().take(8) {
+        job = job.constant(n as u8, c.map(f32::from_bits));
+    }
+    for (n, image) in case.textures.inputs.iter().enumerate().take(2) {
+        let Some(image) = image else { continue };
+        job = job.input(n as u8, input(image, seed + n as u64));
+    }
+    job
 }

@@ -24,6 +24,8 @@
 //! assert!(compare(&case, &a, &b, "interp", "interp").is_none());
 //! ```
 
+mod straight;
+
 use crate::check::{self, Observed, Outcome, run_program};
 use ctm::engine::EngineKind;
 use ctm::isa::InstType;
@@ -356,45 +358,6 @@ impl Case {
         }
     }
 
-    /// A straight program: no flow control, predicates, relative operands
-    /// or uncached memory — 3 to 24 random ALU instructions of every
-    /// operation, modifier, swizzle and operand kind, and lookups of inputs
-    /// 0 and 1 (scaled or not, waited for or not), between the seeding
-    /// ones and the outputs, every target written in all four channels
-    /// (what a compiled strip serves), with the constants and inputs of
-    /// [`Case::random`]`(seed)` and a domain of up to 21 × 12.
-    pub fn straight(seed: u64) -> Case {
-        let mut case = Case::random(seed);
-        let mut rng = Rng::new(seed ^ 0x0053_5452_4950);
-        let mut lines = vec![
-            "alu r1.rgb = mad(s0, s1, s2) | r1.a = mad(s0, s1, s2) src0=r0 src1=c0 src2=c1".into(),
-            "alu r2.rgb = mad(s0, s1, s2) | r2.a = mad(s0, s1, s2) src0=c2 src1=c3 src2=c4".into(),
-        ];
-        for _ in 0..3 + rng.below(22) {
-            let line = if rng.percent(20) {
-                let (d, s) = (1 + rng.below(5), rng.below(6));
-                let input = rng.pick(&["in0.rgba", "in1.rgba", "in0.abgr", "in1.rrgg"]);
-                let scale = rng.pick(&[" unscaled", ""]);
-                let wait = rng.pick(&[" acquire wait", " acquire", ""]);
-                format!("tex ld r{d}.rgba, {input}, r{s}.rgba{scale}{wait}")
-            } else {
-                straight_alu(&mut rng)
-            };
-            lines.push(line);
-        }
-        for (t, r) in ["rtB", "rtC", "rtD", "rtA"].iter().zip(2..) {
-            let last = if *t == "rtA" { " last" } else { "" };
-            lines.push(format!(
-                "out {t}.rgb = max.off(s0, s0) | {t}.a = max.off(s0, s0) src0=r{} wait{last}",
-                r % 6
-            ));
-        }
-        case.asm = lines.join("\n") + "\n";
-        case.uncached = false;
-        case.domain = Domain::new(1 + rng.below(21), 1 + rng.below(12));
-        case
-    }
-
     /// A case around a given program (raw words; undecodable slots are
     /// errors when reached), with the constants, inputs and domain of
     /// [`Case::random`]`(seed)`. Used by the fuzz targets.
@@ -481,87 +444,4 @@ pub fn compare(case: &Case, a: &Outcome, b: &Outcome, an: &str, bn: &str) -> Opt
         case.uncached,
         case.asm
     ))
-}
-
-/// One random unpredicated ALU instruction on r0–r5, c0–c7 and
-/// immediates (see [`Case::straight`]).
-fn straight_alu(rng: &mut Rng) -> String {
-    // (operation, inputs, whether OMOD may be disabled)
-    const RGB: [(&str, usize, bool); 8] = [
-        ("mad", 3, false),
-        ("dp3", 2, false),
-        ("dp4", 2, false),
-        ("min", 2, true),
-        ("max", 2, true),
-        ("cnd", 3, true),
-        ("cmp", 3, true),
-        ("frc", 1, false),
-    ];
-    const ALPHA: [(&str, usize, bool); 12] = [
-        ("mad", 3, false),
-        ("min", 2, true),
-        ("max", 2, true),
-        ("cnd", 3, true),
-        ("cmp", 3, true),
-        ("frc", 1, false),
-        ("ex2", 1, false),
-        ("ln2", 1, false),
-        ("rcp", 1, false),
-        ("rsq", 1, false),
-        ("sin", 1, false),
-        ("cos", 1, false),
-    ];
-    let (op, n, off) = rng.pick(&RGB);
-    let (aop, an, aoff) = rng.pick(&ALPHA);
-    let modifier = |rng: &mut Rng, off: bool| {
-        let m = if off {
-            rng.pick(&["", ".x2", ".d2", ".off", ".x4"])
-        } else {
-            rng.pick(&["", ".x2", ".d2", ".x4", ".d4"])
-        };
-        let sat = if rng.percent(25) { ".sat" } else { "" };
-        format!("{m}{sat}")
-    };
-    let (m, am) = (modifier(rng, off), modifier(rng, aoff));
-    let input = |rng: &mut Rng, k: usize, swz: &[&str]| {
-        let s = format!("s{k}{}", rng.pick(swz));
-        match rng.below(4) {
-            0 => format!("-{s}"),
-            1 => format!("abs({s})"),
-            2 => format!("-abs({s})"),
-            _ => s,
-        }
-    };
-    let rgb: Vec<String> = (0..n)
-        .map(|k| {
-            input(
-                rng,
-                k,
-                &["", ".rrr", ".gba", ".bgr", ".111", ".0ga", ".hhh"],
-            )
-        })
-        .collect();
-    let alpha: Vec<String> = (0..an)
-        .map(|k| input(rng, k, &[".r", ".g", ".b", ".a", ".1", ".h"]))
-        .collect();
-    let srcs: Vec<String> = (0..3)
-        .map(|k| {
-            let v = match rng.below(3) {
-                0 => format!("r{}", rng.below(6)),
-                1 => format!("c{}", rng.below(8)),
-                _ => rng
-                    .pick(&["0.5", "2.0", "1.0", "0.0625", "48.0"])
-                    .to_string(),
-            };
-            format!("src{k}={v}")
-        })
-        .collect();
-    let (d, ad) = (1 + rng.below(5), 1 + rng.below(5));
-    let mask = rng.pick(&["rgb", "rg", "b", "gb"]);
-    format!(
-        "alu r{d}.{mask} = {op}{m}({}) | r{ad}.a = {aop}{am}({}) {}",
-        rgb.join(", "),
-        alpha.join(", "),
-        srcs.join(" ")
-    )
 }
