@@ -143,31 +143,40 @@ fn offset_domains_and_output_masks_through_commands() {
 
 #[test]
 fn random_straight_programs_agree_with_the_interpreter_through_strips() {
+    random_cases(ctm_tools::diff::Case::straight, |job, _, _| {
+        (0..4).fold(job, |job, t| job.output(t, Format::Float32_4))
+    });
+}
+
+/// Runs `CTM_STRIP_CASES` (300) random cases that `make` builds, their jobs
+/// given outputs by `outputs`, on both engines with [`random_jit`]'s
+/// options; at least a fifth must run strips (domains without a whole quad
+/// inside, and run errors, take none).
+fn random_cases(
+    make: fn(u64) -> ctm_tools::diff::Case,
+    outputs: impl Fn(Job, &ctm_tools::diff::Case, u64) -> Job,
+) {
     let cases: u32 = std::env::var("CTM_STRIP_CASES")
         .ok()
         .and_then(|n| n.parse().ok())
         .unwrap_or(300);
     let mut stripped = 0;
     for seed in 0..u64::from(cases) {
-        let case = ctm_tools::diff::Case::straight(seed);
+        let case = make(seed);
         let k = Kernel::assemble(&case.asm).unwrap_or_else(|e| panic!("{}: {e}", case.asm));
         let d = case.domain;
         let jit = random_jit(seed);
-        let mut job = Job::new(d.i1 + 1, d.j1 + 1)
+        let job = Job::new(d.i1 + 1, d.j1 + 1)
             .threads(1 + (seed % 3) as usize)
             .jit(jit);
-        for t in 0..4 {
-            job = job.output(t, Format::Float32_4);
-        }
-        job = with_case_data(job, &case, seed);
-        let want = strips_of(
+        let job = with_case_data(outputs(job, &case, seed), &case, seed);
+        let ran = strips_of(
             &k,
             &job,
             &format!("seed {seed}, {jit:?}, {d:?}\n{}", case.asm),
         );
-        stripped += u32::from(want > 0);
+        stripped += u32::from(ran > 0);
     }
-    // Domains without a whole quad inside, and run errors, take no strip.
     if common::jit_available() {
         assert!(
             stripped * 5 > cases,
@@ -309,40 +318,17 @@ fn observe(rig: &mut Rig, cb: &ctm::pe::CommandBuffer, len: usize) -> (u64, (Str
 
 #[test]
 fn random_uncached_programs_of_one_write_agree_with_the_interpreter_through_strips() {
-    // Random straight bodies ending in one uncached write: both
-    // optimisation levels, each batch width, both tiers, every format of
+    // Random straight bodies ending in one uncached write: every format of
     // output 0; memory, counters and writes outside the surface must be the
     // interpreter's.
-    let cases: u32 = std::env::var("CTM_STRIP_CASES")
-        .ok()
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(300);
-    let mut stripped = 0;
-    for seed in 0..u64::from(cases) {
-        let case = ctm_tools::diff::Case::straight_uncached(seed);
-        let k = Kernel::assemble(&case.asm).unwrap_or_else(|e| panic!("{}: {e}", case.asm));
-        let d = case.domain;
-        let jit = random_jit(seed);
-        let format = Format::ALL[(seed % 5) as usize];
-        let (w, h) = (d.i1 + 1, d.j1 + 1);
-        let mut job = Job::new(w, h)
-            .threads(1 + (seed % 3) as usize)
-            .jit(jit)
-            .output_init(0, crate::uncached::memory(format, w, h));
-        job = with_case_data(job, &case, seed);
-        let ran = strips_of(
-            &k,
-            &job,
-            &format!("seed {seed}, {format}, {jit:?}, {d:?}\n{}", case.asm),
-        );
-        stripped += u32::from(ran > 0);
-    }
-    if common::jit_available() {
-        assert!(
-            stripped * 5 > cases,
-            "{stripped} of {cases} programs ran strips"
-        );
-    }
+    random_cases(
+        ctm_tools::diff::Case::straight_uncached,
+        |job, case, seed| {
+            let format = Format::ALL[(seed % 5) as usize];
+            let (w, h) = (case.domain.i1 + 1, case.domain.j1 + 1);
+            job.output_init(0, crate::uncached::memory(format, w, h))
+        },
+    );
 }
 
 /// The JIT options of random case `seed`: both optimisation levels and each
