@@ -247,23 +247,41 @@ impl JitEngine {
         self.io.host = (&raw mut host).cast::<c_void>();
         let r = call(lanes, uniforms, &mut *self.io);
         self.io.host = std::ptr::null_mut();
+        // SAFETY: compiled code appended whole entries from the start of
+        // the log, at most one per lane of each uncached write of the
+        // clause: the room the unit made.
+        unsafe { self.called(host.ctx.tex, log_start) };
+        (r, host.error)
+    }
+
+    /// What compiled code leaves in `Io` after a call, handed to `tex`: the
+    /// uncached writes appended to the log that began at `log_start` (null:
+    /// none was handed over) and the lookups outside their surfaces; `Io`'s
+    /// texture table and log are cleared.
+    ///
+    /// # Safety
+    ///
+    /// The code appended only whole entries from `log_start`, no more than
+    /// the room `tex.uncached_log` made.
+    pub(super) unsafe fn called(
+        &mut self,
+        tex: &mut dyn crate::runtime::TextureUnit,
+        log_start: *mut UncachedWrite,
+    ) {
         self.io.tex = TexTable::NONE.as_ptr();
         if !log_start.is_null() {
             let bytes = self.io.umrt_log.at as usize - log_start as usize;
             self.io.umrt_log = UmrtLog::NONE;
             let n = bytes / size_of::<UncachedWrite>();
-            // SAFETY: compiled code appended whole entries from the start
-            // of the log, at most one per lane of each uncached write of
-            // the clause: the room the unit made.
-            unsafe { host.ctx.tex.uncached_logged(n) };
+            // SAFETY: the caller's.
+            unsafe { tex.uncached_logged(n) };
             self.stats.uncached_logged += n as u64;
         }
         if self.io.oob != [0; 4] {
             let n: i64 = self.io.oob.iter().map(|&c| -i64::from(c)).sum();
-            host.ctx.tex.count_out_of_bounds(n as u64);
+            tex.count_out_of_bounds(n as u64);
             self.io.oob = [0; 4];
         }
-        (r, host.error)
     }
 }
 

@@ -121,23 +121,10 @@ impl JitEngine {
         if let Some(t) = start {
             code.strip_timed(form, u64::from(strip.quads), t.elapsed());
         }
-        self.io.tex = ctm_jit::state::TexTable::NONE.as_ptr();
-        if !log_start.is_null() {
-            let bytes = self.io.umrt_log.at as usize - log_start as usize;
-            self.io.umrt_log = ctm_jit::state::UmrtLog::NONE;
-            let n = bytes / size_of::<ctm_jit::state::UncachedWrite>();
-            // SAFETY: the strip appended whole entries from the start of
-            // the log, one per pixel of its quads at most: the room the
-            // unit made.
-            unsafe { tex.uncached_logged(n) };
-            self.stats.uncached_logged += n as u64;
-        }
+        // SAFETY: the strip appended whole entries from the start of the
+        // log, one per pixel of its quads at most: the room the unit made.
+        unsafe { self.called(tex, log_start) };
         self.did(u64::from(strip.quads) * u64::from(code.instructions));
-        if self.io.oob != [0; 4] {
-            let n: i64 = self.io.oob.iter().map(|&c| -i64::from(c)).sum();
-            tex.count_out_of_bounds(n as u64);
-            self.io.oob = [0; 4];
-        }
         match status {
             0 => Ok(()),
             s => Err(RunError::Engine {
