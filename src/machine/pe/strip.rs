@@ -130,7 +130,13 @@ impl RowRun<'_> {
             w.engine
                 .run_strip(self.program, self.uniforms, &mut view, strip)?;
         }
-        result.writes.append(&mut view.writes);
+        // The row's writes so far are the left end's (mostly none): the
+        // strip's log becomes the row's rather than being copied.
+        if result.writes.is_empty() {
+            std::mem::swap(&mut result.writes, &mut view.writes);
+        } else {
+            result.writes.append(&mut view.writes);
+        }
         result.stats.pixels += pixels;
         result.stats.pixel_instructions += pixels * counted;
         self.row_end(w, row, (end, d.i1 + 1), &mut result)?;
