@@ -232,3 +232,91 @@ fn a_4096_square_float32_4_output_fits_and_jobs_default_to_speed() {
             .is_ok()
     );
 }
+
+#[test]
+fn uncached_writes_over_an_input_wait_for_the_rows_that_read_it() {
+    // Output 0 (uncached) is input 0: each pixel reads an element and
+    // writes what it read three rows down. Rows must see the writes of the
+    // chunks of rows before theirs as one thread does, so a run of several
+    // threads makes no write while later rows run. 140 rows are 70 quad
+    // rows: three chunks.
+    let (pitch, h) = (16u32, 140u32);
+    let fmt = SurfaceFormat::linear(Format::Float32_1, pitch);
+    assert_eq!(fmt.pitch, pitch);
+    let source = assemble_source(
+        "
+.uncached
+    tex ld r1.rgba, in0.rgba, r0.rgba unscaled acquire wait
+    alu r4.rgb = mad(s0.rrg, s1.ba1, s1.0rg) | r4.a = max.off(s0.0, s0.0) src0=r0 src1=c0
+    alu r2.rgb = mad(s0, s1.111, s2.r00) | r2.a = max.off(s0.0, s0.0) src0=r4 src1=r0 src2=r1 wait
+    out rtA.rgb = max.off(s0, s0) | rtA.a = max.off(s0, s0) src0=r2 wait last
+",
+    )
+    .unwrap();
+    assert!(source.uncached);
+    let mut exe = Executable::from_code(source.words);
+    exe.info.set_uncached(true);
+    let data: Vec<f32> = (0..pitch * h).map(|k| k as f32).collect();
+    let bytes: Vec<u8> = data.iter().flat_map(|x| x.to_le_bytes()).collect();
+    let consts: Vec<u8> = [0.0f32, 3.0, 0.0, 1.0]
+        .iter()
+        .flat_map(|x| x.to_le_bytes())
+        .collect();
+    let mut runs = Vec::new();
+    for (engine, threads) in [
+        (EngineKind::Interp, 1),
+        (EngineKind::Interp, 2),
+        (EngineKind::Jit, 2),
+        (EngineKind::Jit, 3),
+    ] {
+        if engine == EngineKind::Jit && !common::jit_available() {
+            continue;
+        }
+        let mut dev = Device::open(DeviceConfig {
+            settings: RunSettings {
+                engine,
+                threads,
+                ..RunSettings::default()
+            },
+            ..DeviceConfig::default()
+        })
+        .unwrap();
+        let prog = dev.alloc(ArenaKind::System, exe.code.len() * 4).unwrap();
+        dev.load_program(&exe, prog).unwrap();
+        let buf = dev.alloc(ArenaKind::System, bytes.len()).unwrap();
+        dev.write(buf, &bytes).unwrap();
+        let c = dev.alloc(ArenaKind::System, consts.len()).unwrap();
+        dev.write(c, &consts).unwrap();
+        let mut cb = CommandBuffer::new();
+        cb.push(Cmd::SetInstFmt { base: prog, fmt })
+            .push(Cmd::SetConstfFmt { base: c, fmt })
+            .push(Cmd::SetInpFmt {
+                input: 0,
+                base: buf,
+                fmt,
+                height: h,
+            })
+            .push(Cmd::SetOutFmt {
+                output: 0,
+                base: buf,
+                fmt,
+                height: h,
+            })
+            .push(Cmd::SetDomain(Domain::new(pitch, h)))
+            .push(Cmd::StartProgram);
+        let id = dev.submit_commands(&cb).unwrap();
+        let report = dev.wait(id).unwrap();
+        assert_eq!(
+            report.runs[0].overlapped_rows, 0,
+            "{engine:?}, {threads} threads"
+        );
+        let mut out = vec![0u8; bytes.len()];
+        dev.read(buf, &mut out).unwrap();
+        runs.push((format!("{engine:?}, {threads} threads"), out));
+    }
+    let (first, want) = &runs[0];
+    assert!(*want != bytes, "{first}: nothing written");
+    for (name, got) in &runs[1..] {
+        assert!(got == want, "{name} differs from {first}");
+    }
+}

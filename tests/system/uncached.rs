@@ -199,3 +199,70 @@ fn programs_of_one_write_run_in_strips_and_agree_with_the_interpreter() {
         }
     }
 }
+
+/// One uncached write per pixel: (i·c0.b + j) at (i·c0.a + c0.r, j·c0.g).
+/// With c0.g = 1/48, bands of 48 pixel rows write the same elements —
+/// bands that straddle chunks of rows (64 pixel rows) included — and the
+/// last row of each band in row order must win.
+const BANDS: &str = "
+.uncached
+    alu r1.rgb = mad(s0.rrg, s1.bag, s1.0r0) | r1.a = max.off(s0.0, s0.0) src0=r0 src1=c0
+    alu r2.rgb = mad(s0, s1.111, s1.g00) | r2.a = max.off(s0.0, s0.0) src0=r1 src1=r0
+    out rtA.rgb = max.off(s0, s0) | rtA.a = max.off(s0, s0) src0=r2 wait last
+";
+
+#[test]
+fn writes_made_while_later_rows_run_land_in_row_order() {
+    // With several threads, the writes of a chunk of rows are made while
+    // the next chunk's rows run, where no row can see them. Later rows
+    // overwrite what earlier chunks wrote: memory and counters must be one
+    // thread's. A program that reads what rows three above wrote must not
+    // overlap its writes with its rows, and agrees too.
+    let (w, h) = (40, 200);
+    let cases = [
+        (BANDS.to_string(), [0.0, 1.0 / 48.0, 3.0, 0.5], true),
+        (program("rtA", true), [0.0, 0.0, 3.0, 0.0], false),
+    ];
+    for (src, c0, overlaps) in cases {
+        let k = Kernel::assemble(&src).unwrap();
+        for format in [Format::Float32_1, Format::Uint8_4] {
+            let job = |threads| {
+                Job::new(w, h)
+                    .output_init(0, memory(format, w, h))
+                    .constant(0, c0)
+                    .constant(1, [0.0, -3.0, 0.0, 0.0])
+                    .constant(2, [0.0, 0.0, 1.0, 0.0])
+                    .threads(threads)
+            };
+            let counters = |r: &ctm::kernel::JobResult| {
+                let report = ctm::pe::RunReport {
+                    engine: Default::default(),
+                    overlapped_rows: 0,
+                    ..r.report.clone()
+                };
+                format!("{report:?}")
+            };
+            let one = k.run(&job(1).engine(EngineKind::Interp)).unwrap();
+            assert_eq!(one.report.overlapped_rows, 0);
+            let mut engines = vec![EngineKind::Interp];
+            if common::jit_available() {
+                engines.push(EngineKind::Jit);
+            }
+            for (threads, engine) in [2, 3]
+                .into_iter()
+                .flat_map(|t| engines.iter().map(move |&e| (t, e)))
+            {
+                let what = format!("{format}, {threads} threads, {engine:?}:\n{src}");
+                let r = k.run(&job(threads).engine(engine)).unwrap();
+                assert_eq!(r.outputs, one.outputs, "{what}");
+                assert_eq!(counters(&r), counters(&one), "{what}");
+                assert_eq!(
+                    r.report.overlapped_rows > 0,
+                    overlaps,
+                    "{what}: {:?}",
+                    r.report
+                );
+            }
+        }
+    }
+}

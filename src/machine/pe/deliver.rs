@@ -21,6 +21,7 @@ use super::Pe;
 use crate::co::{Co, CondLoc, CondTest};
 use crate::mc::{CacheId, CacheMode, Format, Mc, Surface};
 use crate::runtime::{GroupOut, Sink};
+use ctm_jit::ir::{FetchKind, Op, Program};
 use ctm_jit::state::{Lanes, Mask};
 
 /// One finished pixel's results.
@@ -121,6 +122,43 @@ pub(super) fn direct_allowed(
 /// [`direct_allowed`] asks first.
 pub(super) fn uncached_strips(pe: &Pe, mc: &Mc, checked: bool) -> bool {
     !checked && mc.mode() == CacheMode::Coherent && !pe.co.writes_back(CondLoc::Dpp)
+}
+
+/// Output 0 of an uncached run whose rows' writes may be made while later
+/// rows run (`run.rs`), or `None`. Besides what the run's strips ask
+/// ([`uncached_strips`]), nothing the program reads may see output 0: no
+/// uncached read, and no input it looks up — the program's own lookups,
+/// whatever its information declares — overlapping it. A row then reads
+/// the same memory whether the writes of the rows before it are made yet
+/// or not; rows that keep pixels (a CO test at the DPP) are still
+/// delivered in order on one thread.
+pub(super) fn deliver_while_running(
+    pe: &Pe,
+    mc: &Mc,
+    program: &Program,
+    checked: bool,
+) -> Option<Surface> {
+    let out0 = pe.outputs[0]?;
+    if !uncached_strips(pe, mc, checked) {
+        return None;
+    }
+    let span = |s: &Surface| (u64::from(s.base), u64::from(s.base) + s.span());
+    let (lo, hi) = span(&out0);
+    let nodes = program.clauses.iter().flat_map(|c| &c.nodes);
+    for n in nodes {
+        if let Op::Fetch { kind, input, .. } = n.op {
+            if kind == FetchKind::Uncached {
+                return None;
+            }
+            if let Some(s) = &pe.inputs[usize::from(input & 15)] {
+                let (a, b) = span(s);
+                if a < hi && lo < b {
+                    return None;
+                }
+            }
+        }
+    }
+    Some(out0)
 }
 
 /// A worker's sink: writes pixels directly, or keeps them for ordered

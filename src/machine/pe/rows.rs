@@ -132,12 +132,7 @@ pub(super) fn deliver_row(
 /// Makes a row's uncached writes in their order; writes outside their
 /// surface (length 0) are counted.
 fn deliver_uncached(mc: &mut Mc, writes: &[UncachedWrite]) {
-    let outside = writes.iter().filter(|w| w.len == 0).count();
-    if outside > 0 {
-        mc.diagnostics
-            .out_of_bounds_writes
-            .fetch_add(outside as u64, std::sync::atomic::Ordering::Relaxed);
-    }
+    count_outside(mc, writes);
     // A row's writes all go to one surface, which lies in one arena: the
     // arena of the first write takes them, any other through `write`.
     let Some(first) = writes.iter().find(|w| w.len != 0) else {
@@ -149,9 +144,56 @@ fn deliver_uncached(mc: &mut Mc, writes: &[UncachedWrite]) {
         .iter()
         .position(|a| a.contains(first.addr, u64::from(first.len)));
     let base = arena.map_or(0, |k| u64::from(mc.mem.arenas()[k].base));
-    let mut rest = Vec::new();
     let bytes = arena.map_or(&mut [][..], |k| mc.mem.arena_mut(k));
-    for w in writes.iter().filter(|w| w.len != 0) {
+    let rest = write_into(bytes, base, writes.iter());
+    write_rest(mc, &rest);
+}
+
+/// Makes the uncached writes of `rows` (consecutive rows' results) in row
+/// order into output 0's surface `out0`, through a shared reference to the
+/// MC; writes outside their surface (length 0) are counted. Returns the
+/// writes that fall outside `out0`'s bytes (none: a write of length 4, 2
+/// or 1 lies inside its surface), for [`write_rest`] to make after.
+///
+/// # Safety
+/// No other thread may read or write `out0`'s bytes while this runs.
+pub(super) unsafe fn deliver_uncached_shared(
+    mc: &Mc,
+    out0: &Surface,
+    rows: &[RowResult],
+) -> Vec<UncachedWrite> {
+    for row in rows {
+        count_outside(mc, &row.writes);
+    }
+    let writes = rows.iter().flat_map(|r| r.writes.iter());
+    let base = u64::from(out0.base);
+    // SAFETY: guaranteed by the caller; the slice ends with this function.
+    match unsafe { mc.mem.span_shared(base, out0.span() as usize) } {
+        Some(bytes) => write_into(bytes, base, writes),
+        None => writes.filter(|w| w.len != 0).copied().collect(),
+    }
+}
+
+/// Counts the writes of `writes` outside their surface (length 0).
+fn count_outside(mc: &Mc, writes: &[UncachedWrite]) {
+    let outside = writes.iter().filter(|w| w.len == 0).count();
+    if outside > 0 {
+        mc.diagnostics
+            .out_of_bounds_writes
+            .fetch_add(outside as u64, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+/// Makes `writes` (those of non-zero length, in order) into `bytes`, the
+/// memory from address `base` on; returns those that fall outside
+/// `bytes`, in order.
+fn write_into<'w>(
+    bytes: &mut [u8],
+    base: u64,
+    writes: impl Iterator<Item = &'w UncachedWrite>,
+) -> Vec<UncachedWrite> {
+    let mut rest = Vec::new();
+    for w in writes.filter(|w| w.len != 0) {
         let len = w.len as usize;
         let at = w.addr.wrapping_sub(base) as usize;
         if len == 4
@@ -164,8 +206,12 @@ fn deliver_uncached(mc: &mut Mc, writes: &[UncachedWrite]) {
             rest.push(*w);
         }
     }
-    // Unmapped bytes are left alone (the surface was checked to lie in an
-    // arena before the run).
+    rest
+}
+
+/// Makes writes that [`write_into`] left, in order. Unmapped bytes are
+/// left alone (the surface was checked to lie in an arena before the run).
+pub(super) fn write_rest(mc: &mut Mc, rest: &[UncachedWrite]) {
     for w in rest {
         let _ = mc.mem.write(w.addr, &w.bytes[..w.len as usize]);
     }
@@ -229,7 +275,7 @@ fn linger(epoch: u64) {
 }
 
 /// Adds a row's counters to the run's.
-fn tally(report: &mut RunReport, hazards: &mut Vec<Hazard>, row: RowResult) {
+pub(super) fn tally(report: &mut RunReport, hazards: &mut Vec<Hazard>, row: RowResult) {
     report.discarded += row.discarded;
     report.pixels += row.stats.pixels;
     report.killed += row.stats.killed;
@@ -298,14 +344,22 @@ impl Blocks {
 
 /// Runs `rows` (each through `run_row`) on the workers, one thread each (at
 /// most one per row), the calling thread the first ([`Blocks`] says which
-/// rows each takes). Returns the rows' results in row order, up to and
+/// rows each takes), after `first` where there is one (the other workers
+/// start on their rows meanwhile, and take the first worker's where they
+/// finish theirs first). Returns the rows' results in row order, up to and
 /// including the first error (no row after it starts once it failed).
 pub(super) fn run_rows(
     rows: &[u32],
     workers: &mut [Worker],
     pool: Option<&rayon::ThreadPool>,
     run_row: &(dyn Fn(&mut Worker, u32) -> Result<RowResult, RunError> + Sync),
+    mut first: Option<&mut dyn FnMut()>,
 ) -> Vec<Result<RowResult, RunError>> {
+    let mut first = move || {
+        if let Some(f) = first.as_mut() {
+            f();
+        }
+    };
     let mut slots: Vec<Option<Result<RowResult, RunError>>> = Vec::new();
     slots.resize_with(rows.len(), || None);
     let threads = workers.len().min(rows.len());
@@ -323,6 +377,7 @@ pub(super) fn run_rows(
         mine
     };
     let parts: Vec<Vec<(usize, Result<RowResult, RunError>)>> = if threads <= 1 {
+        first();
         workers
             .first_mut()
             .map(|w| work((0, w)))
@@ -335,7 +390,7 @@ pub(super) fn run_rows(
         let parts = std::sync::Mutex::new(Vec::new());
         let keep = |mine| parts.lock().unwrap_or_else(|p| p.into_inner()).push(mine);
         let epoch = POOL_RUNS.fetch_add(1, Ordering::Relaxed) + 1;
-        let (first, rest) = workers[..threads].split_at_mut(1);
+        let (own, rest) = workers[..threads].split_at_mut(1);
         pool.in_place_scope(|s| {
             let (keep, work) = (&keep, &work);
             s.spawn(move |s| {
@@ -348,7 +403,8 @@ pub(super) fn run_rows(
                     keep(work(w));
                 }
             });
-            keep(work((0, &mut first[0])));
+            first();
+            keep(work((0, &mut own[0])));
         });
         // The helpers stay awake for a while: a next run soon finds them
         // so, where waking them would cost it the first rows' time.
@@ -363,6 +419,7 @@ pub(super) fn run_rows(
                 .enumerate()
                 .map(|w| s.spawn(|| work(w)))
                 .collect();
+            first();
             handles
                 .into_iter()
                 .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))

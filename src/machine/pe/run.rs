@@ -17,8 +17,10 @@
 //!    depth output, else v), then output writes under the output mask, then
 //!    the row's uncached writes — so any thread count gives the same memory.
 
-use super::deliver::{Targets, direct_allowed, uncached_strips};
-use super::rows::{RowRun, Worker, deliver_row, run_rows};
+use super::deliver::{Targets, deliver_while_running, direct_allowed, uncached_strips};
+use super::rows::{
+    RowResult, RowRun, Worker, deliver_row, deliver_uncached_shared, run_rows, tally, write_rest,
+};
 use super::strip::strips_allowed;
 use super::{PROCESSORS, Pe, PeError, ProgramDesc, params};
 use crate::abi::ProgramInfo;
@@ -125,6 +127,9 @@ pub struct RunReport {
     pub pixel_instructions: u64,
     /// Modelled clocks (§7).
     pub clocks: u64,
+    /// Rows of an uncached run whose writes were made while later rows ran
+    /// (`docs/design.md`, "Uncached writes while later rows run").
+    pub overlapped_rows: u64,
     /// Semaphore hazards (when checking).
     pub hazards: Vec<Hazard>,
     /// MC diagnostics raised during the run.
@@ -327,7 +332,15 @@ impl Pe {
         // Strict caches: the inputs the input cache holds whole, copied
         // once (the run changes none of its lines).
         let cached = CachedInputs::new(mc, &self.inputs, &info.inputs);
+        // Where no row can see them, a chunk's uncached writes are made by
+        // the calling thread while the other workers start on the next
+        // chunk's rows: `held` are the rows whose writes are made so.
+        let overlap = (workers.len() > 1 && uncached)
+            .then(|| deliver_while_running(self, mc, &program, checked))
+            .flatten();
+        let mut held: Vec<RowResult> = Vec::new();
         for rows in rows.chunks(chunk) {
+            let mut rest = Vec::new();
             let results = {
                 let mc: &Mc = mc;
                 // Built again for every chunk: the borrow of `mc` ends
@@ -353,20 +366,51 @@ impl Pe {
                     total_rows,
                     progress: settings.progress.as_ref(),
                 };
+                let mut deliver_held = || {
+                    if let Some(out0) = &overlap {
+                        // SAFETY: `deliver_while_running` admitted the run:
+                        // no row reads output 0's bytes, and rows write no
+                        // memory (an uncached run's rows log their writes;
+                        // ordered delivery keeps their pixels), so only
+                        // this thread touches them until the rows are done.
+                        rest = unsafe { deliver_uncached_shared(mc, out0, &held) };
+                    }
+                };
                 run_rows(
                     rows,
                     &mut workers,
                     pool.as_deref(),
                     &|w: &mut Worker, row: u32| run.row(w, row),
+                    (!held.is_empty()).then_some(&mut deliver_held as &mut dyn FnMut()),
                 )
             };
+            write_rest(mc, &rest);
+            for row in held.drain(..) {
+                report.overlapped_rows += 1;
+                tally(&mut report, &mut hazards, row);
+            }
             for result in results {
-                let row = result.map_err(|source| PeError::Run { offset, source })?;
-                deliver_row(&targets, mc, &mut report, &mut hazards, row);
+                match result {
+                    Ok(row) if overlap.is_some() && row.pixels.is_empty() => held.push(row),
+                    Ok(row) => {
+                        for h in held.drain(..).chain([row]) {
+                            deliver_row(&targets, mc, &mut report, &mut hazards, h);
+                        }
+                    }
+                    Err(source) => {
+                        for h in held.drain(..) {
+                            deliver_row(&targets, mc, &mut report, &mut hazards, h);
+                        }
+                        return Err(PeError::Run { offset, source });
+                    }
+                }
             }
             if !direct && let Some(p) = &settings.progress {
                 p(rows_done.load(Ordering::Relaxed), total_rows);
             }
+        }
+        for h in held {
+            deliver_row(&targets, mc, &mut report, &mut hazards, h);
         }
         report.hazards = hazards;
         self.close(&mut report, workers);
