@@ -89,6 +89,58 @@ fn direct_and_ordered_delivery_leave_the_same_bytes() {
     }
 }
 
+/// Runs `exe` once on a fresh device of `engine` and `threads` over a
+/// `domain_w × h` domain, output 0 over input 0: one buffer of `bytes`
+/// laid out as `fmt` with `h` rows (float constants `consts`, if any).
+/// Returns the run's report and the buffer afterwards.
+fn run_in_place(
+    exe: &Executable,
+    (engine, threads): (EngineKind, usize),
+    (fmt, domain_w, h): (SurfaceFormat, u32, u32),
+    bytes: &[u8],
+    consts: Option<&[u8]>,
+) -> (ctm::pe::RunReport, Vec<u8>) {
+    let mut dev = Device::open(DeviceConfig {
+        settings: RunSettings {
+            engine,
+            threads,
+            ..RunSettings::default()
+        },
+        ..DeviceConfig::default()
+    })
+    .unwrap();
+    let prog = dev.alloc(ArenaKind::System, exe.code.len() * 4).unwrap();
+    dev.load_program(exe, prog).unwrap();
+    let buf = dev.alloc(ArenaKind::System, bytes.len()).unwrap();
+    dev.write(buf, bytes).unwrap();
+    let mut cb = CommandBuffer::new();
+    cb.push(Cmd::SetInstFmt { base: prog, fmt });
+    if let Some(consts) = consts {
+        let c = dev.alloc(ArenaKind::System, consts.len()).unwrap();
+        dev.write(c, consts).unwrap();
+        cb.push(Cmd::SetConstfFmt { base: c, fmt });
+    }
+    cb.push(Cmd::SetInpFmt {
+        input: 0,
+        base: buf,
+        fmt,
+        height: h,
+    })
+    .push(Cmd::SetOutFmt {
+        output: 0,
+        base: buf,
+        fmt,
+        height: h,
+    })
+    .push(Cmd::SetDomain(Domain::new(domain_w, h)))
+    .push(Cmd::StartProgram);
+    let id = dev.submit_commands(&cb).unwrap();
+    let mut report = dev.wait(id).unwrap();
+    let mut out = vec![0u8; bytes.len()];
+    dev.read(buf, &mut out).unwrap();
+    (report.runs.remove(0), out)
+}
+
 #[test]
 fn an_output_over_its_own_input_is_updated_in_place() {
     // Output 0 is input 0: workers may not write while others read, so the
@@ -131,39 +183,7 @@ fn an_output_over_its_own_input_is_updated_in_place() {
         if engine == EngineKind::Jit && !common::jit_available() {
             continue;
         }
-        let mut dev = Device::open(DeviceConfig {
-            settings: RunSettings {
-                engine,
-                threads,
-                ..RunSettings::default()
-            },
-            ..DeviceConfig::default()
-        })
-        .unwrap();
-        let prog = dev.alloc(ArenaKind::System, exe.code.len() * 4).unwrap();
-        dev.load_program(&exe, prog).unwrap();
-        let buf = dev.alloc(ArenaKind::System, bytes.len()).unwrap();
-        dev.write(buf, &bytes).unwrap();
-        let mut cb = CommandBuffer::new();
-        cb.push(Cmd::SetInstFmt { base: prog, fmt })
-            .push(Cmd::SetInpFmt {
-                input: 0,
-                base: buf,
-                fmt,
-                height: h,
-            })
-            .push(Cmd::SetOutFmt {
-                output: 0,
-                base: buf,
-                fmt,
-                height: h,
-            })
-            .push(Cmd::SetDomain(Domain::new(pitch - 1, h)))
-            .push(Cmd::StartProgram);
-        let id = dev.submit_commands(&cb).unwrap();
-        dev.wait(id).unwrap();
-        let mut out = vec![0u8; bytes.len()];
-        dev.read(buf, &mut out).unwrap();
+        let (_, out) = run_in_place(&exe, (engine, threads), (fmt, pitch - 1, h), &bytes, None);
         assert!(out == want, "{engine:?}, {threads} threads");
     }
 }
@@ -272,46 +292,14 @@ fn uncached_writes_over_an_input_wait_for_the_rows_that_read_it() {
         if engine == EngineKind::Jit && !common::jit_available() {
             continue;
         }
-        let mut dev = Device::open(DeviceConfig {
-            settings: RunSettings {
-                engine,
-                threads,
-                ..RunSettings::default()
-            },
-            ..DeviceConfig::default()
-        })
-        .unwrap();
-        let prog = dev.alloc(ArenaKind::System, exe.code.len() * 4).unwrap();
-        dev.load_program(&exe, prog).unwrap();
-        let buf = dev.alloc(ArenaKind::System, bytes.len()).unwrap();
-        dev.write(buf, &bytes).unwrap();
-        let c = dev.alloc(ArenaKind::System, consts.len()).unwrap();
-        dev.write(c, &consts).unwrap();
-        let mut cb = CommandBuffer::new();
-        cb.push(Cmd::SetInstFmt { base: prog, fmt })
-            .push(Cmd::SetConstfFmt { base: c, fmt })
-            .push(Cmd::SetInpFmt {
-                input: 0,
-                base: buf,
-                fmt,
-                height: h,
-            })
-            .push(Cmd::SetOutFmt {
-                output: 0,
-                base: buf,
-                fmt,
-                height: h,
-            })
-            .push(Cmd::SetDomain(Domain::new(pitch, h)))
-            .push(Cmd::StartProgram);
-        let id = dev.submit_commands(&cb).unwrap();
-        let report = dev.wait(id).unwrap();
-        assert_eq!(
-            report.runs[0].overlapped_rows, 0,
-            "{engine:?}, {threads} threads"
+        let (report, out) = run_in_place(
+            &exe,
+            (engine, threads),
+            (fmt, pitch, h),
+            &bytes,
+            Some(&consts),
         );
-        let mut out = vec![0u8; bytes.len()];
-        dev.read(buf, &mut out).unwrap();
+        assert_eq!(report.overlapped_rows, 0, "{engine:?}, {threads} threads");
         runs.push((format!("{engine:?}, {threads} threads"), out));
     }
     let (first, want) = &runs[0];
