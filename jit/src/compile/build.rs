@@ -16,6 +16,7 @@ use cranelift_codegen::settings::{self, Configurable};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{FuncId, Linkage, Module, default_libcall_names};
+use std::cell::RefCell;
 
 /// Checks `opts` and the host for compilation.
 pub(super) fn check_options(opts: JitOptions) -> Result<(), JitError> {
@@ -59,6 +60,46 @@ pub(super) fn build_isa(opt_level: OptLevel, quick: bool) -> Result<OwnedTargetI
         .map_err(|e| JitError::Setup(e.to_string()))
 }
 
+thread_local! {
+    /// A compiling thread's Cranelift contexts, kept between programs:
+    /// their buffers (the register allocator's above all) are then
+    /// allocated once per thread instead of once per program.
+    static SCRATCH: RefCell<Option<Box<ScratchParts>>> = const { RefCell::new(None) };
+}
+
+type ScratchParts = (Context, FunctionBuilderContext);
+
+/// This thread's kept Cranelift contexts while the value lives (fresh ones
+/// where another `Scratch` holds them); given back when dropped, cleared.
+pub(super) struct Scratch(Option<Box<ScratchParts>>);
+
+impl Scratch {
+    pub(super) fn take() -> Self {
+        let kept = SCRATCH.with(|s| s.borrow_mut().take());
+        Scratch(Some(kept.unwrap_or_else(|| {
+            Box::new((Context::new(), FunctionBuilderContext::new()))
+        })))
+    }
+
+    /// The function context and the builder context.
+    pub(super) fn parts(&mut self) -> (&mut Context, &mut FunctionBuilderContext) {
+        let (ctx, fctx) = &mut **self.0.as_mut().expect("held until dropped");
+        (ctx, fctx)
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        // A context a panic ran through is not kept.
+        if let Some(mut parts) = self.0.take()
+            && !std::thread::panicking()
+        {
+            parts.0.clear();
+            SCRATCH.with(|s| *s.borrow_mut() = Some(parts));
+        }
+    }
+}
+
 pub(super) fn clause_signature(module: &JITModule) -> Signature {
     let ptr = module.target_config().pointer_type();
     let mut sig = module.make_signature();
@@ -69,21 +110,22 @@ pub(super) fn clause_signature(module: &JITModule) -> Signature {
     sig
 }
 
-/// Builds the CLIF of clause `ci` (before optimisation) and the
-/// instruction marks for annotated printing; a lowering that panics (a bug
-/// in ctm) is the reason the clause is not compiled.
+/// Builds the CLIF of clause `ci` (before optimisation) into `func`
+/// (cleared first, its buffers reused) and returns the instruction marks
+/// for annotated printing; a lowering that panics (a bug in ctm) is the
+/// reason the clause is not compiled.
 pub(super) fn build_function(
     module: &JITModule,
     program: &Program,
-    ci: usize,
+    (ci, shape): (usize, (Body, Lookups)),
     opts: JitOptions,
-    shape: (Body, Lookups),
-    fctx: &mut FunctionBuilderContext,
-) -> Result<(Function, PcMarks), String> {
-    let sig = clause_signature(module);
-    let mut func = Function::with_name_signature(UserFuncName::user(0, ci as u32), sig);
-    let marks = guarded(fctx, |fctx| {
-        let mut b = FunctionBuilder::new(&mut func, fctx);
+    (fctx, func): (&mut FunctionBuilderContext, &mut Function),
+) -> Result<PcMarks, String> {
+    func.clear();
+    func.name = UserFuncName::user(0, ci as u32);
+    func.signature = clause_signature(module);
+    guarded(fctx, |fctx| {
+        let mut b = FunctionBuilder::new(func, fctx);
         let ptr = module.target_config().pointer_type();
         let cc = module.target_config().default_call_conv;
         let marks = lower_clause(
@@ -96,8 +138,7 @@ pub(super) fn build_function(
         );
         b.finalize(module.target_config());
         marks
-    })?;
-    Ok((func, marks))
+    })
 }
 
 /// Runs `lower` (which builds a function's CLIF with `fctx`); a panic there
@@ -204,10 +245,10 @@ pub(super) fn compile_one(
     shape: (Body, Lookups),
 ) -> Result<(JITModule, ClauseFn), String> {
     let mut module = JITModule::new(JITBuilder::with_isa(isa, default_libcall_names()));
-    let mut fctx = FunctionBuilderContext::new();
-    let mut ctx = module.make_context();
-    (ctx.func, _) = build_function(&module, program, ci, opts, shape, &mut fctx)?;
-    let id = define(&mut module, &mut ctx, &format!("clause{ci}"))?;
+    let mut scratch = Scratch::take();
+    let (ctx, fctx) = scratch.parts();
+    build_function(&module, program, (ci, shape), opts, (fctx, &mut ctx.func))?;
+    let id = define(&mut module, ctx, &format!("clause{ci}"))?;
     module.finalize_definitions().map_err(|e| e.to_string())?;
     let f = clause_fn(&module, id);
     Ok((module, f))

@@ -5,7 +5,7 @@
 //! the lane-wise body cannot run, are compiled on first use
 //! ([`compile_driver`]).
 
-use super::build::{build_function, clause_signature, define, guarded, shape_of};
+use super::build::{Scratch, build_function, clause_signature, define, guarded, shape_of};
 use super::{JitOptions, Tier};
 use crate::ir::Program;
 use crate::lanewise::{Lanewise, lanewise};
@@ -157,19 +157,19 @@ pub(super) fn compile_driver(
         return Err("the region's clauses are not the program's".into());
     }
     let mut module = JITModule::new(JITBuilder::with_isa(isa, default_libcall_names()));
-    let mut fctx = FunctionBuilderContext::new();
-    let mut ctx = module.make_context();
+    let mut scratch = Scratch::take();
+    let (ctx, fctx) = scratch.parts();
     let mut fns = Vec::with_capacity(region.clauses.len());
     for &ci in &region.clauses {
         let ci = ci as usize;
         let shape = shape_of(program, &regions, ci);
         ctx.clear();
-        (ctx.func, _) = build_function(&module, program, ci, opts, shape, &mut fctx)?;
-        fns.push(define(&mut module, &mut ctx, &format!("clause{ci}"))?);
+        build_function(&module, program, (ci, shape), opts, (fctx, &mut ctx.func))?;
+        fns.push(define(&mut module, ctx, &format!("clause{ci}"))?);
     }
-    let func = driver_function(&mut module, &mut fctx, 0, (program, region, &fns))?;
+    let func = driver_function(&mut module, fctx, 0, (program, region, &fns))?;
     let mut bytes = 0;
-    let id = define_loop(&mut module, &mut ctx, "loop", func, &mut bytes)?;
+    let id = define_loop(&mut module, ctx, "loop", func, &mut bytes)?;
     module.finalize_definitions().map_err(|e| e.to_string())?;
     let p = module.get_finalized_function(id);
     // SAFETY: built with `clause_signature` plus a pointer: the `LoopFn`

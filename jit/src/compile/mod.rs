@@ -22,9 +22,8 @@ use crate::regions::{LoopRegion, loop_regions};
 use crate::state::{ClauseFn, Lanes, LoopFn};
 use build::{build_function, clause_fn, compile_one, define, shape_of};
 use cranelift_codegen::isa::OwnedTargetIsa;
-use cranelift_frontend::FunctionBuilderContext;
 use cranelift_jit::{JITBuilder, JITModule};
-use cranelift_module::{Module, default_libcall_names};
+use cranelift_module::default_libcall_names;
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -420,8 +419,8 @@ fn compile_with(
 ) -> Result<Compiled, JitError> {
     let start = Instant::now();
     let mut module = JITModule::new(JITBuilder::with_isa(isa.clone(), default_libcall_names()));
-    let mut fctx = FunctionBuilderContext::new();
-    let mut ctx = module.make_context();
+    let mut scratch = build::Scratch::take();
+    let (ctx, fctx) = scratch.parts();
     let mut ids = Vec::with_capacity(program.clauses.len());
     let mut code_bytes = 0;
     let regions = loop_regions(program);
@@ -438,22 +437,19 @@ fn compile_with(
             ids.push(Err(String::new()));
             continue;
         }
-        let func = match build_function(&module, program, ci, opts, shape, &mut fctx) {
-            Ok((func, _)) => func,
-            Err(why) => {
-                ids.push(Err(why));
-                continue;
-            }
-        };
         ctx.clear();
-        ctx.func = func;
-        let outcome = define(&mut module, &mut ctx, &format!("clause{ci}"));
+        if let Err(why) = build_function(&module, program, (ci, shape), opts, (fctx, &mut ctx.func))
+        {
+            ids.push(Err(why));
+            continue;
+        }
+        let outcome = define(&mut module, ctx, &format!("clause{ci}"));
         if let Some(code) = ctx.compiled_code() {
             code_bytes += code.code_buffer().len();
         }
         ids.push(outcome);
     }
-    let parts = (&mut module, &mut ctx, &mut fctx);
+    let parts = (&mut module, ctx, fctx);
     let (loop_ids, loop_fallbacks) =
         loops::compile_loops(program, (&ids, &deferred), opts, parts, &mut code_bytes);
     module

@@ -33,7 +33,9 @@ pub fn clif(
     for (ci, clause) in program.clauses.iter().enumerate() {
         let (_, lookups) = shape_of(program, &regions, ci);
         let shape = (Body::Both, lookups);
-        let built = build_function(&module, program, ci, opts, shape, &mut fctx);
+        let mut func = Function::new();
+        let built = build_function(&module, program, (ci, shape), opts, (&mut fctx, &mut func))
+            .map(|marks| (func, marks));
         let _ = writeln!(
             out,
             "; clause {ci}: instructions {}..{} ({} values), then {:?}",

@@ -2,14 +2,14 @@
 //! on first use in a module of its own.
 
 use super::Compiled;
-use super::build::{clause_signature, define, guarded};
+use super::build::{Scratch, clause_signature, define, guarded};
 use crate::ir::Program;
 use crate::lower::{lower_strip, strip_batch};
 use crate::state::StripFn;
 use crate::strip::StripShape;
-use cranelift_codegen::ir::{Function, UserFuncName};
+use cranelift_codegen::ir::UserFuncName;
 use cranelift_codegen::isa::OwnedTargetIsa;
-use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
+use cranelift_frontend::FunctionBuilder;
 use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{Module, default_libcall_names};
 use std::sync::atomic::Ordering;
@@ -136,20 +136,19 @@ fn compile_strip(
 ) -> Result<(JITModule, StripFn), String> {
     program.verify().map_err(|e| format!("invalid IR: {e}"))?;
     let mut module = JITModule::new(JITBuilder::with_isa(isa, default_libcall_names()));
-    let mut fctx = FunctionBuilderContext::new();
-    let mut ctx = module.make_context();
+    let mut scratch = Scratch::take();
+    let (ctx, fctx) = scratch.parts();
     // A strip has the clause functions' ABI: three pointers in, a status out.
-    let sig = clause_signature(&module);
-    let mut func = Function::with_name_signature(UserFuncName::user(2, 0), sig);
-    guarded(&mut fctx, |fctx| {
-        let mut b = FunctionBuilder::new(&mut func, fctx);
+    ctx.func.name = UserFuncName::user(2, 0);
+    ctx.func.signature = clause_signature(&module);
+    guarded(fctx, |fctx| {
+        let mut b = FunctionBuilder::new(&mut ctx.func, fctx);
         let ptr = module.target_config().pointer_type();
         let cc = module.target_config().default_call_conv;
         lower_strip(&mut b, program, shape, w, ptr, cc);
         b.finalize(module.target_config());
     })?;
-    ctx.func = func;
-    let id = define(&mut module, &mut ctx, "strip")?;
+    let id = define(&mut module, ctx, "strip")?;
     module.finalize_definitions().map_err(|e| e.to_string())?;
     let p = module.get_finalized_function(id);
     // SAFETY: built with `clause_signature`, three pointers and an I32
