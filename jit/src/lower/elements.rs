@@ -96,20 +96,10 @@ impl Lowering<'_, '_> {
                 // Elements are 16-byte aligned in their page; nothing here
                 // relies on it.
                 let flags = MemFlagsData::new().with_notrap().with_readonly();
-                self.b.ins().load(types::I32X4, flags, p, 0)
+                self.b.ins().load(types::I8X16, flags, p, 0)
             });
-            let lo01 = self.shuffle32(e[0], e[1], [0, 4, 1, 5]);
-            let lo23 = self.shuffle32(e[2], e[3], [0, 4, 1, 5]);
-            let hi01 = self.shuffle32(e[0], e[1], [2, 6, 3, 7]);
-            let hi23 = self.shuffle32(e[2], e[3], [2, 6, 3, 7]);
-            let t = [
-                self.shuffle32(lo01, lo23, [0, 1, 4, 5]),
-                self.shuffle32(lo01, lo23, [2, 3, 6, 7]),
-                self.shuffle32(hi01, hi23, [0, 1, 4, 5]),
-                self.shuffle32(hi01, hi23, [2, 3, 6, 7]),
-            ];
-            for (chan, v) in chans.iter_mut().zip(t) {
-                chan[k] = v;
+            for (chan, v) in chans.iter_mut().zip(self.transpose4(e)) {
+                chan[k] = self.bitcast(types::I32X4, v);
             }
         }
         chans

@@ -119,10 +119,7 @@ impl Lowering<'_, '_> {
             .b
             .ins()
             .load(self.ptr, described(), self.io, io_offsets::TEX as i32);
-        let desc = self
-            .b
-            .ins()
-            .iadd_imm_s(tex, (usize::from(op.input & 15) * tex_offsets::SIZE) as i64);
+        let desc = self.add_imm(tex, (usize::from(op.input & 15) * tex_offsets::SIZE) as i64);
         let pages = self.desc_word(self.ptr, desc, tex_offsets::PAGES);
         if self.lookups == Lookups::Direct {
             return self.fetch_direct(op, coords, enable, desc, pages);
@@ -261,8 +258,7 @@ impl Lowering<'_, '_> {
             self.b.ins().fmul(c, size)
         };
         let f = self.b.ins().floor(c);
-        let zero = self.splat_i(0);
-        let fzero = self.bitcast(types::F32X4, zero);
+        let fzero = self.splat_f(0.0);
         let ge = self.b.ins().fcmp(FloatCC::GreaterThanOrEqual, f, fzero);
         let lt = self.b.ins().fcmp(FloatCC::LessThan, f, size);
         let inside = self.b.ins().band(ge, lt);
@@ -387,6 +383,18 @@ impl Lowering<'_, '_> {
         let known = form.channels(gather);
         std::array::from_fn(|c| {
             let (mask, fill) = match known {
+                // A channel the format lacks: its fill alone.
+                Some((mask, fill)) if mask[c] == 0 => {
+                    let (bits, fill) = (fill[c], self.splat_f(f32::from_bits(fill[c])));
+                    return self.each(|l, k| match enable {
+                        Some(m) if bits != 0 => {
+                            let v = l.as_int(fill);
+                            let v = l.b.ins().band(v, m[k]);
+                            l.as_float(v)
+                        }
+                        _ => fill,
+                    });
+                }
                 Some((mask, fill)) => (
                     (mask[c] != u32::MAX).then(|| self.splat_i(mask[c])),
                     (fill[c] != 0).then(|| self.splat_i(fill[c])),

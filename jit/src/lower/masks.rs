@@ -35,7 +35,7 @@ impl Lowering<'_, '_> {
 
     /// Quad `k` of the batch's 4 bits of `word` as an I32X4 lane mask.
     pub(super) fn quad_mask(&mut self, word: Value, k: usize) -> Value {
-        let s = self.b.ins().iadd_imm_s(self.lane0, 4 * k as i64);
+        let s = self.add_imm(self.lane0, 4 * k as i64);
         let bits = self.b.ins().ushr(word, s);
         let v = self.b.ins().splat(types::I32X4, bits);
         let lane_bits = self.vconst4([1, 2, 4, 8]);
@@ -190,9 +190,7 @@ impl Lowering<'_, '_> {
     /// Blends `v` into the vectors at `p + off` under `m`.
     pub(super) fn blend_store(&mut self, v: [Value; GROUP_QUADS], m: &[Value], p: Value, off: i32) {
         for k in 0..self.w {
-            let old = self.load_vec(p, off, k);
-            let new = self.select_f(m[k], v[k], old);
-            self.store_vec(new, p, off, k);
+            self.blend_vec(m[k], v[k], p, off, k);
         }
     }
 

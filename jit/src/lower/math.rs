@@ -55,8 +55,7 @@ impl Lowering<'_, '_> {
 
     /// A float constant in every lane.
     pub(super) fn splat_f(&mut self, x: f32) -> Value {
-        let v = self.splat_i(x.to_bits());
-        self.as_float(v)
+        self.splat_bits(types::F32X4, x.to_bits())
     }
 
     /// `fp::add`, `sub`, `mul`, `div`. The result is not flushed: every
@@ -122,7 +121,6 @@ impl Lowering<'_, '_> {
         // Only a down-scale (or none) can leave a denormal.
         let scaled = if k <= 0 { self.flush(r) } else { r };
         let std = self.splat_i(fp::STD_NAN);
-        let std = self.as_float(std);
         self.select_f(nan, std, scaled)
     }
 
@@ -212,10 +210,8 @@ impl Lowering<'_, '_> {
         let small = self.fcmp(FloatCC::LessThan, x, lim_lo);
         let nan = self.fcmp(FloatCC::Unordered, x, x);
         let inf = self.splat_i(INF);
-        let inf = self.as_float(inf);
         let zero = self.splat_f(0.0);
         let std = self.splat_i(fp::STD_NAN);
-        let std = self.as_float(std);
         let r = self.select_f(small, zero, r);
         let r = self.select_f(big, inf, r);
         self.select_f(nan, std, r)
@@ -257,9 +253,7 @@ impl Lowering<'_, '_> {
         let is_inf = self.fcmp(FloatCC::Equal, x, inf);
         let bad = self.fcmp(FloatCC::UnorderedOrLessThan, x, zero);
         let ninf = self.splat_i(NEG_INF);
-        let ninf = self.as_float(ninf);
         let std = self.splat_i(fp::STD_NAN);
-        let std = self.as_float(std);
         let r = self.select_f(is_inf, inf, r);
         let r = self.select_f(is_zero, ninf, r);
         self.select_f(bad, std, r)
@@ -303,7 +297,6 @@ impl Lowering<'_, '_> {
         let p = self.horner(&fp::SIN_POLY, r2);
         let res = self.b.ins().fmul(r, p);
         let std = self.splat_i(fp::STD_NAN);
-        let std = self.as_float(std);
         self.select_f(nan, std, res)
     }
 

@@ -35,6 +35,7 @@ mod region;
 mod shape;
 mod strip;
 mod umrt;
+mod values;
 mod walk;
 
 use crate::ir::{Clause, InputForm, Op};
@@ -42,8 +43,7 @@ use crate::state::{GROUP_LANES, GROUP_QUADS, io_offsets, offsets};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::immediates::Offset32;
 use cranelift_codegen::ir::{
-    AbiParam, Block, ConstantData, Endianness, InstBuilder, MemFlagsData, SigRef, Signature, Type,
-    Value, types,
+    AbiParam, Block, InstBuilder, MemFlagsData, SigRef, Signature, Type, Value, types,
 };
 use cranelift_frontend::FunctionBuilder;
 pub(crate) use driver::lower_loop;
@@ -108,7 +108,7 @@ pub(crate) struct Lowering<'a, 'f> {
     vals: Vec<Option<Val>>,
     /// How each value's vectors relate to it ([`lazy`]).
     lazy: Vec<lazy::Lazy>,
-    consts: HashMap<u32, Value>,
+    consts: HashMap<(u32, Type), Value>,
     masks: Option<Masks>,
     host_sig: SigRef,
     err: Block,
@@ -414,48 +414,6 @@ impl Lowering<'_, '_> {
         }
     }
 
-    fn bitcast(&mut self, ty: Type, v: Value) -> Value {
-        if self.b.func.dfg.value_type(v) == ty {
-            return v;
-        }
-        let mut flags = MemFlagsData::new();
-        flags.set_endianness(Endianness::Little);
-        self.b.ins().bitcast(ty, flags, v)
-    }
-
-    /// An I32X4 with `x` in every lane (memoised).
-    fn splat_i(&mut self, x: u32) -> Value {
-        if let Some(&v) = self.consts.get(&x) {
-            return v;
-        }
-        let bytes: Vec<u8> = (0..4).flat_map(|_| x.to_le_bytes()).collect();
-        let c = self.b.func.dfg.constants.insert(ConstantData::from(bytes));
-        let v = self.b.ins().vconst(types::I32X4, c);
-        self.consts.insert(x, v);
-        v
-    }
-
-    /// An I32X4 of four different lanes.
-    fn vconst4(&mut self, x: [u32; 4]) -> Value {
-        let bytes: Vec<u8> = x.iter().flat_map(|v| v.to_le_bytes()).collect();
-        let c = self.b.func.dfg.constants.insert(ConstantData::from(bytes));
-        self.b.ins().vconst(types::I32X4, c)
-    }
-
-    /// Lanes of `a` (0–3) and `b` (4–7) picked by 32-bit lane index.
-    fn shuffle32(&mut self, a: Value, b: Value, lanes: [u8; 4]) -> Value {
-        let ty = self.b.func.dfg.value_type(a);
-        let a8 = self.bitcast(types::I8X16, a);
-        let b8 = self.bitcast(types::I8X16, b);
-        let mask: Vec<u8> = lanes
-            .iter()
-            .flat_map(|&l| (0..4).map(move |k| l * 4 + k))
-            .collect();
-        let imm = self.b.func.dfg.immediates.push(ConstantData::from(mask));
-        let r = self.b.ins().shuffle(a8, b8, imm);
-        self.bitcast(ty, r)
-    }
-
     fn set(&mut self, v: crate::ir::V, q: [Value; GROUP_QUADS]) {
         self.vals[v.0 as usize] = Some(Val { q });
     }
@@ -516,6 +474,21 @@ impl Lowering<'_, '_> {
     fn store_vec(&mut self, v: Value, p: Value, off: i32, k: usize) {
         let at = Offset32::new(off + k as i32 * QUAD_BYTES);
         self.b.ins().store(MemFlagsData::trusted(), v, p, at);
+    }
+
+    /// Stores `v` into the lanes of quad `k`'s vector at `p + off` set in
+    /// the lane mask `m`, keeping the others: the blend of
+    /// [`Self::select_f`], with the old lanes loaded and the result stored
+    /// as integers (no casts).
+    fn blend_vec(&mut self, m: Value, v: Value, p: Value, off: i32, k: usize) {
+        let at = Offset32::new(off + k as i32 * QUAD_BYTES);
+        let old = self
+            .b
+            .ins()
+            .load(types::I32X4, MemFlagsData::trusted(), p, at);
+        let v = self.as_int(v);
+        let new = self.b.ins().bitselect(m, v, old);
+        self.b.ins().store(MemFlagsData::trusted(), new, p, at);
     }
 
     /// Calls host callback at `io + slot` for node `node` with the batch's

@@ -136,9 +136,8 @@ fn store_written(l: &mut Lowering<'_, '_>, lw: &Lanewise, v: &Vars, masks: &[Val
         };
         let (at, o) = l.temp_addr(index, reg.chan);
         for (k, &m) in masks.iter().enumerate() {
-            let (x, s) = (l.b.use_var(v.cur[p][k]), l.load_vec(at, o, k));
-            let x = l.select_f(m, x, s);
-            l.store_vec(x, at, o, k);
+            let x = l.b.use_var(v.cur[p][k]);
+            l.blend_vec(m, x, at, o, k);
         }
     }
 }

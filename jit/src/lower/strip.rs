@@ -187,19 +187,13 @@ impl Lowering<'_, '_> {
     fn store_elements(&mut self, c: [[Value; GROUP_QUADS]; 4], rows: [Value; 2], at: Value) {
         let [top, bottom] = rows.map(|r| self.b.ins().iadd(r, at));
         for k in 0..self.w {
-            let [r, g, b, a] = c.map(|ch| ch[k]);
-            // (r0 g0 r1 g1), (b0 a0 b1 a1), (r2 g2 r3 g3), (b2 a2 b3 a3).
-            let rg01 = self.shuffle32(r, g, [0, 4, 1, 5]);
-            let ba01 = self.shuffle32(b, a, [0, 4, 1, 5]);
-            let rg23 = self.shuffle32(r, g, [2, 6, 3, 7]);
-            let ba23 = self.shuffle32(b, a, [2, 6, 3, 7]);
-            let lanes = [
-                (self.shuffle32(rg01, ba01, [0, 1, 4, 5]), top, 0),
-                (self.shuffle32(rg01, ba01, [2, 3, 6, 7]), top, 16),
-                (self.shuffle32(rg23, ba23, [0, 1, 4, 5]), bottom, 0),
-                (self.shuffle32(rg23, ba23, [2, 3, 6, 7]), bottom, 16),
-            ];
-            for (e, p, o) in lanes {
+            // Lane l's (r g b a), lanes 0–1 on the top row.
+            let lanes = self.transpose4(c.map(|ch| ch[k]));
+            for (e, (p, o)) in
+                lanes
+                    .into_iter()
+                    .zip([(top, 0), (top, 16), (bottom, 0), (bottom, 16)])
+            {
                 let o = 32 * k as i32 + o;
                 self.b.ins().store(MemFlagsData::trusted(), e, p, o);
             }

@@ -134,16 +134,7 @@ impl Lowering<'_, '_> {
             let len = self.b.ins().band(inside, chan_len);
             let value = values[k];
             // Lane l's entry: (address, 0, value, length).
-            let lo = self.shuffle32(addr, zero, [0, 4, 1, 5]);
-            let lo2 = self.shuffle32(value, len, [0, 4, 1, 5]);
-            let hi = self.shuffle32(addr, zero, [2, 6, 3, 7]);
-            let hi2 = self.shuffle32(value, len, [2, 6, 3, 7]);
-            let entries = [
-                self.shuffle32(lo, lo2, [0, 1, 4, 5]),
-                self.shuffle32(lo, lo2, [2, 3, 6, 7]),
-                self.shuffle32(hi, hi2, [0, 1, 4, 5]),
-                self.shuffle32(hi, hi2, [2, 3, 6, 7]),
-            ];
+            let entries = self.transpose4([addr, zero, value, len]);
             for (l, entry) in entries.into_iter().enumerate() {
                 self.b.ins().store(unaligned, entry, at, 0);
                 let on = self.b.ins().ushr_imm_s(bits, (4 * k + l) as i64);

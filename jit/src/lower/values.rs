@@ -1,0 +1,99 @@
+//! Small CLIF value helpers of the lowering: casts without round trips,
+//! immediates that skip a zero, constants memoised per type (kept valid
+//! across branches by the callers that save and restore the memo), and
+//! shuffles of 32-bit lanes.
+
+use super::Lowering;
+use cranelift_codegen::ir::{
+    ConstantData, Endianness, InstBuilder, MemFlagsData, Opcode, Type, Value, types,
+};
+
+impl Lowering<'_, '_> {
+    /// `v`'s bits as `ty`: `v` itself where it has that type, the value a
+    /// bitcast `v` was made from where that one has it (no round trips).
+    pub(super) fn bitcast(&mut self, ty: Type, v: Value) -> Value {
+        let dfg = &self.b.func.dfg;
+        if dfg.value_type(v) == ty {
+            return v;
+        }
+        if let Some(inst) = dfg.value_def(v).inst()
+            && dfg.insts[inst].opcode() == Opcode::Bitcast
+            && let [arg] = *dfg.inst_args(inst)
+            && dfg.value_type(arg) == ty
+        {
+            return arg;
+        }
+        let mut flags = MemFlagsData::new();
+        flags.set_endianness(Endianness::Little);
+        self.b.ins().bitcast(ty, flags, v)
+    }
+
+    /// `x + n` (`x` itself for 0).
+    pub(super) fn add_imm(&mut self, x: Value, n: i64) -> Value {
+        if n == 0 {
+            x
+        } else {
+            self.b.ins().iadd_imm_s(x, n)
+        }
+    }
+
+    /// An I32X4 with `x` in every lane (memoised).
+    pub(super) fn splat_i(&mut self, x: u32) -> Value {
+        self.splat_bits(types::I32X4, x)
+    }
+
+    /// A vector of type `ty` with the pattern `x` in every 32-bit lane
+    /// (memoised per type).
+    pub(super) fn splat_bits(&mut self, ty: Type, x: u32) -> Value {
+        if let Some(&v) = self.consts.get(&(x, ty)) {
+            return v;
+        }
+        let bytes: Vec<u8> = (0..4).flat_map(|_| x.to_le_bytes()).collect();
+        let c = self.b.func.dfg.constants.insert(ConstantData::from(bytes));
+        let v = self.b.ins().vconst(ty, c);
+        self.consts.insert((x, ty), v);
+        v
+    }
+
+    /// An I32X4 of four different lanes.
+    pub(super) fn vconst4(&mut self, x: [u32; 4]) -> Value {
+        let bytes: Vec<u8> = x.iter().flat_map(|v| v.to_le_bytes()).collect();
+        let c = self.b.func.dfg.constants.insert(ConstantData::from(bytes));
+        self.b.ins().vconst(types::I32X4, c)
+    }
+
+    /// Lanes of `a` (0–3) and `b` (4–7) picked by 32-bit lane index.
+    pub(super) fn shuffle32(&mut self, a: Value, b: Value, lanes: [u8; 4]) -> Value {
+        let ty = self.b.func.dfg.value_type(a);
+        let r = self.shuffle_bytes(a, b, lanes);
+        self.bitcast(ty, r)
+    }
+
+    /// [`Self::shuffle32`] with the result left as I8X16.
+    pub(super) fn shuffle_bytes(&mut self, a: Value, b: Value, lanes: [u8; 4]) -> Value {
+        let a8 = self.bitcast(types::I8X16, a);
+        let b8 = self.bitcast(types::I8X16, b);
+        let mask: Vec<u8> = lanes
+            .iter()
+            .flat_map(|&l| (0..4).map(move |k| l * 4 + k))
+            .collect();
+        let imm = self.b.func.dfg.immediates.push(ConstantData::from(mask));
+        self.b.ins().shuffle(a8, b8, imm)
+    }
+
+    /// The 4 × 4 transpose of 32-bit lanes: result `i` holds lane `i` of
+    /// `v[0]`, `v[1]`, `v[2]`, `v[3]` in that order. The results are I8X16
+    /// (callers store them or cast them once).
+    pub(super) fn transpose4(&mut self, v: [Value; 4]) -> [Value; 4] {
+        let lo01 = self.shuffle_bytes(v[0], v[1], [0, 4, 1, 5]);
+        let lo23 = self.shuffle_bytes(v[2], v[3], [0, 4, 1, 5]);
+        let hi01 = self.shuffle_bytes(v[0], v[1], [2, 6, 3, 7]);
+        let hi23 = self.shuffle_bytes(v[2], v[3], [2, 6, 3, 7]);
+        [
+            self.shuffle_bytes(lo01, lo23, [0, 1, 4, 5]),
+            self.shuffle_bytes(lo01, lo23, [2, 3, 6, 7]),
+            self.shuffle_bytes(hi01, hi23, [0, 1, 4, 5]),
+            self.shuffle_bytes(hi01, hi23, [2, 3, 6, 7]),
+        ]
+    }
+}
