@@ -266,3 +266,32 @@ fn writes_made_while_later_rows_run_land_in_row_order() {
         }
     }
 }
+
+#[test]
+fn writes_outside_the_surface_are_counted_once_each() {
+    // ONE_WRITE with each processor's own index and c0 = (−2, 5, 3, 1)
+    // writes at (i − 2, j + 5): the pixels of the first two columns and of
+    // the last five rows write outside output 0, counted whether the writes
+    // are made after the rows (one thread) or while later rows run
+    // (several).
+    let (w, h) = (40u32, 200u32);
+    let outside = u64::from(w * h - (w - 2) * (h - 5));
+    let k = Kernel::assemble(&ONE_WRITE.replace("rtA", "rtC")).unwrap();
+    let mut engines = vec![EngineKind::Interp];
+    if common::jit_available() {
+        engines.push(EngineKind::Jit);
+    }
+    for engine in engines {
+        for threads in [1, 2, 3] {
+            let job = Job::new(w, h)
+                .output_init(0, memory(Format::Float32_1, w, h))
+                .constant(0, [-2.0, 5.0, 3.0, 1.0])
+                .threads(threads)
+                .engine(engine);
+            let r = k.run(&job).unwrap();
+            let what = format!("{engine:?}, {threads} threads: {:?}", r.report);
+            assert_eq!(r.report.diagnostics.out_of_bounds_writes, outside, "{what}");
+            assert_eq!(r.report.overlapped_rows > 0, threads > 1, "{what}");
+        }
+    }
+}

@@ -132,10 +132,10 @@ pub(super) fn deliver_row(
 /// Makes a row's uncached writes in their order; writes outside their
 /// surface (length 0) are counted.
 fn deliver_uncached(mc: &mut Mc, writes: &[UncachedWrite]) {
-    count_outside(mc, writes);
     // A row's writes all go to one surface, which lies in one arena: the
     // arena of the first write takes them, any other through `write`.
     let Some(first) = writes.iter().find(|w| w.len != 0) else {
+        count_outside(mc, writes.len());
         return;
     };
     let arena = mc
@@ -145,7 +145,8 @@ fn deliver_uncached(mc: &mut Mc, writes: &[UncachedWrite]) {
         .position(|a| a.contains(first.addr, u64::from(first.len)));
     let base = arena.map_or(0, |k| u64::from(mc.mem.arenas()[k].base));
     let bytes = arena.map_or(&mut [][..], |k| mc.mem.arena_mut(k));
-    let rest = write_into(bytes, base, writes.iter());
+    let (rest, outside) = write_into(bytes, base, writes.iter());
+    count_outside(mc, outside);
     write_rest(mc, &rest);
 }
 
@@ -162,21 +163,19 @@ pub(super) unsafe fn deliver_uncached_shared(
     out0: &Surface,
     rows: &[RowResult],
 ) -> Vec<UncachedWrite> {
-    for row in rows {
-        count_outside(mc, &row.writes);
-    }
     let writes = rows.iter().flat_map(|r| r.writes.iter());
     let base = u64::from(out0.base);
     // SAFETY: guaranteed by the caller; the slice ends with this function.
-    match unsafe { mc.mem.span_shared(base, out0.span() as usize) } {
+    let (rest, outside) = match unsafe { mc.mem.span_shared(base, out0.span() as usize) } {
         Some(bytes) => write_into(bytes, base, writes),
-        None => writes.filter(|w| w.len != 0).copied().collect(),
-    }
+        None => write_into(&mut [], base, writes),
+    };
+    count_outside(mc, outside);
+    rest
 }
 
-/// Counts the writes of `writes` outside their surface (length 0).
-fn count_outside(mc: &Mc, writes: &[UncachedWrite]) {
-    let outside = writes.iter().filter(|w| w.len == 0).count();
+/// Counts `outside` writes outside their surface.
+fn count_outside(mc: &Mc, outside: usize) {
     if outside > 0 {
         mc.diagnostics
             .out_of_bounds_writes
@@ -185,15 +184,21 @@ fn count_outside(mc: &Mc, writes: &[UncachedWrite]) {
 }
 
 /// Makes `writes` (those of non-zero length, in order) into `bytes`, the
-/// memory from address `base` on; returns those that fall outside
-/// `bytes`, in order.
+/// memory from address `base` on, in one pass over them; returns those
+/// that fall outside `bytes`, in order, and how many lie outside their
+/// surface (length 0).
 fn write_into<'w>(
     bytes: &mut [u8],
     base: u64,
     writes: impl Iterator<Item = &'w UncachedWrite>,
-) -> Vec<UncachedWrite> {
+) -> (Vec<UncachedWrite>, usize) {
     let mut rest = Vec::new();
-    for w in writes.filter(|w| w.len != 0) {
+    let mut outside = 0;
+    for w in writes {
+        if w.len == 0 {
+            outside += 1;
+            continue;
+        }
         let len = w.len as usize;
         let at = w.addr.wrapping_sub(base) as usize;
         if len == 4
@@ -206,7 +211,7 @@ fn write_into<'w>(
             rest.push(*w);
         }
     }
-    rest
+    (rest, outside)
 }
 
 /// Makes writes that [`write_into`] left, in order. Unmapped bytes are
