@@ -331,8 +331,7 @@ impl<'a, 'f> Lowering<'a, 'f> {
                     self.set(dst, [v; GROUP_QUADS]);
                 }
                 Op::Imm { dst, bits } => {
-                    let v = self.splat_i(bits);
-                    let v = self.as_float(v);
+                    let v = self.splat_bits(types::F32X4, bits);
                     self.set(dst, [v; GROUP_QUADS]);
                     self.imm[dst.0 as usize] = Some(bits);
                 }

@@ -72,7 +72,11 @@ impl Lowering<'_, '_> {
     /// [`Self::shuffle32`] with the result left as I8X16.
     pub(super) fn shuffle_bytes(&mut self, a: Value, b: Value, lanes: [u8; 4]) -> Value {
         let a8 = self.bitcast(types::I8X16, a);
-        let b8 = self.bitcast(types::I8X16, b);
+        let b8 = if b == a {
+            a8
+        } else {
+            self.bitcast(types::I8X16, b)
+        };
         let mask: Vec<u8> = lanes
             .iter()
             .flat_map(|&l| (0..4).map(move |k| l * 4 + k))
