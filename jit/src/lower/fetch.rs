@@ -385,14 +385,14 @@ impl Lowering<'_, '_> {
             let (mask, fill) = match known {
                 // A channel the format lacks: its fill alone.
                 Some((mask, fill)) if mask[c] == 0 => {
-                    let (bits, fill) = (fill[c], self.splat_f(f32::from_bits(fill[c])));
+                    let bits = fill[c];
                     return self.each(|l, k| match enable {
                         Some(m) if bits != 0 => {
-                            let v = l.as_int(fill);
+                            let v = l.splat_i(bits);
                             let v = l.b.ins().band(v, m[k]);
                             l.as_float(v)
                         }
-                        _ => fill,
+                        _ => l.splat_f(f32::from_bits(bits)),
                     });
                 }
                 Some((mask, fill)) => (

@@ -306,7 +306,8 @@ impl<'a, 'f> Lowering<'a, 'f> {
 
     /// Starts the lowering of `clause`: no values yet, then its uniform
     /// values (constants, immediates), each constant channel loaded once
-    /// however many nodes read it.
+    /// however many nodes read it (relative ones too: aL does not change
+    /// within a clause).
     fn uniforms(&mut self, clause: &Clause) {
         let n = clause.values as usize;
         self.vals = vec![None; n];
@@ -314,17 +315,18 @@ impl<'a, 'f> Lowering<'a, 'f> {
         self.imm = vec![None; n];
         self.neg = vec![None; n];
         self.shifted = vec![None; n];
-        let mut loaded: HashMap<(u8, u8), Value> = HashMap::new();
+        // aL is the same throughout a clause: so are relative constants.
+        let mut loaded: HashMap<(u8, bool, u8), Value> = HashMap::new();
+        let mut rel = HashMap::new();
         for node in &clause.nodes {
             match node.op {
                 Op::Const { dst, index, chan } => {
-                    let v = match loaded.get(&(index.base, chan)) {
-                        Some(&v) if !index.rel => v,
-                        _ => {
-                            let v = self.load_const(index, chan);
-                            if !index.rel {
-                                loaded.insert((index.base, chan), v);
-                            }
+                    let key = (index.base, index.rel, chan);
+                    let v = match loaded.get(&key) {
+                        Some(&v) => v,
+                        None => {
+                            let v = self.load_const(index, chan, &mut rel);
+                            loaded.insert(key, v);
                             v
                         }
                     };
@@ -423,13 +425,21 @@ impl Lowering<'_, '_> {
 
     /// The effective register index of `index` as a byte offset (scalar).
     fn rel_offset(&mut self, index: crate::ir::Index, size: i64, stride: i64) -> Value {
-        let r = self.b.ins().iadd_imm_s(self.al, i64::from(index.base));
+        let r = self.add_imm(self.al, i64::from(index.base));
         let r = self.b.ins().band_imm_s(r, size - 1);
         let r = self.b.ins().imul_imm_s(r, stride);
         self.b.ins().uextend(self.ptr, r)
     }
 
-    fn load_const(&mut self, index: crate::ir::Index, chan: u8) -> Value {
+    /// Channel `chan` of constant `index` as a vector; `rel` memoises the
+    /// address of a relative constant (`uni` plus its offset), which the
+    /// channels of one clause share.
+    fn load_const(
+        &mut self,
+        index: crate::ir::Index,
+        chan: u8,
+        rel: &mut HashMap<u8, Value>,
+    ) -> Value {
         let flags = MemFlagsData::trusted().with_readonly();
         let chan_off = i32::from(chan) * 4 + io_offsets::CONSTS as i32;
         if !index.rel {
@@ -445,8 +455,15 @@ impl Lowering<'_, '_> {
                 .ins()
                 .load(types::F32X4, flags.with_can_move(), self.io, at);
         }
-        let off = self.rel_offset(index, crate::ir::CONSTS as i64, 16);
-        let p = self.b.ins().iadd(self.uni, off);
+        let p = match rel.get(&index.base) {
+            Some(&p) => p,
+            None => {
+                let off = self.rel_offset(index, crate::ir::CONSTS as i64, 16);
+                let p = self.b.ins().iadd(self.uni, off);
+                rel.insert(index.base, p);
+                p
+            }
+        };
         let x = self.b.ins().load(types::F32, flags, p, chan_off);
         self.b.ins().splat(types::F32X4, x)
     }
