@@ -150,14 +150,13 @@ impl Lowering<'_, '_> {
         raw: [[Value; GROUP_QUADS]; 4],
         form: InputForm,
     ) -> [[Value; GROUP_QUADS]; 4] {
-        let bits = self.desc_word(types::I32, desc, tex_offsets::UNORM);
         // An input of known form converts, or not, without a test.
+        if form.shift != 0 && !form.unorm {
+            return raw;
+        }
+        let bits = self.desc_word(types::I32, desc, tex_offsets::UNORM);
         if form.shift != 0 {
-            return if form.unorm {
-                self.convert_unorm(desc, bits, raw)
-            } else {
-                raw
-            };
+            return self.convert_unorm(desc, bits, raw);
         }
         let convert = self.b.create_block();
         let (merge, out) = self.merge_block(types::I32X4);

@@ -299,7 +299,9 @@ impl Lowering<'_, '_> {
     /// The batch's helper lanes, per quad: their lookups read like any
     /// other but are not counted outside a surface.
     pub(super) fn helpers(&mut self) -> Vec<Value> {
-        if self.whole {
+        if let Some(h) = &self.helpers {
+            h.clone()
+        } else if self.whole {
             vec![self.splat_i(0); self.w]
         } else {
             self.mask_vecs(offsets::HELPER)

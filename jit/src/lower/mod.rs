@@ -108,7 +108,7 @@ pub(crate) struct Lowering<'a, 'f> {
     vals: Vec<Option<Val>>,
     /// How each value's vectors relate to it ([`lazy`]).
     lazy: Vec<lazy::Lazy>,
-    consts: HashMap<(u32, Type), Value>,
+    consts: HashMap<(u128, Type), Value>,
     masks: Option<Masks>,
     host_sig: SigRef,
     err: Block,
@@ -129,6 +129,9 @@ pub(crate) struct Lowering<'a, 'f> {
     /// Every lane is a whole quad's, inside the domain, with no lane state
     /// behind it (a strip): no helper lanes.
     whole: bool,
+    /// The batch's helper lanes per quad, where read once for the whole
+    /// batch (a lane-wise loop's iterations: [`fetch`]'s `helpers`).
+    helpers: Option<Vec<Value>>,
 }
 
 /// Which bodies a clause's function has.
@@ -301,6 +304,7 @@ impl<'a, 'f> Lowering<'a, 'f> {
             lookups: Lookups::Either,
             forms: [InputForm::default(); 16],
             whole: false,
+            helpers: None,
         }
     }
 

@@ -19,7 +19,7 @@
 
 use super::lazy::{Lazy, RegFile, Writes};
 use super::{GROUP_QUADS, Lookups, Lowering};
-use crate::ir::{Fc, Index, Program, Term};
+use crate::ir::{Fc, Index, Op, Program, Term};
 use crate::lanewise::Lanewise;
 use crate::regions::LoopRegion;
 use crate::state::{LANE_STAYED, io_offsets, loop_offsets, offsets};
@@ -268,6 +268,16 @@ pub(crate) fn lower_lanewise(
 
     l.b.switch_to_block(work);
     r.enter(&mut l, both, al0);
+    // The batch's helper lanes, read once for all its iterations' lookups.
+    let looks_up = region.clauses.iter().any(|&ci| {
+        program.clauses[ci as usize]
+            .nodes
+            .iter()
+            .any(|n| matches!(n.op, Op::Fetch { .. }))
+    });
+    if looks_up {
+        l.helpers = Some(l.helpers());
+    }
     let (iter, out) = (l.b.create_block(), l.b.create_block());
     l.b.ins().jump(iter, &[]);
 
@@ -293,6 +303,7 @@ pub(crate) fn lower_lanewise(
     // out: what each lane had when it left (or has now), written back.
     l.b.switch_to_block(out);
     l.consts = entry_consts;
+    l.helpers = None;
     r.leave(&mut l, st_base);
     l.b.ins().jump(head, &[next.into()]);
 

@@ -45,21 +45,25 @@ impl Lowering<'_, '_> {
     /// A vector of type `ty` with the pattern `x` in every 32-bit lane
     /// (memoised per type).
     pub(super) fn splat_bits(&mut self, ty: Type, x: u32) -> Value {
-        if let Some(&v) = self.consts.get(&(x, ty)) {
-            return v;
-        }
-        let bytes: Vec<u8> = (0..4).flat_map(|_| x.to_le_bytes()).collect();
-        let c = self.b.func.dfg.constants.insert(ConstantData::from(bytes));
-        let v = self.b.ins().vconst(ty, c);
-        self.consts.insert((x, ty), v);
-        v
+        self.vconst(ty, [x; 4])
     }
 
-    /// An I32X4 of four different lanes.
+    /// An I32X4 of four different lanes (memoised).
     pub(super) fn vconst4(&mut self, x: [u32; 4]) -> Value {
+        self.vconst(types::I32X4, x)
+    }
+
+    /// A vector constant of type `ty`, its 32-bit lanes `x` (memoised).
+    fn vconst(&mut self, ty: Type, x: [u32; 4]) -> Value {
         let bytes: Vec<u8> = x.iter().flat_map(|v| v.to_le_bytes()).collect();
+        let key = u128::from_le_bytes(bytes[..].try_into().expect("16 bytes"));
+        if let Some(&v) = self.consts.get(&(key, ty)) {
+            return v;
+        }
         let c = self.b.func.dfg.constants.insert(ConstantData::from(bytes));
-        self.b.ins().vconst(types::I32X4, c)
+        let v = self.b.ins().vconst(ty, c);
+        self.consts.insert((key, ty), v);
+        v
     }
 
     /// Lanes of `a` (0–3) and `b` (4–7) picked by 32-bit lane index.
