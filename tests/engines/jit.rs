@@ -267,3 +267,108 @@ fn code_caches_keep_what_they_hold_apart() {
     assert_eq!(compiled(&b(), &one), 1);
     assert_eq!(compiled(&kept, &one), 0, "kept by the kernel");
 }
+
+/// A texture unit with an 8 × 8 uint8_4 output 0 for uncached writes: it
+/// hands out a log (or none) and records the writes made through it and
+/// those made through the runtime.
+struct UnormOut {
+    log: Vec<ctm::state::UncachedWrite>,
+    logged: usize,
+    through_runtime: Vec<(u32, u32, u32)>,
+    offer_log: bool,
+}
+
+impl ctm::runtime::TextureUnit for UnormOut {
+    fn fetch(
+        &mut self,
+        _: ctm::runtime::FetchRequest,
+        _: &[[u32; 4]],
+        _: ctm::state::Mask,
+        _: &[(u32, u32)],
+        _: &mut [[u32; 4]],
+    ) -> Result<(), ctm::runtime::TexFault> {
+        Err(ctm::runtime::TexFault("no inputs".into()))
+    }
+
+    fn uncached_write(&mut self, x: u32, y: u32, value: u32) -> Result<(), ctm::runtime::TexFault> {
+        self.through_runtime.push((x, y, value));
+        Ok(())
+    }
+
+    fn uncached_log(&mut self, n: usize) -> ctm::state::UmrtLog {
+        if !self.offer_log {
+            return ctm::state::UmrtLog::NONE;
+        }
+        self.log.reserve(n);
+        ctm::state::UmrtLog {
+            at: self.log.spare_capacity_mut().as_mut_ptr().cast(),
+            base: 0x1000,
+            pitch: 8,
+            shift: 2,
+            size: [8.0, 8.0],
+            chan_off: 2,
+            chan_len: 1,
+            unorm: 255.0,
+        }
+    }
+
+    unsafe fn uncached_logged(&mut self, n: usize) {
+        // SAFETY: as the trait requires, the first `n` spare entries were
+        // written and `n` is within what was reserved.
+        unsafe { self.log.set_len(self.log.len() + n) };
+        self.logged += n;
+    }
+}
+
+#[test]
+fn uncached_writes_compiled_for_another_output_format_go_through_the_runtime() {
+    // Compiled code that knows output 0's format appends uncached writes
+    // to the log only where the run's output has that format; for another
+    // it hands them to the runtime, which quantises them.
+    if !jit_available() {
+        return;
+    }
+    let k = Kernel::assemble(
+        ".uncached
+    alu r1.rgb = mad(s0.r00, s1.111, s1.0rg) | r1.a = max.off(s0.0, s0.0) src0=c0 src1=r0
+    out rtC.rgb = max.off(s0, s0) | rtC.a = max.off(s0, s0) src0=r1 wait last",
+    )
+    .unwrap();
+    let mut uniforms = ctm::state::Uniforms::default();
+    uniforms.consts[0] = [0.5f32.to_bits(), 0, 0, 0];
+    for known in [None, Some(false), Some(true)] {
+        let program = ctm::ir::Program {
+            uncached_unorm: known,
+            ..ctm_tools::bench::program_of(&k)
+        };
+        let mut engine = ctm::jit::JitEngine::new(JitOptions::default());
+        let mut out = UnormOut {
+            log: Vec::new(),
+            logged: 0,
+            through_runtime: Vec::new(),
+            offer_log: true,
+        };
+        let mut sink = |_: u32, _: u32, _: &ctm::runtime::PixelOut| {};
+        ctm::runtime::Runner::new(&program, &mut engine, &uniforms, Default::default())
+            .run(ctm::runtime::Domain::new(8, 8), 0, &mut out, &mut sink)
+            .unwrap();
+        let what = format!("compiled for unorm {known:?}");
+        if known == Some(false) {
+            assert_eq!(out.logged, 0, "{what}");
+            assert_eq!(out.through_runtime.len(), 64, "{what}");
+            assert!(
+                out.through_runtime.iter().all(|w| w.2 == 0.5f32.to_bits()),
+                "{what}"
+            );
+        } else {
+            assert_eq!(out.logged, 64, "{what}");
+            assert!(out.through_runtime.is_empty(), "{what}");
+            // 0.5 · 255 + 0.5, floored: 128.
+            assert!(
+                out.log.iter().all(|w| w.bytes[0] == 128 && w.len == 1),
+                "{what}: {:?}",
+                &out.log[..2]
+            );
+        }
+    }
+}

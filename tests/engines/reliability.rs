@@ -146,6 +146,7 @@ fn hand_built(node: Op) -> Program {
         len: 1,
         early_exit: true,
         forms: Default::default(),
+        uncached_unorm: None,
     }
 }
 
@@ -187,6 +188,7 @@ fn bad_programs() -> Vec<Program> {
             len: 2,
             early_exit: false,
             forms: Default::default(),
+            uncached_unorm: None,
         },
     ]
 }

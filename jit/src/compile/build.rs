@@ -132,7 +132,7 @@ pub(super) fn build_function(
             &mut b,
             &program.clauses[ci],
             opts.clause_quads(),
-            (shape.0, shape.1, &program.forms),
+            (shape.0, shape.1, program),
             ptr,
             cc,
         );

@@ -90,7 +90,7 @@ impl FullBatches {
     ///         node(Op::SetTemp { index: Index { base: 2, rel: false }, chan: 0, v: V(0), gate: Gate::ACTIVE, fetched: false }),
     ///     ],
     /// };
-    /// let program = Program { clauses: vec![clause], entry: vec![Some(0)], len: 1, early_exit: true, forms: Default::default() };
+    /// let program = Program { clauses: vec![clause], entry: vec![Some(0)], len: 1, early_exit: true, forms: Default::default(), uncached_unorm: None };
     /// if ctm_jit::host::check_features().is_ok() {
     ///     // One quad per batch (a batch is then one quad of the group).
     ///     let opts = JitOptions { quads_per_iter: 1, ..JitOptions::default() };
@@ -396,6 +396,7 @@ impl Compiled {
 ///     len: 1,
 ///     early_exit: true,
 ///     forms: Default::default(),
+///     uncached_unorm: None,
 /// };
 /// if ctm_jit::host::check_features().is_ok() {
 ///     let code = compile(&program, JitOptions::default()).unwrap();

@@ -561,6 +561,11 @@ pub struct Program {
     /// What compiled code may assume of each input's elements (all unknown
     /// unless set).
     pub forms: [InputForm; 16],
+    /// Whether output 0, which uncached writes address, has a unorm format
+    /// (`None`: not known). Where it is known, a compiled clause quantises,
+    /// or not, without a test at each write, and hands the writes to the
+    /// runtime where the run's output says otherwise.
+    pub uncached_unorm: Option<bool>,
 }
 
 impl Program {

@@ -132,6 +132,8 @@ pub(crate) struct Lowering<'a, 'f> {
     /// The batch's helper lanes per quad, where read once for the whole
     /// batch (a lane-wise loop's iterations: [`fetch`]'s `helpers`).
     helpers: Option<Vec<Value>>,
+    /// `Program::uncached_unorm`, for a clause's uncached writes ([`umrt`]).
+    uncached_unorm: Option<bool>,
 }
 
 /// Which bodies a clause's function has.
@@ -173,7 +175,7 @@ pub(crate) fn lower_clause(
     b: &mut FunctionBuilder<'_>,
     clause: &Clause,
     w: usize,
-    (bodies, lookups, forms): (Body, Lookups, &[InputForm; 16]),
+    (bodies, lookups, program): (Body, Lookups, &crate::ir::Program),
     ptr: Type,
     call_conv: cranelift_codegen::isa::CallConv,
 ) -> PcMarks {
@@ -200,7 +202,8 @@ pub(crate) fn lower_clause(
     );
     let mut l = Lowering::new(b, w, ptr, call_conv, [lanes, uni, io], clause.values, al);
     l.lookups = lookups;
-    l.forms = *forms;
+    l.forms = program.forms;
+    l.uncached_unorm = program.uncached_unorm;
     l.uniforms(clause);
     #[cfg(feature = "fault-injection")]
     crate::fault::check(clause, crate::fault::Site::Clause);
@@ -305,6 +308,7 @@ impl<'a, 'f> Lowering<'a, 'f> {
             forms: [InputForm::default(); 16],
             whole: false,
             helpers: None,
+            uncached_unorm: None,
         }
     }
 

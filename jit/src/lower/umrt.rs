@@ -59,8 +59,24 @@ impl Lowering<'_, '_> {
             .b
             .ins()
             .load(self.ptr, MemFlagsData::trusted(), self.io, log);
+        // Code that knows output 0's format appends only where the run's
+        // log agrees (`Program::uncached_unorm`).
+        let append = match self.uncached_unorm {
+            None => at,
+            Some(unorm) => {
+                let off = log + umrt_offsets::UNORM as i32;
+                let scale = self
+                    .b
+                    .ins()
+                    .load(types::I32, MemFlagsData::trusted(), self.io, off);
+                let cc = [IntCC::Equal, IntCC::NotEqual][usize::from(unorm)];
+                let agrees = self.b.ins().icmp_imm_s(cc, scale, 0);
+                let has = self.b.ins().icmp_imm_s(IntCC::NotEqual, at, 0);
+                self.b.ins().band(has, agrees)
+            }
+        };
         let [direct, host, done] = std::array::from_fn(|_| self.b.create_block());
-        self.b.ins().brif(at, direct, &[], host, &[]);
+        self.b.ins().brif(append, direct, &[], host, &[]);
 
         // Values memoised in one path must not leak into the other.
         let consts = self.consts.clone();
@@ -154,10 +170,25 @@ impl Lowering<'_, '_> {
     /// and so is adding one half before the floor (round halves away from
     /// zero). Denormal values read as zero under DAZ and quantise to 0, as
     /// they do there.
+    /// Where output 0's format is known (a clause of a program that says
+    /// it: [`Self::uncached_write`] appends only then), only its way.
     fn log_values(&mut self, values: &[Value; GROUP_QUADS]) -> Vec<Value> {
+        let known = if self.whole {
+            None
+        } else {
+            self.uncached_unorm
+        };
+        if known == Some(false) {
+            return (0..self.w)
+                .map(|k| self.bitcast(types::I32X4, values[k]))
+                .collect();
+        }
         let flags = MemFlagsData::trusted();
         let at = io_offsets::UMRT_LOG as i32 + umrt_offsets::UNORM as i32;
         let unorm = self.b.ins().load(types::I32, flags, self.io, at);
+        if known == Some(true) {
+            return self.quantise(values, unorm);
+        }
         let (convert, merge) = (self.b.create_block(), self.b.create_block());
         let bits: Vec<Value> = (0..self.w)
             .map(|k| {
@@ -169,6 +200,16 @@ impl Lowering<'_, '_> {
         self.b.ins().brif(unorm, convert, &[], merge, &args);
 
         self.b.switch_to_block(convert);
+        let quantised = self.quantise(values, unorm);
+        let args: Vec<_> = quantised.iter().map(|&v| v.into()).collect();
+        self.b.ins().jump(merge, &args);
+        self.b.switch_to_block(merge);
+        self.b.block_params(merge).to_vec()
+    }
+
+    /// The quantisation of [`Self::log_values`]; `unorm` holds the f32
+    /// bits of the integer that 1.0 stores as.
+    fn quantise(&mut self, values: &[Value; GROUP_QUADS], unorm: Value) -> Vec<Value> {
         let scale = self.bitcast(types::F32, unorm);
         let scale = self.b.ins().fpromote(types::F64, scale);
         let scale = self.b.ins().splat(types::F64X2, scale);
@@ -197,10 +238,7 @@ impl Lowering<'_, '_> {
             let q = self.b.ins().x86_cvtt2dq(types::I32X4, q);
             quantised.push(self.b.ins().band_not(q, nan));
         }
-        let args: Vec<_> = quantised.iter().map(|&v| v.into()).collect();
-        self.b.ins().jump(merge, &args);
-        self.b.switch_to_block(merge);
-        self.b.block_params(merge).to_vec()
+        quantised
     }
 
     /// The byte offset, from lane 0 of the batch, of quad `q`'s first lane

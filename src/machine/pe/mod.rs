@@ -39,7 +39,14 @@ use std::sync::Arc;
 /// A built program's identity: its words, uncached mode, whether every
 /// register write is kept, one clause per instruction, and the forms of
 /// the inputs bound (which its compiled code assumes).
-type BuildKey = (Vec<u32>, bool, bool, bool, [ctm_jit::ir::InputForm; 16]);
+type BuildKey = (
+    Vec<u32>,
+    bool,
+    bool,
+    bool,
+    [ctm_jit::ir::InputForm; 16],
+    Option<bool>,
+);
 
 /// Built programs a PE keeps (see `Pe::compiled`).
 pub const MAX_BUILT: usize = 64;

@@ -71,7 +71,19 @@ impl Pe {
             s.map(|s| crate::mc::input_form(s.fmt.format))
                 .unwrap_or_default()
         });
-        let key = (words, desc.uncached, checked, o.single_step, forms);
+        // And quantises uncached writes, or not, as output 0's format says.
+        let uncached_unorm = desc
+            .uncached
+            .then(|| self.outputs[0].map(|s| crate::mc::input_form(s.fmt.format).unorm))
+            .flatten();
+        let key = (
+            words,
+            desc.uncached,
+            checked,
+            o.single_step,
+            forms,
+            uncached_unorm,
+        );
         self.tick += 1;
         if let Some((p, used)) = self.compiled.get_mut(&key) {
             *used = self.tick;
@@ -84,6 +96,7 @@ impl Pe {
         };
         let program = Arc::new(ctm_jit::ir::Program {
             forms,
+            uncached_unorm,
             ..frontend::build(&slots, opts)
         });
         if self.compiled.len() >= super::MAX_BUILT

@@ -288,13 +288,19 @@ pub fn program_of(kernel: &Kernel) -> Program {
 }
 
 /// The clause IR `kernel` runs as on `job`: as the PE builds it, with the
-/// forms of the job's inputs, which its compiled code assumes.
+/// forms of the job's inputs and, for an uncached program, whether output
+/// 0 is unorm, which its compiled code assumes.
 pub fn program_for(kernel: &Kernel, job: &Job) -> Program {
     let mut program = program_of(kernel);
     for (n, form) in program.forms.iter_mut().enumerate() {
         if let Some(s) = job.bound_input(n as u8) {
             *form = ctm::mc::input_form(s.format);
         }
+    }
+    if kernel.exe.info.uncached() {
+        program.uncached_unorm = job
+            .requested_output(0)
+            .map(|f| ctm::mc::input_form(f).unorm);
     }
     program
 }

@@ -111,6 +111,7 @@ pub fn build(data: &[u8]) -> Program {
         len: 1,
         early_exit: true,
         forms: Default::default(),
+        uncached_unorm: None,
     }
 }
 
