@@ -120,10 +120,10 @@ impl Lowering<'_, '_> {
             .ins()
             .load(self.ptr, described(), self.io, io_offsets::TEX as i32);
         let desc = self.add_imm(tex, (usize::from(op.input & 15) * tex_offsets::SIZE) as i64);
-        let pages = self.desc_word(self.ptr, desc, tex_offsets::PAGES);
         if self.lookups == Lookups::Direct {
-            return self.fetch_direct(op, coords, enable, desc, pages);
+            return self.fetch_direct(op, coords, enable, desc, None);
         }
+        let pages = self.desc_word(self.ptr, desc, tex_offsets::PAGES);
         let gather = self.desc_word(types::I32, desc, tex_offsets::GATHER);
         let (direct, other) = (self.b.create_block(), self.b.create_block());
         let (merge, out) = self.merge_block(types::F32X4);
@@ -153,7 +153,7 @@ impl Lowering<'_, '_> {
 
         self.consts = consts.clone();
         self.b.switch_to_block(direct);
-        let got = self.fetch_direct(op, coords, enable, desc, pages);
+        let got = self.fetch_direct(op, coords, enable, desc, Some(pages));
         self.jump_with(merge, &got);
 
         self.consts = consts;
@@ -181,18 +181,17 @@ impl Lowering<'_, '_> {
         })
     }
 
-    /// A fetch that reads memory itself (see the module docs).
+    /// A fetch that reads memory itself (see the module docs); `pages` is
+    /// the descriptor's page table where already read.
     fn fetch_direct(
         &mut self,
         op: Lookup,
         coords: [[Value; GROUP_QUADS]; 4],
         enable: Option<&[Value]>,
         desc: Value,
-        pages: Value,
+        pages: Option<Value>,
     ) -> [[Value; GROUP_QUADS]; 4] {
         let form = self.forms[usize::from(op.input & 15)];
-        let mut geometry = self.geometry(desc, form);
-        let [size_x, size_y] = geometry.size;
         // Code compiled for the input's form, which runs only where the
         // runtime handed over a descriptor with `flat` set
         // (`TexTable::covers`), reads its elements from the surface's one
@@ -200,14 +199,21 @@ impl Lowering<'_, '_> {
         // nothing reads that element instead of the zero page, and its
         // words are cleared afterwards.
         let checked = matches!(self.lookups, Lookups::Direct | Lookups::Gathered);
-        let flat = (checked && matches!(form.shift, 1 | 2 | 4)).then(|| {
+        let flat_read = checked && matches!(form.shift, 1 | 2 | 4);
+        let geometry = self.geometry(desc, form, !flat_read);
+        let [size_x, size_y] = geometry.size;
+        let flat = flat_read.then(|| {
             let flat = self.desc_word(self.ptr, desc, tex_offsets::FLAT);
             let base = self.b.ins().uextend(self.ptr, geometry.base);
             self.b.ins().iadd(flat, base)
         });
-        if flat.is_some() {
-            geometry.paged = None;
-        }
+        // Only paged reads take the page table: flat reads of these forms
+        // never look at `pages` (`gather` reads from `flat`).
+        let pages = match (flat, pages) {
+            (Some(_), _) => self.io,
+            (None, Some(pages)) => pages,
+            (None, None) => self.desc_word(self.ptr, desc, tex_offsets::PAGES),
+        };
         let mut outside: Option<Value> = None;
         let mut reads = Vec::with_capacity(self.w);
         let helpers = self.helpers();
@@ -266,23 +272,21 @@ impl Lowering<'_, '_> {
     }
 
     /// The addressing of the surface `desc` describes, an input of form
-    /// `form`.
-    pub(super) fn geometry(&mut self, desc: Value, form: InputForm) -> Geometry {
+    /// `form`, read through the page table where `paged` (else from the
+    /// surface's first element: `Geometry::paged` is `None`).
+    pub(super) fn geometry(&mut self, desc: Value, form: InputForm, paged: bool) -> Geometry {
         let mut word = |off: usize| self.desc_word(types::I32, desc, off);
-        let [pitch, base, shift, zero_at] = [
-            tex_offsets::PITCH,
-            tex_offsets::BASE_LOW,
-            tex_offsets::SHIFT,
-            tex_offsets::ZERO,
-        ]
-        .map(&mut word);
+        let [pitch, base] = [tex_offsets::PITCH, tex_offsets::BASE_LOW].map(&mut word);
         // `TexTable::covers` checks the descriptor's against the form's.
         let shift = match form.shift {
-            0 => shift,
+            0 => self.desc_word(types::I32, desc, tex_offsets::SHIFT),
             k => self.b.ins().iconst(types::I32, i64::from(k)),
         };
-        let [pitch, base_low, zero_at] =
-            [pitch, base, zero_at].map(|v| self.b.ins().splat(types::I32X4, v));
+        let pitch = self.b.ins().splat(types::I32X4, pitch);
+        let paged = paged.then(|| {
+            let zero_at = self.desc_word(types::I32, desc, tex_offsets::ZERO);
+            [base, zero_at].map(|v| self.b.ins().splat(types::I32X4, v))
+        });
         let size = [tex_offsets::SIZE_F, tex_offsets::SIZE_F + 4].map(|o| {
             let s = self.desc_word(types::F32, desc, o);
             self.b.ins().splat(types::F32X4, s)
@@ -292,7 +296,7 @@ impl Lowering<'_, '_> {
             pitch,
             shift,
             base,
-            paged: Some([base_low, zero_at]),
+            paged,
         }
     }
 

@@ -34,7 +34,7 @@ impl Lowering<'_, '_> {
         pages: Value,
     ) -> [[Value; GROUP_QUADS]; 4] {
         let form = self.forms[usize::from(op.input & 15)];
-        let geometry = self.geometry(desc, form);
+        let geometry = self.geometry(desc, form, true);
         let size = geometry.size;
         let [fzero, fone, none, limit] =
             [0.0f32, 1.0, -1.0, 2147483648.0].map(|x| self.b.ins().f32const(x));
