@@ -34,23 +34,33 @@ impl Lowering<'_, '_> {
     /// code (which also keeps the runtime's path) takes the loop alone: the
     /// unrolled forms, eight quads wide, cost more to compile and in code
     /// size than they save. An input of known form reads in its one way.
+    /// `src` says where the addresses point; the ways that read through
+    /// the page table read it from the descriptor where `src` is flat.
     pub(super) fn gather(
         &mut self,
         desc: Value,
-        (pages, flat): (Value, Option<Value>),
+        src: Source,
         shift: Value,
         form: InputForm,
     ) -> [[Value; GROUP_QUADS]; 4] {
+        let pages = |l: &mut Self| match src {
+            Source::Paged(pages) => pages,
+            Source::Flat(_) => l.desc_word(l.ptr, desc, tex_offsets::PAGES),
+        };
         if !matches!(self.lookups, Lookups::Direct | Lookups::Gathered) {
+            let pages = pages(self);
             return self.gather_looped(desc, pages);
         }
-        let src = flat.map_or(Source::Paged(pages), Source::Flat);
         match form.shift {
             0 => {}
             4 => return self.gather_wide(src),
             2 | 1 => return self.gather_words(src, form.shift == 1),
-            _ => return self.gather_looped(desc, pages),
+            _ => {
+                let pages = pages(self);
+                return self.gather_looped(desc, pages);
+            }
         }
+        let pages = pages(self);
         let src = Source::Paged(pages);
         let [wide, narrow, half, other, test_narrow, test_half] =
             std::array::from_fn(|_| self.b.create_block());

@@ -39,6 +39,7 @@
 //! to. The differential tests of the texture path compare both engines'
 //! outputs and out-of-bounds counts on every format.
 
+use super::elements::Source;
 use super::{CHAN_BYTES, GROUP_QUADS, Lookups, Lowering};
 use crate::ir::{FetchKind, InputForm};
 use crate::state::{io_offsets, offsets, tex_offsets};
@@ -207,12 +208,11 @@ impl Lowering<'_, '_> {
             let base = self.b.ins().uextend(self.ptr, geometry.base);
             self.b.ins().iadd(flat, base)
         });
-        // Only paged reads take the page table: flat reads of these forms
-        // never look at `pages` (`gather` reads from `flat`).
-        let pages = match (flat, pages) {
-            (Some(_), _) => self.io,
-            (None, Some(pages)) => pages,
-            (None, None) => self.desc_word(self.ptr, desc, tex_offsets::PAGES),
+        // Only paged reads take the page table.
+        let src = match (flat, pages) {
+            (Some(flat), _) => Source::Flat(flat),
+            (None, Some(pages)) => Source::Paged(pages),
+            (None, None) => Source::Paged(self.desc_word(self.ptr, desc, tex_offsets::PAGES)),
         };
         let mut outside: Option<Value> = None;
         let mut reads = Vec::with_capacity(self.w);
@@ -234,7 +234,7 @@ impl Lowering<'_, '_> {
         if let Some(outside) = outside {
             self.count_outside(outside);
         }
-        let mut raw = self.gather(desc, (pages, flat), geometry.shift, form);
+        let mut raw = self.gather(desc, src, geometry.shift, form);
         if flat.is_some() {
             for (k, &read) in reads.iter().enumerate() {
                 let first = raw[0][k];

@@ -19,7 +19,7 @@
 
 use super::lazy::{Lazy, RegFile, Writes};
 use super::{GROUP_QUADS, Lookups, Lowering};
-use crate::ir::{Fc, Index, Op, Program, Term};
+use crate::ir::{Fc, Index, Program, Term};
 use crate::lanewise::Lanewise;
 use crate::regions::LoopRegion;
 use crate::state::{LANE_STAYED, io_offsets, loop_offsets, offsets};
@@ -269,12 +269,10 @@ pub(crate) fn lower_lanewise(
     l.b.switch_to_block(work);
     r.enter(&mut l, both, al0);
     // The batch's helper lanes, read once for all its iterations' lookups.
-    let looks_up = region.clauses.iter().any(|&ci| {
-        program.clauses[ci as usize]
-            .nodes
-            .iter()
-            .any(|n| matches!(n.op, Op::Fetch { .. }))
-    });
+    let looks_up = region
+        .clauses
+        .iter()
+        .any(|&ci| super::direct_inputs(&program.clauses[ci as usize]).is_some());
     if looks_up {
         l.helpers = Some(l.helpers());
     }
