@@ -161,13 +161,17 @@ fn independent_lanes_run_lane_wise_with_the_interpreter_s_results() {
         for cond in ["alu_result != 0", "p.r != 0", "!p.r == 0"] {
             let k = lanewise_program(open, brk, cond, close);
             // Every pixel leaves (count 40 > 37), some stay until the
-            // count runs out (count 20), negative steps of aL.
+            // count runs out (count 20), negative steps of aL; batches of
+            // every width (lanes leave in every position of each).
             for (count, init, step) in [(40, 0, 1), (20, 3, 2), (30, 30, -1), (1, 0, 0)] {
-                let job = lanewise_job(count, init, step);
-                let got = common::both(&k, &job);
-                if jit_available() {
-                    let e = &got.report.engine;
-                    assert!(e.lanewise_runs > 0, "{open} {cond} {count}: {e:?}");
+                for quads in [0, 1, 4] {
+                    let mut job = lanewise_job(count, init, step);
+                    job.settings_mut().jit.quads_per_iter = quads;
+                    let got = common::both(&k, &job);
+                    if jit_available() {
+                        let e = &got.report.engine;
+                        assert!(e.lanewise_runs > 0, "{open} {cond} {count} {quads}: {e:?}");
+                    }
                 }
             }
         }
