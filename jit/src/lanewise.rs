@@ -36,7 +36,7 @@
 //! form alike (see `crate::lower::lazy`). A lane that never wrote the
 //! register in the loop keeps the register's old bits.
 
-use crate::ir::{Clause, FcOp, FetchKind, Gate, Op, Program, Term, Unary, V};
+use crate::ir::{Clause, FcOp, FetchKind, Gate, Op, Program, Regs, Term, Unary, V};
 use crate::regions::LoopRegion;
 use crate::state::{GROUP_LANES, LANE_STAYED, Lanes, LoopState, Mask, loop_exit};
 
@@ -52,6 +52,10 @@ pub struct Carried {
     pub first_write: Option<u16>,
     /// Kept raw (see the module docs); else exact.
     pub raw: bool,
+    /// Whether code after the region may read it (a clause reached from
+    /// one of the region's exits): else nothing after the loop sees what
+    /// the loop left in it, and it is neither written back nor settled.
+    pub live_out: bool,
 }
 
 /// What the lane-wise form of a region needs.
@@ -94,7 +98,36 @@ pub fn lanewise(program: &Program, region: &LoopRegion) -> Option<Lanewise> {
         lw.lens.push(clause.counted());
     }
     lw.keep_exact(program, region);
+    let live = live_at_exits(program, region);
+    for r in &mut lw.regs {
+        r.live_out = live.contains(r.index, r.chan);
+    }
     Some(lw)
+}
+
+/// The register channels a clause reached from one of `region`'s exits may
+/// read: where a break jumps, and what follows the ENDLOOP/ENDREP when the
+/// count runs out. (Register contents are never outputs.)
+fn live_at_exits(program: &Program, region: &LoopRegion) -> Regs {
+    let (live_in, _) = program.liveness();
+    let mut live = Regs::default();
+    let last = region.clauses.len() - 1;
+    for (pos, &ci) in region.clauses.iter().enumerate() {
+        let Term::Fc { pc, fc } = &program.clauses[ci as usize].term else {
+            continue;
+        };
+        let exits = if pos == last {
+            vec![pc + 1]
+        } else if fc.skip_target {
+            vec![fc.target, fc.target.saturating_add(1)]
+        } else {
+            vec![fc.target]
+        };
+        for c in exits.into_iter().filter_map(|pc| program.clause_at(pc)) {
+            live.union(&live_in[c as usize]);
+        }
+    }
+    live
 }
 
 impl Lanewise {
@@ -129,6 +162,7 @@ impl Lanewise {
                         chan: *chan,
                         first_write: write.then_some(pos),
                         raw: write,
+                        live_out: true,
                     }),
                 }
             }
@@ -316,7 +350,9 @@ fn at_least(events: &[i32; GROUP_LANES], t: i32) -> Mask {
 /// ([`loop_exit`]). `alive` are the lanes that were in the loop when the
 /// run started (`state` and `lanes` as they were then, apart from what the
 /// compiled code wrote). Raw registers ([`Carried::raw`]) are made
-/// canonical here, in the lanes that wrote them in the loop.
+/// canonical here, in the lanes that wrote them in the loop (those code
+/// after the loop may read: the others the compiled code did not write
+/// back).
 pub fn settle(lw: &Lanewise, state: &mut LoopState, lanes: &mut Lanes, alive: Mask) -> u32 {
     let r = lw.lens.len() as i64;
     let body = lw.body_len();
@@ -348,7 +384,7 @@ pub fn settle(lw: &Lanewise, state: &mut LoopState, lanes: &mut Lanes, alive: Ma
     // Raw registers: canonical in the lanes that wrote them in the loop
     // (event at or past the first clause writing them); a lane that left
     // before that keeps the bits it had.
-    for reg in lw.regs.iter().filter(|r| r.raw) {
+    for reg in lw.regs.iter().filter(|r| r.raw && r.live_out) {
         let Some(first) = reg.first_write else {
             continue;
         };

@@ -294,3 +294,77 @@ done:
         );
     }
 }
+
+/// Runs `src` on `job` on both engines (the JIT with batches of every
+/// width) and checks that the JIT ran its loop lane-wise.
+fn both_lanewise(src: &str, job: &Job) {
+    let k = Kernel::assemble(src).unwrap_or_else(|e| panic!("{e}\n{src}"));
+    for quads in [0, 1, 4] {
+        let mut job = job.clone();
+        job.settings_mut().jit.quads_per_iter = quads;
+        let got = common::both(&k, &job);
+        if jit_available() {
+            let e = &got.report.engine;
+            assert!(e.lanewise_runs > 0, "{quads}: {e:?}\n{src}");
+        }
+    }
+}
+
+#[test]
+fn a_lane_wise_loop_writes_back_what_either_of_its_exits_reads() {
+    // Lanes that run the count out (and the lanes that broke before, in
+    // their group) go on after the ENDLOOP and read r1 alone; a group all
+    // of whose lanes break jumps to `brk` (placed before the loop, so that
+    // nothing after the ENDLOOP can reach it), which reads r2 alone.
+    // Pixels with i < 20 break: the groups of the first columns all leave
+    // that way, the others run the count out.
+    both_lanewise(
+        "    JUMP -> start
+brk:
+    out rtA.rgb = max.off(s0, s0) | rtA.a = max.off(s0, s0) src0=r2 last
+start:
+    alu r1.rgb = max.off(s0, s0) | r1.a = max.off(s0, s0) src0=0.0
+    alu r2.rgb = max.off(s0, s0) | r2.a = max.off(s0, s0) src0=c1
+    LOOP i0 -> fall
+body:
+    alu r1.rgb = mad(s0.111, s0.111, s0) | r1.a = mad(s0.1, s0.1, s0) src0=r1
+    alu _ = mad(sp, s0.111, -s0.111) | _ = mad(sp, s0.1, -s0.1) src0=r0 src1=r1 srcp=sub res=r>=0
+    BREAKLOOP alu_result != 0 -> brk
+    alu r2.rgb = mad(s0, s1.111, s2) | r2.a = mad(s0, s1.1, s2) src0=r2 src1=0.5 src2=r1
+    ENDLOOP i0 -> body
+fall:
+    out rtA.rgb = max.off(s0, s0) | rtA.a = max.off(s0, s0) src0=r1 last",
+        &Job::new(40, 4)
+            .constant(1, [0.25, -1.5, 3.0, 7.0])
+            .int(0, 20, 0, 1)
+            .output(0, Format::Float32_4),
+    );
+}
+
+#[test]
+fn a_lane_wise_loop_inside_another_writes_back_what_its_next_run_reads() {
+    // r4 is read only by the inner loop, before it writes it: the next
+    // outer iteration's inner loop goes on from what this one left. Lanes
+    // break once r4 ≥ i; r1 counts the inner iterations of all three.
+    both_lanewise(
+        "    alu r1.rgb = max.off(s0, s0) | r1.a = max.off(s0, s0) src0=0.0
+    alu r4.rgb = max.off(s0, s0) | r4.a = max.off(s0, s0) src0=0.0
+    LOOP i1 -> odone
+outer:
+    LOOP i0 -> idone
+inner:
+    alu r4.rgb = mad(s0.111, s0.111, s0) | r4.a = mad(s0.1, s0.1, s0) src0=r4
+    alu r1.rgb = mad(s0.111, s0.111, s0) | r1.a = mad(s0.1, s0.1, s0) src0=r1
+    alu _ = mad(sp, s0.111, -s0.111) | _ = mad(sp, s0.1, -s0.1) src0=r0 src1=r4 srcp=sub res=r>=0
+    BREAKLOOP alu_result != 0 -> idone
+    ENDLOOP i0 -> inner
+idone:
+    ENDLOOP i1 -> outer
+odone:
+    out rtA.rgb = max.off(s0, s0) | rtA.a = max.off(s0, s0) src0=r1 last",
+        &Job::new(40, 4)
+            .int(0, 5, 0, 1)
+            .int(1, 3, 0, 0)
+            .output(0, Format::Float32_4),
+    );
+}

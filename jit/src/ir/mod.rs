@@ -25,6 +25,7 @@ mod opt;
 mod print;
 mod verify;
 
+pub(crate) use opt::Regs;
 pub use verify::VerifyError;
 
 /// A per-clause value number.

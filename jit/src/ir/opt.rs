@@ -77,7 +77,7 @@ impl Clause {
 
 /// A set of (temporary, channel) pairs.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-struct Regs([u64; TEMPS * 4 / 64]);
+pub(crate) struct Regs([u64; TEMPS * 4 / 64]);
 
 impl Regs {
     const ALL: Regs = Regs([!0; TEMPS * 4 / 64]);
@@ -92,12 +92,12 @@ impl Regs {
         self.0[w] |= b;
     }
 
-    fn contains(&self, index: u8, chan: u8) -> bool {
+    pub(crate) fn contains(&self, index: u8, chan: u8) -> bool {
         let (w, b) = Regs::bit(index, chan);
         self.0[w] & b != 0
     }
 
-    fn union(&mut self, other: &Regs) {
+    pub(crate) fn union(&mut self, other: &Regs) {
         for (a, b) in self.0.iter_mut().zip(other.0) {
             *a |= b;
         }
@@ -202,7 +202,7 @@ impl Program {
     /// instruction, a jump's target (and the instruction after it where a
     /// LOOP/REP skips its ENDLOOP/ENDREP), or, for a return, the
     /// instruction after any call (`returns`).
-    fn successors(&self, c: usize, returns: &[u16]) -> Vec<usize> {
+    pub(crate) fn successors(&self, c: usize, returns: &[u16]) -> Vec<usize> {
         let pcs: Vec<u16> = match &self.clauses[c].term {
             Term::Next(t) => vec![*t],
             Term::Last { pc } => vec![pc + 1],
@@ -236,20 +236,34 @@ impl Program {
     /// a register's liveness across clauses.) The hazard checker must see
     /// every write: programs it checks are built without this.
     pub fn drop_dead_writes(&mut self) {
-        let returns: Vec<u16> = self
-            .clauses
+        for c in &mut self.clauses {
+            c.forward_writes();
+        }
+        let (_, live_out) = self.liveness();
+        for (c, out) in self.clauses.iter_mut().zip(&live_out) {
+            c.drop_writes(out);
+            c.prune();
+        }
+    }
+
+    /// The pc after each CALL: where a return may resume.
+    pub(crate) fn returns(&self) -> Vec<u16> {
+        self.clauses
             .iter()
             .filter_map(|c| match &c.term {
                 Term::Fc { pc, fc } if fc.stack == StackOp::Push => Some(pc + 1),
                 _ => None,
             })
-            .collect();
+            .collect()
+    }
+
+    /// Per clause, the register channels that a read at or after its start
+    /// (live in) and after its end (live out) may see.
+    pub(crate) fn liveness(&self) -> (Vec<Regs>, Vec<Regs>) {
+        let returns = self.returns();
         let succ: Vec<Vec<usize>> = (0..self.clauses.len())
             .map(|c| self.successors(c, &returns))
             .collect();
-        for c in &mut self.clauses {
-            c.forward_writes();
-        }
         let reads: Vec<Regs> = self.clauses.iter().map(Clause::reads).collect();
         // live_in = reads ∪ live_out; live_out = ∪ live_in of successors.
         let mut live_in = reads.clone();
@@ -271,9 +285,6 @@ impl Program {
                 }
             }
         }
-        for (c, out) in self.clauses.iter_mut().zip(&live_out) {
-            c.drop_writes(out);
-            c.prune();
-        }
+        (live_in, live_out)
     }
 }

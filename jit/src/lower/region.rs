@@ -10,7 +10,9 @@
 //! into `*_saved` variables), records where it left (its event) and drops
 //! it from the batch's lanes in the loop; when none is left, or the count
 //! runs out, the batch writes back what each lane had when it left (or has
-//! now) and its events ([`crate::state::LoopState::events`]). Raw
+//! now) and its events ([`crate::state::LoopState::events`]). Registers
+//! that no code after the loop reads are neither captured nor written
+//! back ([`crate::lanewise::Carried::live_out`]). Raw
 //! registers are written back raw; [`crate::lanewise::settle`] makes them
 //! canonical where a lane wrote them. The function returns
 //! 0; [`crate::lanewise::settle`] makes the rest of the state.
@@ -129,11 +131,12 @@ fn define(l: &mut Lowering<'_, '_>, vars: &[Variable; GROUP_QUADS], q: &[Value; 
     }
 }
 
-/// Stores the current value of every register the loop writes into its
+/// Stores the current value of every register the loop writes and code
+/// after it may read ([`crate::lanewise::Carried::live_out`]) into its
 /// lanes' memory, in the lanes of quad `k` set in `masks[k]`.
 fn store_written(l: &mut Lowering<'_, '_>, lw: &Lanewise, v: &Vars, masks: &[Value]) {
     for (p, reg) in lw.regs.iter().enumerate() {
-        if reg.first_write.is_none() {
+        if reg.first_write.is_none() || !reg.live_out {
             continue;
         }
         let index = Index {
