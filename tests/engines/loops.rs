@@ -164,15 +164,8 @@ fn independent_lanes_run_lane_wise_with_the_interpreter_s_results() {
             // count runs out (count 20), negative steps of aL; batches of
             // every width (lanes leave in every position of each).
             for (count, init, step) in [(40, 0, 1), (20, 3, 2), (30, 30, -1), (1, 0, 0)] {
-                for quads in [0, 1, 4] {
-                    let mut job = lanewise_job(count, init, step);
-                    job.settings_mut().jit.quads_per_iter = quads;
-                    let got = common::both(&k, &job);
-                    if jit_available() {
-                        let e = &got.report.engine;
-                        assert!(e.lanewise_runs > 0, "{open} {cond} {count} {quads}: {e:?}");
-                    }
-                }
+                let what = format!("{open} {cond} {count}");
+                both_lanewise(&k, &lanewise_job(count, init, step), &what);
             }
         }
     }
@@ -295,19 +288,24 @@ done:
     }
 }
 
-/// Runs `src` on `job` on both engines (the JIT with batches of every
-/// width) and checks that the JIT ran its loop lane-wise.
-fn both_lanewise(src: &str, job: &Job) {
-    let k = Kernel::assemble(src).unwrap_or_else(|e| panic!("{e}\n{src}"));
+/// Runs `k` on `job` on both engines (the JIT with batches of every width)
+/// and checks that the JIT ran its loop lane-wise; `what` names the case.
+fn both_lanewise(k: &Kernel, job: &Job, what: &str) {
     for quads in [0, 1, 4] {
         let mut job = job.clone();
         job.settings_mut().jit.quads_per_iter = quads;
-        let got = common::both(&k, &job);
+        let got = common::both(k, &job);
         if jit_available() {
             let e = &got.report.engine;
-            assert!(e.lanewise_runs > 0, "{quads}: {e:?}\n{src}");
+            assert!(e.lanewise_runs > 0, "{what}, {quads} quads: {e:?}");
         }
     }
+}
+
+/// [`both_lanewise`] on the assembly `src`.
+fn both_lanewise_src(src: &str, job: &Job) {
+    let k = Kernel::assemble(src).unwrap_or_else(|e| panic!("{e}\n{src}"));
+    both_lanewise(&k, job, src);
 }
 
 #[test]
@@ -318,7 +316,7 @@ fn a_lane_wise_loop_writes_back_what_either_of_its_exits_reads() {
     // nothing after the ENDLOOP can reach it), which reads r2 alone.
     // Pixels with i < 20 break: the groups of the first columns all leave
     // that way, the others run the count out.
-    both_lanewise(
+    both_lanewise_src(
         "    JUMP -> start
 brk:
     out rtA.rgb = max.off(s0, s0) | rtA.a = max.off(s0, s0) src0=r2 last
@@ -346,7 +344,7 @@ fn a_lane_wise_loop_inside_another_writes_back_what_its_next_run_reads() {
     // r4 is read only by the inner loop, before it writes it: the next
     // outer iteration's inner loop goes on from what this one left. Lanes
     // break once r4 ≥ i; r1 counts the inner iterations of all three.
-    both_lanewise(
+    both_lanewise_src(
         "    alu r1.rgb = max.off(s0, s0) | r1.a = max.off(s0, s0) src0=0.0
     alu r4.rgb = max.off(s0, s0) | r4.a = max.off(s0, s0) src0=0.0
     LOOP i1 -> odone
