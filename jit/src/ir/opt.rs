@@ -202,7 +202,7 @@ impl Program {
     /// instruction, a jump's target (and the instruction after it where a
     /// LOOP/REP skips its ENDLOOP/ENDREP), or, for a return, the
     /// instruction after any call (`returns`).
-    pub(crate) fn successors(&self, c: usize, returns: &[u16]) -> Vec<usize> {
+    fn successors(&self, c: usize, returns: &[u16]) -> Vec<usize> {
         let pcs: Vec<u16> = match &self.clauses[c].term {
             Term::Next(t) => vec![*t],
             Term::Last { pc } => vec![pc + 1],
@@ -247,7 +247,7 @@ impl Program {
     }
 
     /// The pc after each CALL: where a return may resume.
-    pub(crate) fn returns(&self) -> Vec<u16> {
+    fn returns(&self) -> Vec<u16> {
         self.clauses
             .iter()
             .filter_map(|c| match &c.term {

@@ -37,6 +37,12 @@ impl Lowering<'_, '_> {
     pub(super) fn quad_mask(&mut self, word: Value, k: usize) -> Value {
         let s = self.add_imm(self.lane0, 4 * k as i64);
         let bits = self.b.ins().ushr(word, s);
+        self.lane_mask(bits)
+    }
+
+    /// The low four bits of `bits` (bit `i` for lane `i`) as an I32X4 lane
+    /// mask.
+    pub(super) fn lane_mask(&mut self, bits: Value) -> Value {
         let v = self.b.ins().splat(types::I32X4, bits);
         let lane_bits = self.vconst4([1, 2, 4, 8]);
         let m = self.b.ins().band(v, lane_bits);

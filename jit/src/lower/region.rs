@@ -225,11 +225,7 @@ impl Lowering<'_, '_> {
         } else {
             self.b.ins().ushr_imm_s(bits, 4 * k as i64)
         };
-        let v = self.b.ins().splat(types::I32X4, b);
-        let lane_bits = self.vconst4([1, 2, 4, 8]);
-        let m = self.b.ins().band(v, lane_bits);
-        let zero = self.splat_i(0);
-        self.b.ins().icmp(IntCC::NotEqual, m, zero)
+        self.lane_mask(b)
     }
 }
 
