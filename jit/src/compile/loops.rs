@@ -9,7 +9,7 @@ use super::build::{Scratch, build_function, clause_signature, define, guarded, s
 use super::{JitOptions, Tier};
 use crate::ir::Program;
 use crate::lanewise::{Lanewise, lanewise};
-use crate::lower::{lower_lanewise, lower_loop};
+use crate::lower::{lower_lanewise, lower_loop, region_looks_up};
 use crate::regions::{LoopRegion, loop_regions};
 use crate::state::LoopFn;
 use cranelift_codegen::Context;
@@ -179,14 +179,24 @@ pub(super) fn compile_driver(
 }
 
 /// Quads per batch of a lane-wise region: the iterations of a batch form
-/// one dependent chain per quad, so wide batches overlap them; measured on
-/// Mandelbrot (eight register channels), four quads run 1.2× faster than
-/// two or one despite spilling. Beyond sixteen channels, two. Quick code
-/// (`quick`) takes two: a region's code is then about half the size, which
-/// compiled Mandelbrot, matmul and conv3x3 1.3–1.5× faster, and ran them
-/// 3–10% slower until the optimised code replaced it.
-fn lanewise_quads(lw: &Lanewise, quick: bool) -> usize {
-    if lw.regs.len() <= 16 && !quick { 4 } else { 2 }
+/// one dependent chain per quad, so wide batches overlap them, as long as
+/// their values fit the registers. A region that looks up (`looks_up`)
+/// takes four quads where it has at most sixteen register channels, so
+/// that more lookups are in flight; others take two. Mandelbrot (eight
+/// channels, no lookups) once ran 1.2× faster at four quads than at two,
+/// when every batch also carried its lanes' masks through the loop; with
+/// the lanes as bits and no write-back of what nothing reads after the
+/// loop, two quads run it 1.07× faster than four (59.6 → 55.4 ns per
+/// pixel), while conv3x3 runs 1.5% slower at two. Quick code (`quick`)
+/// takes two: a region's code is then about half the size, which compiled
+/// Mandelbrot, matmul and conv3x3 1.3–1.5× faster, and ran them 3–10%
+/// slower until the optimised code replaced it.
+fn lanewise_quads(lw: &Lanewise, quick: bool, looks_up: bool) -> usize {
+    if looks_up && lw.regs.len() <= 16 && !quick {
+        4
+    } else {
+        2
+    }
 }
 
 /// A function with the [`LoopFn`] signature (user index `index`), built by
@@ -218,7 +228,10 @@ pub(super) fn lanewise_function(
     opts: JitOptions,
 ) -> Result<Function, String> {
     let w = match opts.quads_per_iter {
-        0 => lanewise_quads(lw, opts.tier != Tier::Optimised),
+        0 => {
+            let looks_up = region_looks_up(program, &region.clauses);
+            lanewise_quads(lw, opts.tier != Tier::Optimised, looks_up)
+        }
         w => usize::from(w),
     };
     let ptr = module.target_config().pointer_type();

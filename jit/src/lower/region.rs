@@ -265,10 +265,7 @@ pub(crate) fn lower_lanewise(
         b.ins()
             .load(types::I32, MemFlagsData::trusted(), p, off as i32)
     };
-    let looks_up = region
-        .clauses
-        .iter()
-        .any(|&ci| super::direct_inputs(&program.clauses[ci as usize]).is_some());
+    let looks_up = super::region_looks_up(program, &region.clauses);
     let quads = load(b, lanes, offsets::QUADS);
     let al0 = load(b, st, loop_offsets::AL);
     let mut r = Region {

@@ -3,7 +3,7 @@
 //! running, whether the clause has a full-batch body.
 
 use super::Lookups;
-use crate::ir::{Clause, FetchKind, Op, V};
+use crate::ir::{Clause, FetchKind, Op, Program, V};
 use crate::state::GROUP_QUADS;
 
 /// Whether a clause calls the runtime from its code, which then needs
@@ -35,6 +35,14 @@ pub(crate) fn direct_inputs(clause: &Clause) -> Option<u16> {
         }
     }
     (inputs != 0 && writes <= 1).then_some(inputs)
+}
+
+/// Whether a loop region of `program` made of `clauses` looks up inputs
+/// (reading memory directly: [`direct_inputs`]).
+pub(crate) fn region_looks_up(program: &Program, clauses: &[u32]) -> bool {
+    clauses
+        .iter()
+        .any(|&ci| direct_inputs(&program.clauses[ci as usize]).is_some())
 }
 
 /// The batch width, in quads, of `clause` when `w` is asked for (0: the
