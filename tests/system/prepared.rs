@@ -201,6 +201,73 @@ fn re_runs_restore_what_a_run_may_leave_unwritten_and_skip_what_it_overwrites() 
 }
 
 #[test]
+fn re_runs_of_loops_restore_what_lanes_held_by_the_loop_may_leave_unwritten() {
+    // Each program runs a loop whose lanes break where r0.r + c0.r >= 0
+    // (none when c0.r = -10, pixel 1 of two when it is -0.5, both when it
+    // is 1), and writes c1 only where the loop lets it: a second run that
+    // breaks must show the initial contents there, not what the first run
+    // wrote.
+    let break_at =
+        "alu _ = mad(s0.rrr, s0.111, s1.rrr) | _ = max.off(s0, s0) src0=r0 src1=c0 res=r>=0";
+    let out = "out rtA.rgb = max.off(s0, s0) | rtA.a = max.off(s0, s0) src0=c1";
+    let end = "alu r1.rgb = max.off(s0, s0) | r1.a = max.off(s0, s0) src0=c1 wait last";
+    let programs = [
+        // The output inside the loop, after the break.
+        (
+            -0.5,
+            format!(
+                "LOOP i0 -> done\nbody:\n{break_at}\nBREAKLOOP alu_result != 0 -> done\n{out}\nENDLOOP i0 -> body\ndone:\n{end}"
+            ),
+        ),
+        // The last lane's break jumps past the output after the loop.
+        (
+            1.0,
+            format!(
+                "LOOP i0 -> done\nbody:\n{break_at}\nBREAKLOOP alu_result != 0 -> skip\nENDLOOP i0 -> body\ndone:\n{out}\nskip:\n{end}"
+            ),
+        ),
+        // The end reads a count of zero: it passes without popping the
+        // loop, whose broken lanes stay held for the output.
+        (
+            -0.5,
+            format!(
+                "LOOP i0 -> done\nbody:\n{break_at}\nBREAKLOOP alu_result != 0 -> done\nENDLOOP i1 -> body\ndone:\n{out}\n{end}"
+            ),
+        ),
+    ];
+    let init = HostSurface::from_f32(Format::Float32_4, 2, 1, &[9.0; 8]).unwrap();
+    for (n, (second, src)) in programs.iter().enumerate() {
+        let k = Kernel::assemble(src).unwrap();
+        let job = Job::new(2, 1)
+            .int(0, 3, 0, 0)
+            .int(1, 0, 0, 0)
+            .constant(0, [-10.0; 4])
+            .constant(1, [1.0, 2.0, 3.0, 4.0])
+            .output(0, Format::Float32_4)
+            .output_init(0, init.clone());
+        for engine in engines() {
+            let job = job.clone().engine(engine);
+            let mut p = k.prepare(&job).unwrap();
+            p.run().unwrap();
+            let first = p.output(0).unwrap().to_f32();
+            p.set_constant(0, [*second; 4]);
+            p.run().unwrap();
+            let fresh = job.clone().constant(0, [*second; 4]);
+            let want = k.run(&fresh).unwrap().output(0).unwrap().to_f32();
+            assert_ne!(
+                first, want,
+                "program {n}: the second run leaves pixels unwritten"
+            );
+            assert_eq!(
+                p.output(0).unwrap().to_f32(),
+                want,
+                "program {n}, {engine:?}"
+            );
+        }
+    }
+}
+
+#[test]
 fn a_job_placed_on_reused_memory_sees_what_a_fresh_device_holds() {
     // The memory a run hands back is zeroed by the next job only where it
     // does not write: its padding, outputs, and everything past its

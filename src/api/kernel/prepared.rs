@@ -9,7 +9,7 @@ use super::stage::{Staged, Use};
 use super::surface::{fetch, write_rows};
 use super::{HostSurface, Job, Kernel, KernelError};
 use crate::abi::Executable;
-use crate::isa::{Body, InstType, PredSel, TexOp};
+use crate::isa::{AOp, BOp, Body, Fc, FcOp, Inst, InstType, PredSel, TexOp};
 use crate::mc::{ArenaKind, SurfaceFormat};
 use crate::pe::RunReport;
 
@@ -93,28 +93,33 @@ impl Kernel {
 /// Whether every run of `job` writes all four channels of every element of
 /// output `n` inside the domain, whatever its inputs and constants, so that
 /// what the output held before a run is never seen and a re-run need not
-/// put it back: the program has no flow control, no kill, no uncached
-/// writes and no early end (LAST) before its last instruction, and its
-/// unpredicated OUTPUT instructions together write every channel of render
-/// target `n`; the job has no conditional test (which could discard
-/// pixels). Elements outside the domain are written by no run.
+/// put it back: the program has no kill, no uncached writes and no early
+/// end (LAST) before its last instruction; its unpredicated OUTPUT
+/// instructions that every lane runs active ([`all_active_from`])
+/// together write every channel of render target `n`; the job has no
+/// conditional test (which could discard pixels). Elements outside the
+/// domain are written by no run.
 pub(super) fn covers(exe: &Executable, job: &Job, n: u8) -> bool {
     if job.cond.is_some() || exe.info.uncached() {
         return false;
     }
-    let insts = crate::isa::decode_program(&exe.code);
+    let Ok(insts) = crate::isa::decode_program(&exe.code)
+        .into_iter()
+        .collect::<Result<Vec<_>, _>>()
+    else {
+        return false;
+    };
+    let Some(from) = all_active_from(&insts) else {
+        return false;
+    };
     let mut written = 0u8;
-    for (k, inst) in insts.iter().enumerate() {
-        let Ok(i) = inst else {
-            return false;
-        };
+    for (k, i) in insts.iter().enumerate() {
         if i.cmn.last && k + 1 != insts.len() {
             return false;
         }
         match &i.body {
-            Body::Fc(_) => return false,
             Body::Tex(t) if t.inst.op == TexOp::Kill => return false,
-            Body::Alu(a) if i.cmn.ty == InstType::Out => {
+            Body::Alu(a) if i.cmn.ty == InstType::Out && k >= from => {
                 let rgb = i.cmn.rgb_omask != 0 && a.rgb.target == n;
                 let alpha = i.cmn.alpha_omask && a.alpha.target == n;
                 if (rgb && i.cmn.rgb_pred_sel != PredSel::None)
@@ -133,6 +138,58 @@ pub(super) fn covers(exe: &Executable, job: &Job, n: u8) -> bool {
         }
     }
     written == 0xF
+}
+
+/// The first instruction from which every lane of every group runs every
+/// instruction to the end, active (`docs/isa.md` §6): 0 for a program
+/// without flow control; for a program that is one loop, the instruction
+/// after its end. Such a loop has no flow control before its LOOP/REP and
+/// none after its ENDLOOP/ENDREP, which read the same integer constant;
+/// inside it, only BREAKs of its kind that leave past its end; the LOOP
+/// lands past the end when it skips the loop, the end jumps back to the
+/// first instruction after the LOOP; none of them swaps levels
+/// (B_ELSE), touches the address stack or increments branch counters
+/// (which switches lanes off). Every lane
+/// that breaks is held until the loop's frame is popped — at its end, or
+/// by the break that holds the last lane — and is active again then. Any
+/// other program: `None`.
+fn all_active_from(insts: &[Inst]) -> Option<usize> {
+    let fcs: Vec<(usize, &Fc)> = insts
+        .iter()
+        .enumerate()
+        .filter_map(|(k, i)| match &i.body {
+            Body::Fc(f) => Some((k, f)),
+            _ => None,
+        })
+        .collect();
+    let Some((&(a, start), rest)) = fcs.split_first() else {
+        return Some(0);
+    };
+    let (&(e, end), inside) = rest.split_last()?;
+    let (brk, fin) = match start.inst.op {
+        FcOp::Loop => (FcOp::BreakLoop, FcOp::EndLoop),
+        FcOp::Rep => (FcOp::BreakRep, FcOp::EndRep),
+        _ => return None,
+    };
+    // Decrementing branch counters wakes only lanes that are inactive
+    // outside a loop's hold, and without an increment there are none.
+    let plain = |f: &Fc| {
+        !f.inst.b_else
+            && f.inst.a_op == AOp::None
+            && f.inst.b_op0 != BOp::Incr
+            && f.inst.b_op1 != BOp::Incr
+    };
+    let to = |f: &Fc| usize::from(f.addr.jump_addr);
+    let shaped = end.inst.op == fin
+        && end.addr.int_addr == start.addr.int_addr
+        && plain(start)
+        && plain(end)
+        && (to(start) == e || to(start) == e + 1)
+        && to(end) == a + 1
+        && inside
+            .iter()
+            .all(|&(_, f)| f.inst.op == brk && plain(f) && to(f) == e + 1);
+    shaped.then_some(e + 1)
 }
 
 fn read(staged: &Staged, base: u32, len: usize) -> Result<Vec<u8>, KernelError> {
@@ -230,5 +287,31 @@ impl Prepared {
         let addr = self.staged.constf + 16 * u32::from(n);
         // Inside the constant file the device was given: cannot fail.
         let _ = self.staged.dev.write(addr, &bytes);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mc::Format;
+
+    fn covered(src: &str) -> bool {
+        let exe = Executable::from_code(crate::isa::asm::assemble(src).unwrap());
+        covers(&exe, &Job::new(4, 4).output(0, Format::Float32_4), 0)
+    }
+
+    #[test]
+    fn a_loop_with_breaks_and_its_output_after_it_covers_the_output() {
+        // Re-runs of Mandelbrot need not restore its output.
+        assert!(covered(include_str!("../../../examples/mandelbrot.s")));
+        // Its output moved into the loop, after the break, does not cover.
+        let (head, tail) = (
+            "LOOP i0 -> done\nbody:\nalu _ = mad(s0.rrr, s0.111, s1.rrr) | _ = max.off(s0, s0) src0=r0 src1=c0 res=r>=0\nBREAKLOOP alu_result != 0 -> done",
+            "ENDLOOP i0 -> body\ndone:",
+        );
+        let out = "out rtA.rgb = max.off(s0, s0) | rtA.a = max.off(s0, s0) src0=c1";
+        let last = "alu r1.rgb = max.off(s0, s0) | r1.a = max.off(s0, s0) src0=c1 wait last";
+        assert!(covered(&format!("{head}\n{tail}\n{out}\n{last}")));
+        assert!(!covered(&format!("{head}\n{out}\n{tail}\n{last}")));
     }
 }

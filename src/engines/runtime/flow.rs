@@ -37,7 +37,9 @@ pub struct FlowView<'a> {
     pub returns: &'a [u16],
 }
 
-/// Flow-control state of one group.
+/// Flow-control state of one group. A row's groups take turns with one
+/// (see [`Flow::restart`]), so that its stacks keep their memory.
+#[derive(Default)]
 pub(super) struct Flow {
     pub(super) bc: [i32; GROUP_LANES],
     pub(super) loops: Vec<LoopFrame>,
@@ -46,6 +48,15 @@ pub(super) struct Flow {
 }
 
 impl Flow {
+    /// The state at a group's start: branch counters zero, stacks empty
+    /// (their memory kept for the next group).
+    pub(super) fn restart(&mut self) {
+        self.bc = [0; GROUP_LANES];
+        self.loops.clear();
+        self.al.clear();
+        self.ret.clear();
+    }
+
     /// The state, read-only.
     pub(super) fn view(&self) -> FlowView<'_> {
         FlowView {

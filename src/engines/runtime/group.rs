@@ -26,7 +26,7 @@ pub(super) struct GroupIo<'a> {
 /// The state of one group while it runs.
 struct Group<'l> {
     lanes: &'l mut Lanes,
-    flow: Flow,
+    flow: &'l mut Flow,
     /// Each lane's pixel.
     pixels: [(u32, u32); GROUP_LANES],
     /// Lanes outside the domain (or skipped): they run but deliver nothing.
@@ -59,12 +59,13 @@ enum Next {
 impl<E: Engine> Runner<'_, E> {
     /// Runs one group: the quads `(qx, qy, lanes that run)` of `group`,
     /// with conditional value `v`; the program uses `temps` registers.
+    /// `lanes` and `flow` are the row's, restarted here.
     pub(super) fn run_group(
         &mut self,
         group: &[(u32, u32, Mask)],
         v: u32,
         temps: usize,
-        lanes: &mut Lanes,
+        (lanes, flow): (&mut Lanes, &mut Flow),
         io: GroupIo<'_>,
     ) -> Result<(), RunError> {
         let GroupIo {
@@ -73,7 +74,7 @@ impl<E: Engine> Runner<'_, E> {
             mut hazards,
             stats,
         } = io;
-        let mut g = start_group(group, v, temps, lanes);
+        let mut g = start_group(group, v, temps, lanes, flow);
         if let Some(h) = hazards.as_deref_mut() {
             h.start_group();
         }
@@ -212,7 +213,7 @@ impl<E: Engine> Runner<'_, E> {
                     h.wait(*at);
                 }
                 let (uniforms, len) = (self.uniforms, program.len);
-                let pc = exec_fc(fc, *at, g.lanes, &mut g.flow, uniforms, len, &g.pixels)?;
+                let pc = exec_fc(fc, *at, g.lanes, g.flow, uniforms, len, &g.pixels)?;
                 if self.engine.observes_flow() {
                     self.engine.observe_flow(*at, g.lanes, &g.flow.view());
                 }
@@ -306,6 +307,7 @@ fn start_group<'l>(
     v: u32,
     temps: usize,
     lanes: &'l mut Lanes,
+    flow: &'l mut Flow,
 ) -> Group<'l> {
     let mut pixels = [(0u32, 0u32); GROUP_LANES];
     let mut helper: Mask = 0;
@@ -321,14 +323,10 @@ fn start_group<'l>(
     lanes.active = present;
     lanes.helper = helper;
     init_r0(lanes, &pixels, v);
+    flow.restart();
     Group {
         lanes,
-        flow: Flow {
-            bc: [0; GROUP_LANES],
-            loops: Vec::new(),
-            al: Vec::new(),
-            ret: Vec::new(),
-        },
+        flow,
         pixels,
         helper,
         finished: 0,

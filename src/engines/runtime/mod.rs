@@ -265,6 +265,7 @@ impl<E: Engine> Runner<'_, E> {
         // rows; delivery switches it off where it needs to.
         let _daz = self.engine.wants_daz().then(|| DazGuard::new(true));
         let quads = rows.flat_map(|qy| (qx0..=qx1).map(move |qx| (qx, qy)));
+        let mut flow = flow::Flow::default();
         for quad in quads.map(Some).chain(std::iter::once(None)) {
             if let Some((qx, qy)) = quad {
                 let runs = live(qx, qy);
@@ -281,7 +282,7 @@ impl<E: Engine> Runner<'_, E> {
                     hazards: hazards.as_mut(),
                     stats: &mut stats,
                 };
-                self.run_group(&group[..n], v, temps, lanes, io)?;
+                self.run_group(&group[..n], v, temps, (lanes, &mut flow), io)?;
                 n = 0;
             }
         }
