@@ -335,6 +335,27 @@ fn needs_bits(clause: &Clause, exact: impl Fn(u8, u8) -> bool) -> Vec<bool> {
     needs
 }
 
+/// Where the lock-step run of a region whose clauses count `lens`
+/// instructions, entered at the top of an iteration with `count`
+/// iterations to go, hands it back when the last of its lanes left at
+/// event `last` ([`LoopState::events`]; [`LANE_STAYED`]: the count ran
+/// out): the iterations completed before that one, the clause whose
+/// terminator is next, and the instructions executed.
+pub fn left_at(lens: &[u32], count: u32, last: i32) -> (i64, usize, u64) {
+    let body: u64 = lens.iter().map(|&n| u64::from(n)).sum();
+    if last == LANE_STAYED {
+        return (
+            i64::from(count) - 1,
+            lens.len() - 1,
+            u64::from(count) * body,
+        );
+    }
+    let r = lens.len() as i64;
+    let (k, j) = (i64::from(last) / r, (i64::from(last) % r) as usize);
+    let prefix: u64 = lens[..=j].iter().map(|&n| u64::from(n)).sum();
+    (k, j, k as u64 * body + prefix)
+}
+
 /// The lanes whose event is `t` or later (a compare per lane; vectorises).
 fn at_least(events: &[i32; GROUP_LANES], t: i32) -> Mask {
     events
@@ -354,32 +375,16 @@ fn at_least(events: &[i32; GROUP_LANES], t: i32) -> Mask {
 /// after the loop may read: the others the compiled code did not write
 /// back).
 pub fn settle(lw: &Lanewise, state: &mut LoopState, lanes: &mut Lanes, alive: Mask) -> u32 {
-    let r = lw.lens.len() as i64;
-    let body = lw.body_len();
     let live = u64::from((lanes.running & !state.helper).count_ones());
     let events = &state.events;
-    let stayed = at_least(events, LANE_STAYED) & alive != 0;
     // The last event: the whole count (the ENDLOOP of the last iteration
     // hands over), or the break that took the last lanes out.
-    let (last, iterations, j, executed) = if stayed {
-        let n = u64::from(state.count);
-        let last_clause = lw.lens.len() - 1;
-        (
-            LANE_STAYED,
-            i64::from(state.count) - 1,
-            last_clause,
-            n * body,
-        )
-    } else {
-        let last = (0..GROUP_LANES)
-            .filter(|&l| alive >> l & 1 != 0)
-            .map(|l| events[l])
-            .max()
-            .unwrap_or(0);
-        let (k, j) = (i64::from(last) / r, (i64::from(last) % r) as usize);
-        let prefix: u64 = lw.lens[..=j].iter().map(|&n| u64::from(n)).sum();
-        (last, k, j, k as u64 * body + prefix)
-    };
+    let last = (0..GROUP_LANES)
+        .filter(|&l| alive >> l & 1 != 0)
+        .map(|l| events[l])
+        .max()
+        .unwrap_or(0);
+    let (iterations, j, executed) = left_at(&lw.lens, state.count, last);
     let before = alive & !at_least(events, last);
     // Raw registers: canonical in the lanes that wrote them in the loop
     // (event at or past the first clause writing them); a lane that left

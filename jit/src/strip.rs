@@ -14,8 +14,23 @@
 //! does reaches another lane, so a compiled strip
 //! ([`crate::state::StripFn`]) runs it for a row of quads with no lane
 //! state and writes its results straight to memory.
+//!
+//! A program that is one loop qualifies too ([`StripLoop`]): such a chain
+//! up to a LOOP/REP that never jumps over its body while its count is not
+//! zero, then a loop region whose lanes are independent
+//! ([`crate::lanewise`]), whose breaks all leave to the instruction after
+//! its ENDLOOP/ENDREP and whose end reads the LOOP's count, then such a
+//! chain from there to the end. None of these flow-control instructions
+//! swaps levels, touches the address stack or increments branch counters,
+//! so no lane is ever switched off but by the loop's breaks, and every lane
+//! is active again after the loop: each lane computes what it would in
+//! lock step, its iterations on its own. The strip records where each lane
+//! left the loop; the counters follow from that (the runtime runs such a
+//! strip only where its count is not zero).
 
-use crate::ir::{FetchKind, Op, Program, TARGETS, Term};
+use crate::ir::{Counter, Fc, FcOp, FetchKind, Op, Program, StackOp, TARGETS, Term};
+use crate::lanewise::Lanewise;
+use crate::regions::LoopRegion;
 
 /// What a strip of a program is: its clauses in order and what they write.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -36,6 +51,20 @@ pub struct StripShape {
     /// log the caller hands over in `Io::umrt_log`, which must have room for
     /// one entry per pixel.
     pub writes: u8,
+    /// The loop of a program that is one loop: `clauses` are then those
+    /// before it and those after it, and `counted` theirs alone.
+    pub looped: Option<StripLoop>,
+}
+
+/// The loop of a strip ([`StripShape::looped`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StripLoop {
+    /// How many of the strip's clauses run before the loop.
+    pub before: usize,
+    /// The loop's body.
+    pub region: LoopRegion,
+    /// Its lane-wise form.
+    pub lanewise: Lanewise,
 }
 
 /// The strip shape of `program`, if it has one (see the module docs).
@@ -47,6 +76,7 @@ pub fn strip_shape(program: &Program) -> Option<StripShape> {
         counted: 0,
         inputs: 0,
         writes: 0,
+        looped: None,
     };
     let mut channels = [0u8; TARGETS];
     loop {
@@ -75,11 +105,28 @@ pub fn strip_shape(program: &Program) -> Option<StripShape> {
         }
         shape.clauses.push(ci);
         shape.counted += u64::from(clause.counted());
-        let next = match clause.term {
+        let next = match &clause.term {
             Term::End => None,
-            Term::Last { pc } if u32::from(pc) + 1 >= u32::from(program.len) => None,
-            Term::Next(pc) if pc >= program.len => None,
-            Term::Next(pc) => Some(program.clause_at(pc)?),
+            Term::Last { pc } if u32::from(*pc) + 1 >= u32::from(program.len) => None,
+            Term::Next(pc) if *pc >= program.len => None,
+            Term::Next(pc) => Some(program.clause_at(*pc)?),
+            Term::Fc { pc, fc } if shape.looped.is_none() => {
+                let (l, after) = strip_loop(program, *pc, fc)?;
+                for &ci in &l.region.clauses {
+                    // Regions look up through the input caches only.
+                    shape.inputs |=
+                        crate::lower::direct_inputs(&program.clauses[ci as usize]).unwrap_or(0);
+                }
+                shape.looped = Some(StripLoop {
+                    before: shape.clauses.len(),
+                    ..l
+                });
+                if after >= program.len {
+                    None
+                } else {
+                    Some(program.clause_at(after)?)
+                }
+            }
             _ => return None,
         };
         match next {
@@ -95,4 +142,47 @@ pub fn strip_shape(program: &Program) -> Option<StripShape> {
         }
     }
     Some(shape)
+}
+
+/// The loop a LOOP/REP `fc` at `pc` starts, if a strip can run it (see
+/// the module docs), and the pc after its end. (`before` is left 0.)
+fn strip_loop(program: &Program, pc: u16, fc: &Fc) -> Option<(StripLoop, u16)> {
+    let plain = |f: &Fc| {
+        !f.b_else && f.stack == StackOp::None && f.stay != Counter::Incr && f.jump != Counter::Incr
+    };
+    let is_loop = match fc.op {
+        FcOp::Loop => true,
+        FcOp::Rep => false,
+        _ => return None,
+    };
+    // Function 0: no lane ever wants the LOOP's jump over the body.
+    if fc.func != 0 || !plain(fc) {
+        return None;
+    }
+    let region = crate::regions::loop_regions(program)
+        .into_iter()
+        .find(|r| r.start == pc + 1 && r.is_loop == is_loop && r.int_addr == fc.int_addr)?;
+    let lanewise = crate::lanewise::lanewise(program, &region)?;
+    let (&last, body) = region.clauses.split_last()?;
+    let Term::Fc { pc: end, fc: back } = &program.clauses[last as usize].term else {
+        return None;
+    };
+    let breaks_past_end = body
+        .iter()
+        .all(|&ci| match &program.clauses[ci as usize].term {
+            Term::Next(_) => true,
+            Term::Fc { fc: b, .. } => {
+                matches!(b.op, FcOp::BreakLoop | FcOp::BreakRep) && plain(b) && b.target == end + 1
+            }
+            _ => false,
+        });
+    if !breaks_past_end || !plain(back) || back.target != pc + 1 {
+        return None;
+    }
+    let l = StripLoop {
+        before: 0,
+        region,
+        lanewise,
+    };
+    Some((l, end + 1))
 }

@@ -1,10 +1,11 @@
-//! Straight programs through compiled strips: the whole quads of a quad row
-//! inside the domain run in one compiled call that writes float32_4
-//! results straight to memory, the row's ends through the shim. The bytes
-//! and every counter must be the interpreter's, for any domain, offset or
-//! thread count; programs and runs a strip cannot serve (a channel left
-//! unwritten, another format, a disabled channel, the CO testing at the
-//! DPP) take the shim.
+//! Straight programs, and programs that are one loop, through compiled
+//! strips: the whole quads of a quad row inside the domain run in one
+//! compiled call that writes float32_4 or float32_1 results straight to
+//! memory, the row's ends through the shim (a loop's strip runs only rows
+//! it covers whole). The bytes and every counter must be the interpreter's,
+//! for any domain, offset or thread count; programs and runs a strip cannot
+//! serve (a channel left unwritten, another format, a disabled channel, the
+//! CO testing at the DPP) take the shim.
 
 use crate::Rig;
 use crate::common;
@@ -54,7 +55,9 @@ fn strips(src: &str, job: &Job) -> u64 {
 fn straight_programs_agree_with_the_interpreter_on_every_domain() {
     for (w, h) in [(1, 1), (2, 2), (3, 5), (4, 1), (37, 23), (64, 8), (9, 64)] {
         for threads in [1, 2, 3] {
-            let job = job(w, h, Format::Float32_4).threads(threads);
+            // Float32_1 targets take the red channel alone.
+            let format = [Format::Float32_4, Format::Float32_1][threads % 2];
+            let job = job(w, h, format).threads(threads);
             let n = strips(TWO_TARGETS, &job);
             // Rows with both pixel rows and a whole quad inside take strips.
             if common::jit_available() && w >= 2 && h >= 2 {
@@ -142,10 +145,107 @@ fn offset_domains_and_output_masks_through_commands() {
 }
 
 #[test]
-fn random_straight_programs_agree_with_the_interpreter_through_strips() {
-    random_cases(ctm_tools::diff::Case::straight, |job, _, _| {
-        (0..4).fold(job, |job, t| job.output(t, Format::Float32_4))
+fn programs_that_are_one_loop_agree_with_the_interpreter_through_strips() {
+    let mandelbrot = include_str!("../../examples/mandelbrot.s");
+    // REP instead of LOOP, and a second break on the iteration count.
+    let rep = mandelbrot
+        .replace("LOOP i0", "REP i0")
+        .replace("BREAKLOOP", "BREAKREP")
+        .replace("ENDLOOP i0", "ENDREP i0")
+        .replace(
+            "    alu r5.rgb",
+            "    alu _ = mad(s0.bbb, s1.111, -s1.ggg) | _ = max.off(s0, s0) src0=r2 src1=c3 res=r>=0\n    BREAKREP alu_result != 0 -> done\n    alu r5.rgb",
+        );
+    // A break that leaves elsewhere than after the loop: no strip.
+    let elsewhere = mandelbrot
+        .replace(
+            "BREAKLOOP alu_result != 0 -> done",
+            "BREAKLOOP alu_result != 0 -> skip",
+        )
+        .replace("    out rtA", "skip:\n    out rtA");
+    for (src, strip) in [(mandelbrot, true), (&rep, true), (&elsewhere, false)] {
+        for (w, h) in [(2, 2), (8, 4), (37, 23), (64, 8), (16, 10)] {
+            for (threads, count) in [(1, 255), (2, 7), (3, 1), (1, 0)] {
+                let format = [Format::Float32_4, Format::Float32_1][usize::from(count % 2)];
+                let job = Job::new(w, h)
+                    .output(0, format)
+                    .constant(0, [4.0 / w as f32, 3.0 / h as f32, 0.0, 0.0])
+                    .constant(1, [-2.5, -1.5, 0.0, 0.0])
+                    .constant(2, [0.031, 0.047, 0.071, 0.0])
+                    .constant(3, [3.0; 4])
+                    .int(0, count, 0, 0)
+                    .threads(threads);
+                let n = strips(src, &job);
+                // Whole rows of whole batches (two quads) with iterations.
+                let whole = strip && w % 4 == 0 && h >= 2 && count > 0;
+                if common::jit_available() {
+                    assert_eq!(n > 0, whole, "{w}×{h}, count {count}\n{src}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn a_register_a_loop_keeps_raw_keeps_its_looked_up_bits_where_no_lane_wrote_it() {
+    // r2 holds texels with NaN payloads before the loop; the loop writes it
+    // through an output modifier (kept raw) after a break that, with c0.r
+    // = 1, every lane takes at once: the output must be the texels' bits.
+    let src = "tex ld r2.rgba, in0.rgba, r0.rgba unscaled acquire wait
+    LOOP i0 -> done
+body:
+    alu _ = mad(s0, s1.111, s1.000) | _ = max.off(s0, s0) src0=c0 src1=r0 res=r>=0
+    BREAKLOOP alu_result != 0 -> done
+    alu r2.rgb = mad.x2(s0, s1, s0) | r2.a = mad.x2(s0, s1, s0) src0=r2 src1=c1
+    ENDLOOP i0 -> body
+done:
+    out rtA.rgb = max.off(s0, s0) | rtA.a = max.off(s0, s0) src0=r2 wait last";
+    let (w, h) = (8, 4);
+    let nan: Vec<f32> = (0..w * h * 4)
+        .map(|k| f32::from_bits(0x7f80_0001 + k))
+        .collect();
+    for c0 in [1.0, -1.0] {
+        let job = Job::new(w, h)
+            .input(
+                0,
+                HostSurface::from_f32(Format::Float32_4, w, h, &nan).unwrap(),
+            )
+            .output(0, Format::Float32_4)
+            .constant(0, [c0; 4])
+            .constant(1, [0.5; 4])
+            .int(0, 3, 0, 0);
+        let n = strips(src, &job);
+        if common::jit_available() {
+            assert!(n > 0, "c0 = {c0}: no strip ran");
+        }
+    }
+}
+
+#[test]
+fn random_loop_programs_agree_with_the_interpreter_through_strips() {
+    random_cases(ctm_tools::diff::Case::looped, |job, case, seed| {
+        let k = case.uniforms.ints[0];
+        (0..4)
+            .fold(job, |job, t| job.output(t, element(seed, t)))
+            .int(0, k.count, k.init, k.step)
     });
+}
+
+#[test]
+fn random_straight_programs_agree_with_the_interpreter_through_strips() {
+    random_cases(ctm_tools::diff::Case::straight, |job, _, seed| {
+        (0..4).fold(job, |job, t| job.output(t, element(seed, t)))
+    });
+}
+
+/// Target `t`'s format for case `seed`: float32_4 or float32_1 (the red
+/// channel alone), both of which strips write.
+fn element(seed: u64, t: u8) -> Format {
+    if (seed >> t) & 1 == 1 {
+        Format::Float32_1
+    } else {
+        Format::Float32_4
+    }
 }
 
 /// Runs `CTM_STRIP_CASES` (300) random cases that `make` builds, their jobs

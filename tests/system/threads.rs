@@ -115,11 +115,15 @@ fn engines_kept_between_runs_report_each_run_alone() {
                 let (a, b) = (&first.engine, &again.engine);
                 assert_eq!(a.native_runs, b.native_runs, "{what}");
                 assert_eq!(a.loop_runs, b.loop_runs, "{what}");
+                assert_eq!(a.strip_runs, b.strip_runs, "{what}");
                 assert_eq!(a.fallback_runs, b.fallback_runs, "{what}");
                 assert_eq!(a.fallback_clauses, b.fallback_clauses, "{what}");
                 assert_eq!(b.compiled, 0, "{what}: nothing compiled again");
                 if engine == EngineKind::Jit {
-                    assert!(a.native_runs + a.loop_runs > 0, "{what}: {a:?}");
+                    assert!(
+                        a.native_runs + a.loop_runs + a.strip_runs > 0,
+                        "{what}: {a:?}"
+                    );
                     assert_eq!(b.cache_hits, threads as u64, "{what}: one per worker");
                 }
             }

@@ -191,7 +191,7 @@ pub(super) fn compile_driver(
 /// takes two: a region's code is then about half the size, which compiled
 /// Mandelbrot, matmul and conv3x3 1.3–1.5× faster, and ran them 3–10%
 /// slower until the optimised code replaced it.
-fn lanewise_quads(lw: &Lanewise, quick: bool, looks_up: bool) -> usize {
+pub(super) fn lanewise_quads(lw: &Lanewise, quick: bool, looks_up: bool) -> usize {
     if looks_up && lw.regs.len() <= 16 && !quick {
         4
     } else {

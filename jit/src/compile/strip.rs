@@ -44,7 +44,12 @@ impl Compiled {
     /// code's later runs; otherwise form 0. Both forms compute the same
     /// bits.
     pub fn strip_form(&self) -> (usize, bool) {
-        if !self.strip_tunable {
+        // A loop's strip has one form.
+        let looped = self
+            .strip_shape
+            .as_ref()
+            .is_some_and(|s| s.looped.is_some());
+        if !self.strip_tunable || looped {
             return (0, false);
         }
         // Once chosen, every row reads the choice without the lock.
@@ -97,6 +102,9 @@ impl Compiled {
         Option<Duration>,
     )> {
         let shape = self.strip_shape.as_ref()?;
+        if shape.looped.is_some() && form & 1 == 1 {
+            return None;
+        }
         // The same code as the clauses': none where one of them fell back.
         let fell_back = |&ci: &u32| matches!(self.clause(ci), super::ClauseCode::Fallback(_));
         if shape.clauses.iter().any(fell_back) {
@@ -105,12 +113,21 @@ impl Compiled {
         let mut took = None;
         let code = self.strip[form & 1].get_or_init(|| {
             let start = Instant::now();
-            let (batch, isa) = match form & 1 {
-                0 => (
+            let (batch, isa) = match (&shape.looped, form & 1) {
+                // A loop's batches are its lane-wise region's.
+                (Some(lp), _) => {
+                    let quick = self.opts.tier != super::Tier::Optimised;
+                    let looks_up = crate::lower::region_looks_up(program, &lp.region.clauses);
+                    (
+                        super::loops::lanewise_quads(&lp.lanewise, quick, looks_up),
+                        &self.isa,
+                    )
+                }
+                (None, 0) => (
                     strip_batch(program, shape, usize::from(self.opts.quads_per_iter)),
                     &self.isa,
                 ),
-                _ => (4, &self.speed_isa),
+                (None, _) => (4, &self.speed_isa),
             };
             let r = compile_strip(program, shape, batch, isa.clone()).map(|(m, f)| {
                 self.general_modules

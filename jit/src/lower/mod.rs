@@ -34,6 +34,7 @@ mod math;
 mod region;
 mod shape;
 mod strip;
+mod strip_loop;
 mod umrt;
 mod values;
 mod walk;

@@ -30,34 +30,34 @@ use cranelift_codegen::ir::{Block, InstBuilder, MemFlagsData, Type, Value, types
 use cranelift_frontend::{FunctionBuilder, Variable};
 
 /// The SSA variables of a batch.
-struct Vars {
+pub(super) struct Vars {
     /// Per register of [`Lanewise::regs`], per quad: the current vectors.
     /// (Lanes that leave are captured in the registers' memory, which the
     /// loop never reads.)
-    cur: Vec<[Variable; GROUP_QUADS]>,
+    pub(super) cur: Vec<[Variable; GROUP_QUADS]>,
     /// Predicate channels and the ALU result (I32X4 lane masks), current
     /// and captured.
-    pred: [[Variable; GROUP_QUADS]; 4],
-    pred_saved: [[Variable; GROUP_QUADS]; 4],
-    alu: [Variable; GROUP_QUADS],
-    alu_saved: [Variable; GROUP_QUADS],
+    pub(super) pred: [[Variable; GROUP_QUADS]; 4],
+    pub(super) pred_saved: [[Variable; GROUP_QUADS]; 4],
+    pub(super) alu: [Variable; GROUP_QUADS],
+    pub(super) alu_saved: [Variable; GROUP_QUADS],
     /// Lanes still in the loop, as bits: bit `4k + i` for lane `i` of the
     /// batch's quad `k` (in a general register, so that the vector
     /// registers hold the loop's values: Mandelbrot ran 8% faster than
     /// with lane masks).
-    alive_bits: Variable,
+    pub(super) alive_bits: Variable,
     /// The same as lane masks, kept where the region looks up (its lookups
     /// read them in every iteration).
-    alive: Option<[Variable; GROUP_QUADS]>,
+    pub(super) alive: Option<[Variable; GROUP_QUADS]>,
     /// Where each lane left ([`crate::state::LoopState::events`]).
-    event: [Variable; GROUP_QUADS],
+    pub(super) event: [Variable; GROUP_QUADS],
     /// Iterations completed, and aL.
-    it: Variable,
-    al: Variable,
+    pub(super) it: Variable,
+    pub(super) al: Variable,
 }
 
 /// Registers and masks in the batch's variables.
-struct InVars<'v> {
+pub(super) struct InVars<'v> {
     lw: &'v Lanewise,
     vars: &'v Vars,
 }
@@ -152,7 +152,7 @@ fn store_written(l: &mut Lowering<'_, '_>, lw: &Lanewise, v: &Vars, masks: &[Val
 }
 
 /// The batch's lanes still in the loop, as lane masks.
-fn alive_masks(l: &mut Lowering<'_, '_>, v: &Vars) -> Vec<Value> {
+pub(super) fn alive_masks(l: &mut Lowering<'_, '_>, v: &Vars) -> Vec<Value> {
     match v.alive {
         Some(q) => (0..l.w).map(|k| l.b.use_var(q[k])).collect(),
         None => {
@@ -162,7 +162,7 @@ fn alive_masks(l: &mut Lowering<'_, '_>, v: &Vars) -> Vec<Value> {
     }
 }
 
-fn vars(b: &mut FunctionBuilder<'_>, lw: &Lanewise, looks_up: bool) -> Vars {
+pub(super) fn vars(b: &mut FunctionBuilder<'_>, lw: &Lanewise, looks_up: bool) -> Vars {
     let mut quad =
         |ty: Type| -> [Variable; GROUP_QUADS] { std::array::from_fn(|_| b.declare_var(ty)) };
     let cur = lw.regs.iter().map(|_| quad(types::F32X4)).collect();
@@ -231,18 +231,58 @@ impl Lowering<'_, '_> {
 
 /// What the lane-wise function's pieces share: the analysis, the batch's
 /// variables, the mask words kept in variables and the loop's scalars.
-struct Region<'v> {
-    lw: &'v Lanewise,
-    v: Vars,
+pub(super) struct Region<'v> {
+    pub(super) lw: &'v Lanewise,
+    pub(super) v: Vars,
     /// Per mask word kept in variables: its offset in the lanes, the
     /// current and the captured variables.
-    masks: Vec<(usize, [Variable; GROUP_QUADS], [Variable; GROUP_QUADS])>,
+    pub(super) masks: Vec<(usize, [Variable; GROUP_QUADS], [Variable; GROUP_QUADS])>,
+    /// Where a lane that leaves has its registers captured: `None`, their
+    /// lanes' memory; else, per register of [`Lanewise::regs`], variables
+    /// (a strip's loop, [`super::strip_loop`]).
+    pub(super) saved: Option<Vec<[Variable; GROUP_QUADS]>>,
     /// The boolean constants, the trip count and aL's step.
     bools: Value,
     count: Value,
     step: Value,
     /// Clauses per iteration.
     clauses: i64,
+}
+
+impl<'v> Region<'v> {
+    /// The pieces for `lw`'s region of `clauses` clauses per iteration;
+    /// `looks_up`: whether it looks up; `(count, step, bools)`: the trip
+    /// count, aL's step and the boolean constants; `saved`: whether lanes
+    /// that leave are captured in variables.
+    pub(super) fn new(
+        b: &mut FunctionBuilder<'_>,
+        (lw, clauses, looks_up): (&'v Lanewise, usize, bool),
+        (count, step, bools): (Value, Value, Value),
+        saved: bool,
+    ) -> Region<'v> {
+        let v = vars(b, lw, looks_up);
+        let masks = (0..4)
+            .filter(|&c| lw.pred[c])
+            .map(|c| (offsets::PRED + 4 * c, v.pred[c], v.pred_saved[c]))
+            .chain(lw.alu.then_some((offsets::ALU_RESULT, v.alu, v.alu_saved)))
+            .collect();
+        let saved = saved.then(|| {
+            lw.regs
+                .iter()
+                .map(|_| std::array::from_fn(|_| b.declare_var(types::F32X4)))
+                .collect()
+        });
+        Region {
+            lw,
+            v,
+            masks,
+            saved,
+            bools,
+            count,
+            step,
+            clauses: clauses as i64,
+        }
+    }
 }
 
 /// Builds the lane-wise function of `region` into `b` (a function with the
@@ -268,23 +308,12 @@ pub(crate) fn lower_lanewise(
     let looks_up = super::region_looks_up(program, &region.clauses);
     let quads = load(b, lanes, offsets::QUADS);
     let al0 = load(b, st, loop_offsets::AL);
-    let mut r = Region {
-        lw,
-        v: vars(b, lw, looks_up),
-        masks: Vec::new(),
-        count: load(b, st, loop_offsets::COUNT),
-        step: load(b, st, loop_offsets::STEP),
-        bools: load(b, uni, io_offsets::BOOLS),
-        clauses: region.clauses.len() as i64,
-    };
-    r.masks = (0..4)
-        .filter(|&c| lw.pred[c])
-        .map(|c| (offsets::PRED + 4 * c, r.v.pred[c], r.v.pred_saved[c]))
-        .chain(
-            lw.alu
-                .then_some((offsets::ALU_RESULT, r.v.alu, r.v.alu_saved)),
-        )
-        .collect();
+    let scalars = (
+        load(b, st, loop_offsets::COUNT),
+        load(b, st, loop_offsets::STEP),
+        load(b, uni, io_offsets::BOOLS),
+    );
+    let r = Region::new(b, (lw, region.clauses.len(), looks_up), scalars, false);
     let values = region
         .clauses
         .iter()
@@ -316,30 +345,9 @@ pub(crate) fn lower_lanewise(
     if looks_up {
         l.helpers = Some(l.helpers());
     }
-    let (iter, out) = (l.b.create_block(), l.b.create_block());
-    l.b.ins().jump(iter, &[]);
-
-    // iter: one iteration of every clause.
-    l.b.switch_to_block(iter);
-    l.al = l.b.use_var(r.v.al);
-    for (j, &ci) in region.clauses.iter().enumerate() {
-        let clause = &program.clauses[ci as usize];
-        l.uniforms(clause);
-        #[cfg(feature = "fault-injection")]
-        crate::fault::check(clause, crate::fault::Site::Region);
-        l.full_nodes(clause, &mut InVars { lw, vars: &r.v });
-        let Term::Fc { fc, .. } = &clause.term else {
-            continue;
-        };
-        if j + 1 < region.clauses.len() {
-            r.lower_break(&mut l, fc, j, out);
-        } else {
-            r.lower_end(&mut l, iter, out);
-        }
-    }
+    r.iterate(&mut l, program, region);
 
     // out: what each lane had when it left (or has now), written back.
-    l.b.switch_to_block(out);
     l.consts = entry_consts;
     l.helpers = None;
     r.leave(&mut l, st_base);
@@ -386,6 +394,38 @@ impl Region<'_> {
         l.b.def_var(v.al, al0);
     }
 
+    /// The batch's iterations, from a new block: every clause of the
+    /// region, its breaks and its end; leaves `l` in the block they go on
+    /// from when the last lane has left or the count is out.
+    pub(super) fn iterate(&self, l: &mut Lowering<'_, '_>, program: &Program, region: &LoopRegion) {
+        let (iter, out) = (l.b.create_block(), l.b.create_block());
+        l.b.ins().jump(iter, &[]);
+        l.b.switch_to_block(iter);
+        l.al = l.b.use_var(self.v.al);
+        for (j, &ci) in region.clauses.iter().enumerate() {
+            let clause = &program.clauses[ci as usize];
+            l.uniforms(clause);
+            #[cfg(feature = "fault-injection")]
+            crate::fault::check(clause, crate::fault::Site::Region);
+            l.full_nodes(
+                clause,
+                &mut InVars {
+                    lw: self.lw,
+                    vars: &self.v,
+                },
+            );
+            let Term::Fc { fc, .. } = &clause.term else {
+                continue;
+            };
+            if j + 1 < region.clauses.len() {
+                self.lower_break(l, fc, j, out);
+            } else {
+                self.lower_end(l, iter, out);
+            }
+        }
+        l.b.switch_to_block(out);
+    }
+
     /// A break after clause `j` of the iteration: lanes that want its jump
     /// are captured and leave; when none is left, on to `out`.
     fn lower_break(&self, l: &mut Lowering<'_, '_>, fc: &Fc, j: usize, out: Block) {
@@ -399,7 +439,21 @@ impl Region<'_> {
         l.b.switch_to_block(capture);
         let consts = l.consts.clone();
         let want: Vec<Value> = (0..w).map(|k| l.batch_quad_mask(leaving, k)).collect();
-        store_written(l, self.lw, v, &want);
+        match &self.saved {
+            None => store_written(l, self.lw, v, &want),
+            Some(saved) => {
+                for (p, reg) in self.lw.regs.iter().enumerate() {
+                    if reg.first_write.is_none() || !reg.live_out {
+                        continue;
+                    }
+                    for (k, &m) in want.iter().enumerate() {
+                        let (x, s) = (l.b.use_var(v.cur[p][k]), l.b.use_var(saved[p][k]));
+                        let s = l.select_f(m, x, s);
+                        l.b.def_var(saved[p][k], s);
+                    }
+                }
+            }
+        }
         for &(_, cur, saved) in &self.masks {
             for (k, &m) in want.iter().enumerate() {
                 let (x, s) = (l.b.use_var(cur[k]), l.b.use_var(saved[k]));

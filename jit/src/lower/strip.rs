@@ -24,12 +24,16 @@ use std::collections::HashMap;
 
 /// Registers of a strip: r0 made from the pixels, the others zero until
 /// written, carried from clause to clause; outputs kept for the stores.
-struct Fresh {
+pub(super) struct Fresh {
     /// r0's four channels for the batch.
     r0: [[Value; GROUP_QUADS]; 4],
     zero: Value,
     /// Registers written so far: their vectors and how they relate.
-    regs: HashMap<(u8, u8), ([Value; GROUP_QUADS], Lazy)>,
+    pub(super) regs: HashMap<(u8, u8), ([Value; GROUP_QUADS], Lazy)>,
+    /// Predicate channels and the ALU result as last set (I32X4 lane
+    /// masks; zero until set): a strip's loop reads them.
+    pub(super) pred: [Option<[Value; GROUP_QUADS]>; 4],
+    pub(super) alu: Option<[Value; GROUP_QUADS]>,
     /// Output channels written (target · 4 + channel), canonical.
     outs: HashMap<usize, [Value; GROUP_QUADS]>,
 }
@@ -59,6 +63,14 @@ impl RegFile for Fresh {
                 lazy => (l.get(v).q, lazy),
             };
             self.regs.insert((index, chan), r);
+        }
+        for (c, p) in out.pred.iter().enumerate() {
+            if let Some(p) = p {
+                self.pred[c] = Some(*p);
+            }
+        }
+        if let Some(a) = out.alu {
+            self.alu = Some(a);
         }
     }
 
@@ -115,8 +127,21 @@ pub(crate) fn lower_strip(
             [load(b, ptr, at(0)), load(b, ptr, at(1))]
         })
         .collect();
-    let values = clauses.iter().map(|c| c.values).max().unwrap_or(0);
+    let looped = shape.looped.as_ref();
+    let region_clauses = looped.map_or(&[][..], |lp| &lp.region.clauses[..]);
+    let values = clauses
+        .iter()
+        .map(|c| c.values)
+        .chain(
+            region_clauses
+                .iter()
+                .map(|&ci| program.clauses[ci as usize].values),
+        )
+        .max()
+        .unwrap_or(0);
     let al = b.ins().iconst(types::I32, 0);
+    let events = looped.map(|_| load(b, ptr, strip_offsets::EVENTS));
+    let narrow = load(b, types::I32, strip_offsets::NARROW);
     let mut l = Lowering::new(b, w, ptr, call_conv, [strip, uni, io], values, al);
     // Lookups read memory themselves (the caller hands over a descriptor
     // for every input the strip reads), and no lane is a helper.
@@ -161,18 +186,45 @@ pub(crate) fn lower_strip(
         r0,
         zero,
         regs: HashMap::new(),
+        pred: [None; 4],
+        alu: None,
         outs: HashMap::new(),
     };
-    for clause in &clauses {
+    let before = looped.map_or(clauses.len(), |lp| lp.before);
+    for clause in &clauses[..before] {
         l.uniforms(clause);
         l.full_nodes(clause, &mut file);
     }
-    // Elements of quad q0 start 32·q0 bytes into each row.
+    if let (Some(lp), Some(events)) = (looped, events) {
+        let events = l.b.ins().iadd(events, off);
+        l.strip_loop(program, lp, &mut file, events);
+        l.al = al;
+    }
+    for clause in &clauses[before..] {
+        l.uniforms(clause);
+        l.full_nodes(clause, &mut file);
+    }
+    // Elements of quad q0 start 32·q0 bytes into each float32_4 row, 8·q0
+    // into each float32_1 row.
     let at = l.b.ins().iadd(off, off);
+    let at1 = l.b.ins().ushr_imm_s(off, 1);
     for (t, row) in rows.iter().enumerate() {
         if shape.targets & (1 << t) != 0 {
             let chans = [0, 1, 2, 3].map(|c| file.outs[&(4 * t + c)]);
+            let (four, one, join) = (l.b.create_block(), l.b.create_block(), l.b.create_block());
+            let is_one = l.b.ins().band_imm_s(narrow, 1 << t);
+            l.b.ins().brif(is_one, one, &[], four, &[]);
+            // Constants made on one path do not reach the other.
+            let consts = l.consts.clone();
+            l.b.switch_to_block(four);
             l.store_elements(chans, *row, at);
+            l.b.ins().jump(join, &[]);
+            l.consts = consts.clone();
+            l.b.switch_to_block(one);
+            l.store_reds(chans[0], *row, at1);
+            l.b.ins().jump(join, &[]);
+            l.consts = consts;
+            l.b.switch_to_block(join);
         }
     }
     l.b.ins().jump(head, &[next.into()]);
@@ -181,6 +233,22 @@ pub(crate) fn lower_strip(
 }
 
 impl Lowering<'_, '_> {
+    /// Stores the batch's red vectors as float32_1 elements: quad `k`'s
+    /// top lanes (8 bytes) at `rows[0] + at + 8k`, its bottom lanes at
+    /// `rows[1] + at + 8k`.
+    fn store_reds(&mut self, red: [Value; GROUP_QUADS], rows: [Value; 2], at: Value) {
+        let [top, bottom] = rows.map(|r| self.b.ins().iadd(r, at));
+        for (k, &r) in red.iter().enumerate().take(self.w) {
+            let pairs = self.bitcast(types::I64X2, r);
+            for (half, p) in [top, bottom].into_iter().enumerate() {
+                let e = self.b.ins().extractlane(pairs, half as u8);
+                self.b
+                    .ins()
+                    .store(MemFlagsData::trusted(), e, p, 8 * k as i32);
+            }
+        }
+    }
+
     /// Stores the batch's four channel vectors per quad as float32_4
     /// elements: quad `k`'s top lanes at `rows[0] + at + 32k`, its bottom
     /// lanes at `rows[1] + at + 32k`.

@@ -345,9 +345,10 @@ pub mod loop_offsets {
 #[derive(Clone, Copy, Debug)]
 #[repr(C)]
 pub struct Strip {
-    /// Per render target, where its float32_4 elements of pixel rows `j`
-    /// and `j + 1` start (element `i0`): `2 · quads` elements of 16 bytes
-    /// each, writable. Null for targets the program does not write.
+    /// Per render target, where its elements of pixel rows `j` and `j + 1`
+    /// start (element `i0`): `2 · quads` float32_4 elements (16 bytes each;
+    /// float32_1, 4 bytes, for the targets [`Strip::narrow`] names),
+    /// writable. Null for targets the program does not write.
     pub rows: [[*mut u8; 2]; TARGETS],
     /// Quads in the strip.
     pub quads: u32,
@@ -357,6 +358,16 @@ pub struct Strip {
     pub j: u32,
     /// The conditional value (r0.b), an f32 pattern.
     pub v: u32,
+    /// A strip of a program that is one loop ([`crate::strip::StripLoop`]):
+    /// where it records, for each lane of its quads, where the lane left
+    /// the loop (as [`LoopState::events`], quad after quad: `4 · quads`
+    /// entries, writable). Null for other strips.
+    pub events: *mut i32,
+    /// Render targets whose rows hold float32_1 elements (bit `t` = target
+    /// `t`): the strip writes their red channel alone, 4 bytes per element
+    /// (`2 · quads` of them from each row pointer); the others' rows hold
+    /// float32_4 elements.
+    pub narrow: u32,
 }
 
 /// A compiled strip: `(strip, uniforms, io) -> 0`, writing its outputs to
@@ -377,6 +388,10 @@ pub mod strip_offsets {
     pub const J: usize = offset_of!(Strip, j);
     /// `Strip::v`.
     pub const V: usize = offset_of!(Strip, v);
+    /// `Strip::events`.
+    pub const EVENTS: usize = offset_of!(Strip, events);
+    /// `Strip::narrow`.
+    pub const NARROW: usize = offset_of!(Strip, narrow);
 }
 
 /// Byte offsets of [`Io`] and [`Uniforms`] compiled code relies on.
@@ -405,6 +420,8 @@ pub mod io_offsets {
     pub const CONSTS: usize = offset_of!(Uniforms, consts);
     /// `Uniforms::bools`.
     pub const BOOLS: usize = offset_of!(Uniforms, bools);
+    /// `Uniforms::ints` (three bytes each: count, initial aL, step).
+    pub const INTS: usize = offset_of!(Uniforms, ints);
 }
 
 const _: () = {
@@ -423,6 +440,7 @@ const _: () = {
     assert!(tex_offsets::UNORM_SCALE == 100 && tex_offsets::GATHER == 104);
     assert!(tex_offsets::FLAT == 112 && tex_offsets::SIZE == 120);
     assert!(io_offsets::CONSTS == 0);
+    assert!(size_of::<IntConst>() == 3 && offset_of!(IntConst, step) == 2);
     assert!(offset_of!(Lanes, running) == offsets::ACTIVE + 4);
     assert!(offset_of!(Lanes, killed) == offsets::ACTIVE + 8);
     assert!(offset_of!(Lanes, helper) == offsets::ACTIVE + 12);

@@ -2,7 +2,7 @@
 //! along a row of whole quads, results straight to memory.
 
 use super::JitEngine;
-use crate::runtime::{RunError, StripPlan, TextureUnit};
+use crate::runtime::{RunError, StripLoopPlan, StripPlan, TextureUnit};
 use ctm_jit::compile::Compiled;
 use ctm_jit::ir::Program;
 use ctm_jit::state::{Strip, Uniforms};
@@ -48,6 +48,10 @@ impl JitEngine {
                         batch,
                         inputs: shape.inputs,
                         writes: u32::from(shape.writes),
+                        looped: shape.looped.as_ref().map(|lp| StripLoopPlan {
+                            int_addr: lp.region.int_addr,
+                            lens: lp.lanewise.lens.clone(),
+                        }),
                     });
                 }
                 Ok(_) => {}
@@ -80,6 +84,13 @@ impl JitEngine {
         let Some((Ok((f, shape, _)), _)) = code.strip(program, form) else {
             return Err(no_strip());
         };
+        // A loop's strip records each lane's exit from it.
+        if shape.looped.is_some() && strip.events.is_null() {
+            return Err(RunError::Engine {
+                engine: "jit",
+                message: "a compiled strip of a loop has nowhere to record its lanes' exits".into(),
+            });
+        }
         // The strip reads its inputs through their descriptors, unchecked.
         if !tex.direct().covers(shape.inputs, &program.forms) {
             return Err(RunError::Engine {
@@ -114,7 +125,9 @@ impl JitEngine {
         // bytes (whole batches only, never past `quads`: its loop bound is
         // rounded down) from each non-null row of `strip` for the targets its shape
         // names, which the caller guarantees writable and untouched by
-        // anything else during the call, plus, for a shape with an uncached
+        // anything else during the call, for a shape with a loop the
+        // 4 · `quads` events from `strip.events` (checked non-null above;
+        // `Strip::events`'s contract gives their room), plus, for a shape with an uncached
         // write, one 16-byte entry per pixel into the log set above (room
         // for all of them reserved); `code` keeps the machine code alive.
         let status = unsafe { f(strip, uniforms, &mut *self.io) };

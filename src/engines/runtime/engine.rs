@@ -266,7 +266,7 @@ impl<E: Engine + ?Sized> Engine for &mut E {
 }
 
 /// What an engine's compiled strip of a program does ([`Engine::strip`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StripPlan {
     /// Instructions one pass counts (as the budget counts them).
     pub counted: u64,
@@ -281,6 +281,21 @@ pub struct StripPlan {
     /// Uncached writes per pixel (0 or 1), appended to the texture unit's
     /// log ([`TextureUnit::uncached_log`]), which must offer one.
     pub writes: u32,
+    /// For a program that is one loop ([`ctm_jit::strip::StripLoop`]):
+    /// its loop (`counted` is then what the rest counts). The strip records
+    /// where each lane left it in [`Strip::events`], which must be set.
+    pub looped: Option<StripLoopPlan>,
+}
+
+/// The loop of a strip ([`StripPlan::looped`]): what counting the
+/// instructions the shim would have run needs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StripLoopPlan {
+    /// The integer constant of its LOOP/REP (its count; a strip runs only
+    /// where that is not zero).
+    pub int_addr: u8,
+    /// Instructions each clause of its body counts.
+    pub lens: Vec<u32>,
 }
 
 /// A loop region an engine runs natively: its index in the engine's code,

@@ -25,7 +25,9 @@ mod io;
 mod stop;
 pub mod texture;
 
-pub use engine::{Ctx, Engine, EngineStats, LoopEntry, LoopExit, StripPlan, check_quads};
+pub use engine::{
+    Ctx, Engine, EngineStats, LoopEntry, LoopExit, StripLoopPlan, StripPlan, check_quads,
+};
 pub use error::{RunError, Stack};
 pub use flow::{FlowView, LoopFrame};
 use group::GroupIo;

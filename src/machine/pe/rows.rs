@@ -25,6 +25,9 @@ pub(super) struct RowResult {
 pub(super) struct Worker {
     pub engine: Box<dyn Engine + Send>,
     pub lanes: Box<Lanes>,
+    /// Where a compiled strip of a program that is one loop records each
+    /// lane's exit from it (see `strip.rs`).
+    pub events: Vec<i32>,
 }
 
 /// What the rows of a run share: the program and what it reads, where

@@ -487,7 +487,11 @@ impl Pe {
                     .map_err(|e| Self::fail(offset, e.0))?,
             };
             let lanes = self.spare.lanes.pop().unwrap_or_else(Lanes::new_boxed);
-            workers.push(Worker { engine, lanes });
+            workers.push(Worker {
+                engine,
+                lanes,
+                events: Vec::new(),
+            });
         }
         for w in &mut workers {
             w.engine

@@ -17,9 +17,9 @@ use super::deliver::Targets;
 use super::rows::{RowResult, RowRun, Worker};
 use crate::mc::{Format, RunView};
 use crate::runtime::TextureUnit;
-use crate::runtime::{Domain, RunError};
+use crate::runtime::{Domain, RunError, StripLoopPlan};
 use ctm_jit::host::DazGuard;
-use ctm_jit::state::{GROUP_QUADS, Strip};
+use ctm_jit::state::{GROUP_QUADS, LANE_STAYED, Strip};
 
 /// Whether a run that delivers directly may send rows through compiled
 /// strips: every output channel enabled, the CO passing every pixel (no
@@ -32,6 +32,13 @@ pub(super) fn strips_allowed(
     limited: bool,
 ) -> bool {
     t.co_passes_all() && t.out_mask & 0xF == 0xF && !skipping && !checked && !limited
+}
+
+/// How a strip's run counts the instructions the shim would have
+/// executed: `counted` per pass (of all but a loop), and the loop's.
+struct Counts<'p> {
+    counted: u64,
+    looped: Option<&'p StripLoopPlan>,
 }
 
 impl RowRun<'_> {
@@ -60,20 +67,41 @@ impl RowRun<'_> {
         if quads == 0 {
             return None;
         }
+        // A loop's strip counts per group as the shim groups the row: only
+        // where it runs the whole row, and where the loop has iterations.
+        let whole_row = d.i0.is_multiple_of(2) && !d.i1.is_multiple_of(2) && quads == qb - qa;
+        let events = match &plan.looped {
+            None => std::ptr::null_mut(),
+            Some(lp) => {
+                let count = self.uniforms.ints[usize::from(lp.int_addr) % self.uniforms.ints.len()];
+                // No group may run past the budget (the shim reports that).
+                let most = ctm_jit::lanewise::left_at(&lp.lens, count.count.into(), LANE_STAYED).2;
+                if !whole_row || count.count == 0 || plan.counted + most > self.options.budget {
+                    return None;
+                }
+                w.events.clear();
+                w.events.resize(4 * quads as usize, -1);
+                w.events.as_mut_ptr()
+            }
+        };
         let mut strip = Strip {
             rows: [[std::ptr::null_mut(); 2]; 4],
             quads,
             i0: 2 * qa,
             j,
             v: self.v,
+            events,
+            narrow: 0,
         };
         for (t, rows) in strip.rows.iter_mut().enumerate() {
             if plan.targets & (1 << t) == 0 {
                 continue;
             }
             let s = self.targets.outputs[t].as_ref()?;
-            if s.fmt.format != Format::Float32_4 {
-                return None;
+            match s.fmt.format {
+                Format::Float32_4 => {}
+                Format::Float32_1 => strip.narrow |= 1 << t,
+                _ => return None,
             }
             for (p, at) in rows.iter_mut().enumerate() {
                 let n = 2 * quads as usize;
@@ -86,13 +114,17 @@ impl RowRun<'_> {
                 *at = span.as_mut_ptr();
             }
         }
-        Some(self.run_strip(w, row, &strip, (plan.counted, plan.inputs, plan.writes)))
+        let counts = Counts {
+            counted: plan.counted,
+            looped: plan.looped.as_ref(),
+        };
+        Some(self.run_strip(w, row, &strip, counts, (plan.inputs, plan.writes)))
     }
 
     /// Runs quad row `row`: the quads before `strip` through the shim,
     /// `strip` (the row's whole quads inside the domain), the quads after
     /// it through the shim — in that order, the order of the row's
-    /// uncached writes; `counted`: what one pass of the program counts;
+    /// uncached writes; `counts`: how to count what the program executed;
     /// `inputs`: the inputs the strip reads (a row whose view has no
     /// descriptor for one goes through the shim whole); `writes`: its
     /// uncached writes per pixel (a row whose view keeps no log of them
@@ -102,7 +134,8 @@ impl RowRun<'_> {
         w: &mut Worker,
         row: u32,
         strip: &Strip,
-        (counted, inputs, writes): (u64, u16, u32),
+        counts: Counts<'_>,
+        (inputs, writes): (u16, u32),
     ) -> Result<RowResult, RunError> {
         let d = self.domain;
         if let Some(why) = self.stop.stopped() {
@@ -138,11 +171,28 @@ impl RowRun<'_> {
             result.writes.append(&mut view.writes);
         }
         result.stats.pixels += pixels;
-        result.stats.pixel_instructions += pixels * counted;
         self.row_end(w, row, (end, d.i1 + 1), &mut result)?;
         // The shim's groups: the row's quads, GROUP_QUADS at a time.
         let quads = u64::from(d.i1 / 2 - d.i0 / 2 + 1);
-        result.stats.group_instructions = quads.div_ceil(GROUP_QUADS as u64) * counted;
+        match counts.looped {
+            None => {
+                result.stats.pixel_instructions += pixels * counts.counted;
+                result.stats.group_instructions =
+                    quads.div_ceil(GROUP_QUADS as u64) * counts.counted;
+            }
+            Some(lp) => {
+                // The strip is the whole row (see `strip_row`): each group's
+                // lanes ran its loop as long as the last of them stayed.
+                let k = self.uniforms.ints[usize::from(lp.int_addr) % self.uniforms.ints.len()];
+                for group in w.events.chunks(4 * GROUP_QUADS) {
+                    let last = group.iter().copied().max().unwrap_or(0);
+                    let (_, _, looped) = ctm_jit::lanewise::left_at(&lp.lens, k.count.into(), last);
+                    let n = counts.counted + looped;
+                    result.stats.group_instructions += n;
+                    result.stats.pixel_instructions += n * group.len() as u64;
+                }
+            }
+        }
         Ok(result)
     }
 

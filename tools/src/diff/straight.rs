@@ -1,6 +1,7 @@
 //! Straight random programs (`Case::straight`, `Case::straight_uncached`):
 //! what a compiled strip runs — no flow control, predicates or relative
-//! operands, every render target written whole, or one uncached write.
+//! operands, every render target written whole, or one uncached write —
+//! and programs that are one loop around such code (`Case::looped`).
 
 use super::{Case, Rng};
 use ctm::runtime::Domain;
@@ -80,6 +81,80 @@ impl Case {
         ));
         case.asm = lines.join("\n") + "\n";
         case.uncached = true;
+        case
+    }
+}
+
+impl Case {
+    /// A program that is one loop, what a compiled strip runs too:
+    /// [`Case::straight`]'s instructions (lookups included) before a LOOP
+    /// or REP on `i0`, inside its body around one or two breaks on the ALU
+    /// result of a random register (every test and both senses), and after
+    /// it before the outputs. `i0` (in the case's uniforms) counts 1 to 12
+    /// iterations from a random aL with a random step; the domain is up
+    /// to 21 × 12, most often a multiple of 4 wide.
+    pub fn looped(seed: u64) -> Case {
+        let mut case = Case::straight(seed);
+        let mut rng = Rng::new(seed ^ 0x004c_4f4f_5000);
+        let lines: Vec<String> = case.asm.lines().map(str::to_string).collect();
+        let outs = lines
+            .iter()
+            .position(|l| l.starts_with("out "))
+            .unwrap_or(lines.len());
+        let (body, outs) = lines.split_at(outs);
+        // The seeding instructions and the random ones, split in three.
+        let (a, b) = (2 + rng.below(3) as usize, 2 + rng.below(4) as usize);
+        let (before, rest) = body.split_at(a.min(body.len()));
+        let (inside, after) = rest.split_at(b.min(rest.len()));
+        let is_loop = rng.percent(50);
+        let (op, brk, end) = if is_loop {
+            ("LOOP", "BREAKLOOP", "ENDLOOP")
+        } else {
+            ("REP", "BREAKREP", "ENDREP")
+        };
+        let mut out: Vec<String> = before.to_vec();
+        out.push(format!("{op} i0 -> done"));
+        out.push("body:".into());
+        let breaks = 1 + rng.below(2) as usize;
+        let at: Vec<usize> = (0..breaks)
+            .map(|_| rng.below(inside.len() as u32 + 1) as usize)
+            .collect();
+        for (k, line) in inside
+            .iter()
+            .enumerate()
+            .chain([(inside.len(), &String::new())])
+        {
+            for _ in at.iter().filter(|&&p| p == k) {
+                let test = rng.pick(&["r<0", "r>=0", "r==0", "r!=0", "a<0", "a>=0"]);
+                let (r, c) = (rng.below(6), rng.below(8));
+                out.push(format!(
+                    "alu _ = mad(s0, s1.111, -s2) | _ = mad(s0, s1.1, -s2) src0=r{r} src1=r0 src2=c{c} res={test}"
+                ));
+                let sense = rng.pick(&["!= 0", "== 0"]);
+                out.push(format!("{brk} alu_result {sense} -> done"));
+            }
+            if !line.is_empty() {
+                out.push(line.clone());
+            }
+        }
+        out.push(format!("{end} i0 -> body"));
+        out.push("done:".into());
+        out.extend(after.iter().cloned());
+        out.extend(outs.iter().cloned());
+        case.asm = out.join("\n") + "\n";
+        // Mostly whole rows of batches of two quads, which a loop's strip
+        // needs.
+        let width = if rng.percent(80) {
+            4 * (1 + rng.below(5))
+        } else {
+            1 + rng.below(21)
+        };
+        case.domain = Domain::new(width, 1 + rng.below(12));
+        case.uniforms.ints[0] = ctm_jit::state::IntConst {
+            count: 1 + rng.below(12) as u8,
+            init: rng.below(8) as u8,
+            step: rng.pick(&[1i8, -1, 2, 0]),
+        };
         case
     }
 }
