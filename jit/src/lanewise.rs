@@ -58,6 +58,15 @@ pub struct Carried {
     pub live_out: bool,
 }
 
+impl Carried {
+    /// The position of the first clause that writes it, where code after
+    /// the loop sees what the loop leaves in it: a lane that leaves
+    /// carries it out (captures it, has it written back or settled).
+    pub fn carried_out(&self) -> Option<u16> {
+        self.first_write.filter(|_| self.live_out)
+    }
+}
+
 /// What the lane-wise form of a region needs.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Lanewise {
@@ -389,8 +398,8 @@ pub fn settle(lw: &Lanewise, state: &mut LoopState, lanes: &mut Lanes, alive: Ma
     // Raw registers: canonical in the lanes that wrote them in the loop
     // (event at or past the first clause writing them); a lane that left
     // before that keeps the bits it had.
-    for reg in lw.regs.iter().filter(|r| r.raw && r.live_out) {
-        let Some(first) = reg.first_write else {
+    for reg in lw.regs.iter().filter(|r| r.raw) {
+        let Some(first) = reg.carried_out() else {
             continue;
         };
         let wrote = alive & at_least(events, i32::from(first));

@@ -136,7 +136,7 @@ fn define(l: &mut Lowering<'_, '_>, vars: &[Variable; GROUP_QUADS], q: &[Value; 
 /// lanes' memory, in the lanes of quad `k` set in `masks[k]`.
 fn store_written(l: &mut Lowering<'_, '_>, lw: &Lanewise, v: &Vars, masks: &[Value]) {
     for (p, reg) in lw.regs.iter().enumerate() {
-        if reg.first_write.is_none() || !reg.live_out {
+        if reg.carried_out().is_none() {
             continue;
         }
         let index = Index {
@@ -443,7 +443,7 @@ impl Region<'_> {
             None => store_written(l, self.lw, v, &want),
             Some(saved) => {
                 for (p, reg) in self.lw.regs.iter().enumerate() {
-                    if reg.first_write.is_none() || !reg.live_out {
+                    if reg.carried_out().is_none() {
                         continue;
                     }
                     for (k, &m) in want.iter().enumerate() {

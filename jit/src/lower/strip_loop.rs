@@ -102,12 +102,12 @@ impl Lowering<'_, '_> {
         for (p, reg) in r.lw.regs.iter().enumerate() {
             let (q, lazy) = super::lazy::RegFile::read(file, self, reg.index, reg.chan);
             // Fresh values are exact or lazily canonical (`Fresh::write_back`).
+            let kept = reg.raw && reg.carried_out().is_some();
             let exact = match lazy {
-                Lazy::Canon => self.each(|l, k| l.omod(q[k], 0)),
+                Lazy::Canon if kept || !reg.raw => self.each(|l, k| l.omod(q[k], 0)),
                 _ => q,
             };
             let q = if reg.raw { q } else { exact };
-            let kept = reg.raw && reg.live_out && reg.first_write.is_some();
             old.push(kept.then_some(exact));
             for k in 0..w {
                 self.b.def_var(v.cur[p][k], q[k]);
@@ -152,7 +152,7 @@ impl Lowering<'_, '_> {
             .expect("a strip's loop captures in variables");
         let event: Vec<Value> = (0..w).map(|k| self.b.use_var(v.event[k])).collect();
         for (p, reg) in r.lw.regs.iter().enumerate() {
-            let Some(first) = reg.first_write.filter(|_| reg.live_out) else {
+            let Some(first) = reg.carried_out() else {
                 continue;
             };
             let mut q = self.each(|l, k| {

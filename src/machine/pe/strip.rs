@@ -35,10 +35,11 @@ pub(super) fn strips_allowed(
 }
 
 /// How a strip's run counts the instructions the shim would have
-/// executed: `counted` per pass (of all but a loop), and the loop's.
+/// executed: `counted` per pass (of all but a loop), and the loop's with
+/// its count.
 struct Counts<'p> {
     counted: u64,
-    looped: Option<&'p StripLoopPlan>,
+    looped: Option<(&'p StripLoopPlan, u32)>,
 }
 
 impl RowRun<'_> {
@@ -70,18 +71,19 @@ impl RowRun<'_> {
         // A loop's strip counts per group as the shim groups the row: only
         // where it runs the whole row, and where the loop has iterations.
         let whole_row = d.i0.is_multiple_of(2) && !d.i1.is_multiple_of(2) && quads == qb - qa;
-        let events = match &plan.looped {
-            None => std::ptr::null_mut(),
+        let (events, looped) = match &plan.looped {
+            None => (std::ptr::null_mut(), None),
             Some(lp) => {
-                let count = self.uniforms.ints[usize::from(lp.int_addr) % self.uniforms.ints.len()];
+                let ints = &self.uniforms.ints;
+                let count = u32::from(ints[usize::from(lp.int_addr) % ints.len()].count);
                 // No group may run past the budget (the shim reports that).
-                let most = ctm_jit::lanewise::left_at(&lp.lens, count.count.into(), LANE_STAYED).2;
-                if !whole_row || count.count == 0 || plan.counted + most > self.options.budget {
+                let most = ctm_jit::lanewise::left_at(&lp.lens, count, LANE_STAYED).2;
+                if !whole_row || count == 0 || plan.counted + most > self.options.budget {
                     return None;
                 }
                 w.events.clear();
                 w.events.resize(4 * quads as usize, -1);
-                w.events.as_mut_ptr()
+                (w.events.as_mut_ptr(), Some((lp, count)))
             }
         };
         let mut strip = Strip {
@@ -116,7 +118,7 @@ impl RowRun<'_> {
         }
         let counts = Counts {
             counted: plan.counted,
-            looped: plan.looped.as_ref(),
+            looped,
         };
         Some(self.run_strip(w, row, &strip, counts, (plan.inputs, plan.writes)))
     }
@@ -180,13 +182,12 @@ impl RowRun<'_> {
                 result.stats.group_instructions =
                     quads.div_ceil(GROUP_QUADS as u64) * counts.counted;
             }
-            Some(lp) => {
+            Some((lp, count)) => {
                 // The strip is the whole row (see `strip_row`): each group's
                 // lanes ran its loop as long as the last of them stayed.
-                let k = self.uniforms.ints[usize::from(lp.int_addr) % self.uniforms.ints.len()];
                 for group in w.events.chunks(4 * GROUP_QUADS) {
                     let last = group.iter().copied().max().unwrap_or(0);
-                    let (_, _, looped) = ctm_jit::lanewise::left_at(&lp.lens, k.count.into(), last);
+                    let (_, _, looped) = ctm_jit::lanewise::left_at(&lp.lens, count, last);
                     let n = counts.counted + looped;
                     result.stats.group_instructions += n;
                     result.stats.pixel_instructions += n * group.len() as u64;
