@@ -31,6 +31,7 @@
 use crate::ir::{Counter, Fc, FcOp, FetchKind, Op, Program, StackOp, TARGETS, Term};
 use crate::lanewise::Lanewise;
 use crate::regions::LoopRegion;
+use std::sync::Arc;
 
 /// What a strip of a program is: its clauses in order and what they write.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -63,8 +64,8 @@ pub struct StripLoop {
     pub before: usize,
     /// The loop's body.
     pub region: LoopRegion,
-    /// Its lane-wise form.
-    pub lanewise: Lanewise,
+    /// Its lane-wise form (shared with the plans a run makes per row).
+    pub lanewise: Arc<Lanewise>,
 }
 
 /// The strip shape of `program`, if it has one (see the module docs).
@@ -145,7 +146,10 @@ pub fn strip_shape(program: &Program) -> Option<StripShape> {
 }
 
 /// The loop a LOOP/REP `fc` at `pc` starts, if a strip can run it (see
-/// the module docs), and the pc after its end. (`before` is left 0.)
+/// the module docs), and the pc after its end. (`before` is left 0.) The
+/// PE's rule for outputs a re-run need not restore
+/// (`ctm::kernel`'s `covers`) asks the same of the instruction words,
+/// less the lanes' independence: a change to one is a change to both.
 fn strip_loop(program: &Program, pc: u16, fc: &Fc) -> Option<(StripLoop, u16)> {
     let plain = |f: &Fc| {
         !f.b_else && f.stack == StackOp::None && f.stay != Counter::Incr && f.jump != Counter::Incr
@@ -162,7 +166,7 @@ fn strip_loop(program: &Program, pc: u16, fc: &Fc) -> Option<(StripLoop, u16)> {
     let region = crate::regions::loop_regions(program)
         .into_iter()
         .find(|r| r.start == pc + 1 && r.is_loop == is_loop && r.int_addr == fc.int_addr)?;
-    let lanewise = crate::lanewise::lanewise(program, &region)?;
+    let lanewise = Arc::new(crate::lanewise::lanewise(program, &region)?);
     let (&last, body) = region.clauses.split_last()?;
     let Term::Fc { pc: end, fc: back } = &program.clauses[last as usize].term else {
         return None;

@@ -152,7 +152,10 @@ pub(super) fn covers(exe: &Executable, job: &Job, n: u8) -> bool {
 /// (which switches lanes off). Every lane
 /// that breaks is held until the loop's frame is popped — at its end, or
 /// by the break that holds the last lane — and is active again then. Any
-/// other program: `None`.
+/// other program: `None`. (`ctm_jit::strip` asks the same of the IR for a
+/// loop's strip, and more: independent lanes, a LOOP that never jumps. The
+/// two read different forms of the program; a change to one rule is a
+/// change to both.)
 fn all_active_from(insts: &[Inst]) -> Option<usize> {
     let fcs: Vec<(usize, &Fc)> = insts
         .iter()

@@ -50,7 +50,7 @@ impl JitEngine {
                         writes: u32::from(shape.writes),
                         looped: shape.looped.as_ref().map(|lp| StripLoopPlan {
                             int_addr: lp.region.int_addr,
-                            lens: lp.lanewise.lens.clone(),
+                            lanewise: lp.lanewise.clone(),
                         }),
                     });
                 }

@@ -294,8 +294,9 @@ pub struct StripLoopPlan {
     /// The integer constant of its LOOP/REP (its count; a strip runs only
     /// where that is not zero).
     pub int_addr: u8,
-    /// Instructions each clause of its body counts.
-    pub lens: Vec<u32>,
+    /// Its lane-wise form: what each clause of its body counts
+    /// ([`ctm_jit::lanewise::Lanewise::lens`]).
+    pub lanewise: std::sync::Arc<ctm_jit::lanewise::Lanewise>,
 }
 
 /// A loop region an engine runs natively: its index in the engine's code,

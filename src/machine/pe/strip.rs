@@ -77,7 +77,7 @@ impl RowRun<'_> {
                 let ints = &self.uniforms.ints;
                 let count = u32::from(ints[usize::from(lp.int_addr) % ints.len()].count);
                 // No group may run past the budget (the shim reports that).
-                let most = ctm_jit::lanewise::left_at(&lp.lens, count, LANE_STAYED).2;
+                let most = ctm_jit::lanewise::left_at(&lp.lanewise.lens, count, LANE_STAYED).2;
                 if !whole_row || count == 0 || plan.counted + most > self.options.budget {
                     return None;
                 }
@@ -187,7 +187,7 @@ impl RowRun<'_> {
                 // lanes ran its loop as long as the last of them stayed.
                 for group in w.events.chunks(4 * GROUP_QUADS) {
                     let last = group.iter().copied().max().unwrap_or(0);
-                    let (_, _, looped) = ctm_jit::lanewise::left_at(&lp.lens, count, last);
+                    let (_, _, looped) = ctm_jit::lanewise::left_at(&lp.lanewise.lens, count, last);
                     let n = counts.counted + looped;
                     result.stats.group_instructions += n;
                     result.stats.pixel_instructions += n * group.len() as u64;
