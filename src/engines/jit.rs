@@ -26,7 +26,7 @@ use host::{Host, host_fetch, host_umrt};
 
 use crate::interp::Interpreter;
 use crate::runtime::{Ctx, Engine, EngineStats, LoopEntry, LoopExit, RunError};
-use ctm_jit::compile::{ClauseCode, CodeCache, Compiled, JitOptions};
+use ctm_jit::compile::{ClauseCode, CodeCache, Compiled, JitOptions, OwnBody};
 use ctm_jit::host::DazGuard;
 use ctm_jit::ir::{Clause, FetchKind, Op, Program};
 use ctm_jit::state::{
@@ -295,10 +295,7 @@ fn lazy_body<F>(
     clause: u32,
     what: &str,
 ) -> Option<F> {
-    if let Some(t) = took {
-        stats.general_compiled += 1;
-        stats.compile_time += t;
-    }
+    count_compile(stats, took);
     match code {
         Ok(f) => Some(f),
         Err(why) => {
@@ -309,6 +306,15 @@ fn lazy_body<F>(
             stats.fallback_runs += 1;
             None
         }
+    }
+}
+
+/// Counts a body compiled on first use (`took`: the time, if this call
+/// compiled it).
+fn count_compile(stats: &mut EngineStats, took: Option<std::time::Duration>) {
+    if let Some(t) = took {
+        stats.general_compiled += 1;
+        stats.compile_time += t;
     }
 }
 
@@ -363,7 +369,10 @@ impl Engine for JitEngine {
             // this run, or one the code was not compiled for (another
             // format, the gather, strict caches): the body that asks the
             // runtime for every lookup.
-            ClauseCode::Native(_) | ClauseCode::Full(_) | ClauseCode::Deferred
+            ClauseCode::Native(_)
+            | ClauseCode::Full(_)
+            | ClauseCode::Deferred
+            | ClauseCode::Later
                 if direct != 0 && !ctx.tex.direct().covers(direct, &program.forms) =>
             {
                 // A one-channel 2×2 gather: the body that reads it too.
@@ -377,6 +386,15 @@ impl Engine for JitEngine {
             ClauseCode::Full(full) if full.fits(lanes) => ((Ok(full.code), None), "eager"),
             ClauseCode::Full(_) => (code.general(clause, program), "general"),
             ClauseCode::Deferred => (code.general(clause, program), "lock-step"),
+            // A program that runs in strips compiles its clauses' own
+            // bodies for the rows strips do not run.
+            ClauseCode::Later => match code.own(clause, program) {
+                (Ok(OwnBody::Full(full)), took) if !full.fits(lanes) => {
+                    count_compile(&mut self.stats, took);
+                    (code.general(clause, program), "general")
+                }
+                (own, took) => ((own.map(OwnBody::code), took), "own"),
+            },
             ClauseCode::Fallback(_) => {
                 self.stats.fallback_runs += 1;
                 let _default = DazGuard::new(false);
@@ -492,7 +510,7 @@ impl Engine for JitEngine {
         // of an iteration with its lanes as the lock-step run would have
         // them, and the rest of the loop fits in the budget.
         let alive = lanes.active & lanes.running;
-        let lanewise = code.lanewise(entry.index).filter(|(lw, _)| {
+        let lanewise = code.lanewise(entry.index).filter(|lw| {
             state.continued == 0
                 && state.count > 0
                 && alive != 0
@@ -502,8 +520,25 @@ impl Engine for JitEngine {
                     .checked_add(u64::from(state.count) * lw.body_len())
                     .is_some_and(|end| end <= state.budget)
         });
+        // Its code: compiled with the program, or on first use where the
+        // program runs in strips (one that cannot be runs in lock step).
+        let lanewise = lanewise.and_then(|_| {
+            let (body, took) = code.lanewise_fn(entry.index, program);
+            count_compile(&mut self.stats, took);
+            body.map_err(|why| {
+                // As a region that failed with the program says it.
+                let line = format!(
+                    "loop region at instruction {} (lane-wise body): {why}",
+                    region.start
+                );
+                if !self.stats.fallback_reasons.contains(&line) {
+                    self.stats.fallback_reasons.push(line);
+                }
+            })
+            .ok()
+        });
         let (f, lanewise) = match lanewise {
-            Some((_, f)) => (f, true),
+            Some(f) => (f, true),
             None => {
                 // A lane-wise region's driver is compiled on first use;
                 // one that cannot be is left to the shim.
@@ -539,7 +574,7 @@ impl Engine for JitEngine {
             unreachable!("prepared above")
         };
         let exit = match (lanewise, code.lanewise(entry.index), exit) {
-            (true, Some((lw, _)), 0) => ctm_jit::lanewise::settle(lw, state, lanes, alive),
+            (true, Some(lw), 0) => ctm_jit::lanewise::settle(lw, state, lanes, alive),
             _ => exit,
         };
         self.did(state.executed.saturating_sub(executed) * u64::from(lanes.quads));

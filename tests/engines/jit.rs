@@ -175,18 +175,23 @@ fn a_lowering_that_panics_leaves_its_clause_to_the_interpreter_and_says_where() 
     .unwrap();
     let job = Job::new(8, 4).output(0, Format::Float32_4);
     let e = agree_with_interp(&k, &job);
-    assert_eq!(e.fallback_clauses, 1, "{e:?}");
-    assert!(e.fallback_runs > 0, "{e:?}");
+    // The program runs in strips: its strip fails to compile the same way,
+    // and its clause's own body, compiled for the rows then, too.
+    assert!(e.fallback_runs > 0 && e.strip_runs == 0, "{e:?}");
     // The harness's engine check refuses a JIT that fell back, though the
     // results agree.
     let refused = ctm_tools::check::run_both(&k, &job).unwrap_err();
     assert!(refused.contains("fell back"), "{refused}");
     let why = &e.fallback_reasons;
     assert!(
-        why.iter().any(
-            |r| r.starts_with("clause 0: the lowering panicked at instruction 1")
-                && r.contains("injected fault")
-        ),
+        why.iter().any(|r| r
+            .starts_with("clause 0 (own body): the lowering panicked at instruction 1")
+            && r.contains("injected fault")),
+        "{why:?}"
+    );
+    assert!(
+        why.iter()
+            .any(|r| r.starts_with("strip: the lowering panicked at instruction 1")),
         "{why:?}"
     );
 }
@@ -371,4 +376,82 @@ fn uncached_writes_compiled_for_another_output_format_go_through_the_runtime() {
             );
         }
     }
+}
+
+#[test]
+fn a_program_that_runs_in_strips_compiles_the_rest_only_for_rows_strips_do_not_run() {
+    use ctm_jit::compile::{ClauseCode, OwnBody};
+    if !jit_available() {
+        return;
+    }
+    // A straight program and a one-loop one, with constants no other test
+    // uses; each has a strip.
+    let straight = Kernel::assemble(
+        "alu r1.rgb = mad(s0, s1, s2) | r1.a = mad(s0, s1, s2) src0=r0 src1=0.625 src2=c5
+    out rtA.rgb = max.off(s0, s0) | rtA.a = max.off(s0, s0) src0=r1 last",
+    )
+    .unwrap();
+    let looped = Kernel::assemble(
+        "    alu r1.rgb = max.off(s0, s0) | r1.a = max.off(s0, s0) src0=r0
+    LOOP i0 -> done
+body:
+    alu r1.rgb = mad(s0, s1.111, s2) | r1.a = mad(s0, s1.1, s2) src0=r1 src1=0.375 src2=1.0
+    alu p.r>=0 = mad(sp, s0.111, -s0.111) | _ = mad(sp, s0.1, -s0.1) src0=c5 src1=r1 srcp=sub res=r>=0
+    BREAKLOOP alu_result != 0 -> done
+    ENDLOOP i0 -> body
+done:
+    out rtA.rgb = max.off(s0, s0) | rtA.a = max.off(s0, s0) src0=r1 last",
+    )
+    .unwrap();
+    let cache = ctm::CodeCache::new(4);
+    let job = |w: u32| {
+        let mut job = Job::new(w, 8)
+            .constant(5, [40.0, 3.0, -2.0, 60.0])
+            .int(0, 9, 0, 1)
+            .output(0, Format::Float32_4)
+            .code_cache(&cache);
+        job.settings_mut().threads = 1;
+        job
+    };
+    for k in [&straight, &looped] {
+        // Compiled with the program: nothing but what the shim may need
+        // later, each part on first use.
+        let program = ctm_tools::bench::program_for(k, &job(16));
+        let code = compile(&program, JitOptions::default()).unwrap();
+        let own = (0..code.len() as u32)
+            .filter(|&i| matches!(code.clause(i), ClauseCode::Later))
+            .collect::<Vec<_>>();
+        assert!(!own.is_empty(), "{code:?}");
+        for &i in &own {
+            let (body, took) = code.own(i, &program);
+            assert!(took.is_some() && body.is_ok(), "clause {i}: {body:?}");
+            let (again, took) = code.own(i, &program);
+            assert!(took.is_none() && matches!(again, Ok(OwnBody::Native(_) | OwnBody::Full(_))));
+        }
+        for r in 0..code.loop_count() {
+            assert!(code.lanewise(r).is_some());
+            let (f, took) = code.lanewise_fn(r, &program);
+            assert!(f.is_ok() && took.is_some(), "{f:?}");
+            assert!(code.lanewise_fn(r, &program).1.is_none());
+        }
+        // Whole rows run in the strip: nothing else is compiled.
+        let whole = agree_with_interp(k, &job(16));
+        assert!(whole.strip_runs > 0, "{whole:?}");
+        assert_eq!(
+            (whole.general_compiled, whole.native_runs),
+            (0, 0),
+            "{whole:?}"
+        );
+        assert_eq!(whole.lanewise_runs, 0, "{whole:?}");
+        // Odd rows end in the shim (a loop's rows run there whole): what
+        // it runs is compiled then, once.
+        let odd = agree_with_interp(k, &job(15));
+        assert!(odd.general_compiled >= 1 && odd.native_runs > 0, "{odd:?}");
+        assert!(odd.fallback_reasons.is_empty(), "{odd:?}");
+        let again = agree_with_interp(k, &job(15));
+        assert_eq!(again.general_compiled, 0, "{again:?}");
+    }
+    // The loop's rows in the shim ran lane-wise, compiled on first use.
+    let odd = agree_with_interp(&looped, &job(13));
+    assert!(odd.lanewise_runs > 0, "{odd:?}");
 }

@@ -26,22 +26,29 @@ pub(super) struct CompiledLoop {
     /// Runs it in lock step ([`crate::lower`]'s driver): compiled with the
     /// program, or on first use where the region has a lane-wise body.
     pub(super) driver: OnceLock<Result<LoopFn, String>>,
-    /// Runs it lane-wise ([`crate::lanewise`]), where it can.
-    pub(super) lanewise: Option<(Lanewise, LoopFn)>,
+    /// Runs it lane-wise ([`crate::lanewise`]), where it can: compiled with
+    /// the program, or on first use for a program that runs in strips.
+    pub(super) lanewise: Option<(Lanewise, OnceLock<Result<LoopFn, String>>)>,
 }
 
-/// A region's functions, defined but not yet finalised (no driver: one
-/// compiled on first use).
-pub(super) type Defined = (LoopRegion, Option<FuncId>, Option<(Lanewise, FuncId)>);
+/// A region's functions, defined but not yet finalised (none: compiled on
+/// first use).
+pub(super) type Defined = (
+    LoopRegion,
+    Option<FuncId>,
+    Option<(Lanewise, Option<FuncId>)>,
+);
 
 /// Defines the functions of `program`'s loop regions in `module`, where
 /// `ids` are its clauses' functions (or why they failed) and `deferred`
 /// says which clauses are compiled on first use (those of regions with a
-/// lane-wise body, whose drivers are too); also returns why each region
-/// (or lane-wise body) that could not be compiled was not.
+/// lane-wise body, whose drivers are too; all of them where `later`, the
+/// program running in strips, and then the lane-wise bodies too); also
+/// returns why each region (or lane-wise body) that could not be compiled
+/// was not.
 pub(super) fn compile_loops(
     program: &Program,
-    (ids, deferred): (&[Result<FuncId, String>], &[bool]),
+    (ids, deferred, later): (&[Result<FuncId, String>], &[bool], bool),
     opts: JitOptions,
     (module, ctx, fctx): (&mut JITModule, &mut Context, &mut FunctionBuilderContext),
     code_bytes: &mut usize,
@@ -55,8 +62,8 @@ pub(super) fn compile_loops(
         let n = loop_ids.len() as u32;
         // A region with a clause left to first use has its driver compiled
         // then too (with every clause body it calls).
-        let later = region.clauses.iter().any(|&ci| deferred[ci as usize]);
-        let driver = if later {
+        let on_first_use = region.clauses.iter().any(|&ci| deferred[ci as usize]);
+        let driver = if on_first_use {
             None
         } else {
             let fns: Result<Vec<FuncId>, u32> = region
@@ -83,11 +90,14 @@ pub(super) fn compile_loops(
             }
         };
         let lanewise = lanewise(program, &region).and_then(|lw| {
+            if later {
+                return Some((lw, None));
+            }
             let parts = (program, &region, &lw);
             let func = lanewise_function(module, fctx, 2 * n + 1, parts, opts);
             let name = format!("lanewise{}", region.start);
             match func.and_then(|f| define_loop(module, ctx, &name, f, code_bytes)) {
-                Ok(id) => Some((lw, id)),
+                Ok(id) => Some((lw, Some(id))),
                 Err(why) => {
                     failed.push(format!("{what} (lane-wise body): {why}"));
                     None
@@ -115,7 +125,10 @@ pub(super) fn finished(module: &JITModule, defined: Vec<Defined>) -> Vec<Compile
                 Some(id) => OnceLock::from(Ok(loop_fn(id))),
                 None => OnceLock::new(),
             },
-            lanewise: lanewise.map(|(lw, id)| (lw, loop_fn(id))),
+            lanewise: lanewise.map(|(lw, id)| match id {
+                Some(id) => (lw, OnceLock::from(Ok(loop_fn(id)))),
+                None => (lw, OnceLock::new()),
+            }),
         })
         .collect()
 }
@@ -170,6 +183,31 @@ pub(super) fn compile_driver(
     let func = driver_function(&mut module, fctx, 0, (program, region, &fns))?;
     let mut bytes = 0;
     let id = define_loop(&mut module, ctx, "loop", func, &mut bytes)?;
+    module.finalize_definitions().map_err(|e| e.to_string())?;
+    let p = module.get_finalized_function(id);
+    // SAFETY: built with `clause_signature` plus a pointer: the `LoopFn`
+    // ABI on this host.
+    let f = unsafe { std::mem::transmute::<*const u8, LoopFn>(p) };
+    Ok((module, f))
+}
+
+/// The lane-wise body of `region` of `program` (analysed as `lw`) in a
+/// module of its own: for a program that runs in strips, whose regions'
+/// bodies serve only rows a strip does not run. The error says why it
+/// cannot be compiled (the region then runs in lock step).
+pub(super) fn compile_lanewise(
+    program: &Program,
+    region: &LoopRegion,
+    lw: &Lanewise,
+    (opts, isa): (JitOptions, OwnedTargetIsa),
+) -> Result<(JITModule, LoopFn), String> {
+    program.verify().map_err(|e| format!("invalid IR: {e}"))?;
+    let mut module = JITModule::new(JITBuilder::with_isa(isa, default_libcall_names()));
+    let mut scratch = Scratch::take();
+    let (ctx, fctx) = scratch.parts();
+    let func = lanewise_function(&mut module, fctx, 0, (program, region, lw), opts)?;
+    let mut bytes = 0;
+    let id = define_loop(&mut module, ctx, "lanewise", func, &mut bytes)?;
     module.finalize_definitions().map_err(|e| e.to_string())?;
     let p = module.get_finalized_function(id);
     // SAFETY: built with `clause_signature` plus a pointer: the `LoopFn`

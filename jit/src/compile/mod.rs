@@ -16,11 +16,10 @@
 
 use crate::host::MissingFeatures;
 use crate::ir::Program;
-use crate::lanewise::Lanewise;
 use crate::lower::{Body, Lookups, batch_quads, direct_inputs, writes_inactive};
 use crate::regions::{LoopRegion, loop_regions};
-use crate::state::{ClauseFn, Lanes, LoopFn};
-use build::{build_function, clause_fn, compile_one, define, shape_of};
+use crate::state::{ClauseFn, Lanes};
+use build::{build_function, clause_fn, define, shape_of};
 use cranelift_codegen::isa::OwnedTargetIsa;
 use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::default_libcall_names;
@@ -59,6 +58,10 @@ pub enum ClauseCode {
     /// Compiled on first use ([`Compiled::general`]): a clause of a loop
     /// region that runs lane-wise, needed only where that body cannot run.
     Deferred,
+    /// Compiled on first use with its own body ([`Compiled::own`]): a
+    /// clause of a program that runs in compiled strips, needed only for
+    /// rows a strip does not run.
+    Later,
     /// Not compiled; the runtime interprets it. The reason says why.
     Fallback(String),
 }
@@ -79,7 +82,7 @@ impl FullBatches {
     /// clause would not skip has all its lanes running and active.
     ///
     /// ```
-    /// use ctm_jit::compile::{ClauseCode, JitOptions, compile};
+    /// use ctm_jit::compile::{ClauseCode, JitOptions, OwnBody, compile};
     /// use ctm_jit::ir::{Clause, Gate, Index, Node, Op, Program, Term, V};
     /// use ctm_jit::state::Lanes;
     /// let node = |op| Node { pc: 0, op };
@@ -95,7 +98,16 @@ impl FullBatches {
     ///     // One quad per batch (a batch is then one quad of the group).
     ///     let opts = JitOptions { quads_per_iter: 1, ..JitOptions::default() };
     ///     let code = compile(&program, opts).unwrap();
-    ///     let ClauseCode::Full(full) = code.clause(0) else { panic!("a full-batch clause") };
+    ///     // The program runs in compiled strips: its clause's own body is
+    ///     // compiled on first use.
+    ///     let full = match code.clause(0) {
+    ///         ClauseCode::Full(full) => *full,
+    ///         ClauseCode::Later => match code.own(0, &program).0 {
+    ///             Ok(OwnBody::Full(full)) => full,
+    ///             other => panic!("not a full-batch body: {other:?}"),
+    ///         },
+    ///         other => panic!("not a full-batch clause: {other:?}"),
+    ///     };
     ///     let mut lanes = Lanes::new_boxed();
     ///     lanes.reset(4, 3);
     ///     (lanes.running, lanes.active) = (0xFFFF, 0xFFFF);
@@ -129,6 +141,8 @@ pub struct Compiled {
     clauses: Vec<ClauseCode>,
     /// General bodies of [`ClauseCode::Full`] clauses, compiled on first use.
     general: Vec<OnceLock<Result<ClauseFn, String>>>,
+    /// Own bodies of [`ClauseCode::Later`] clauses, compiled on first use.
+    own: Vec<OnceLock<Result<OwnBody, String>>>,
     /// Per clause, the inputs its code reads directly (see
     /// [`Compiled::direct_inputs`]).
     direct: Vec<u16>,
@@ -216,107 +230,12 @@ impl Compiled {
         &self.clauses[i as usize]
     }
 
-    /// The general body of clause `i` (a [`ClauseCode::Full`] or
-    /// [`ClauseCode::Deferred`] clause of `program`, which must be the
-    /// program this code was compiled from),
-    /// compiled on first use; with the time spent if this call compiled
-    /// it. An error says why it cannot be compiled (the runtime then
-    /// interprets the clause).
-    pub fn general(
-        &self,
-        i: u32,
-        program: &Program,
-    ) -> (Result<ClauseFn, String>, Option<Duration>) {
-        let lookups = if self.direct_inputs(i) != 0 {
-            Lookups::Direct
-        } else {
-            Lookups::Either
-        };
-        self.lazy(&self.general, i, program, (Body::General, lookups))
-    }
-
     /// The inputs (bit `k` = input `k`) that clause `i`'s code reads from
     /// memory itself without asking: it may only run when the runtime
     /// handed over a descriptor ([`crate::state::TexTable::covers`]) for
     /// each, else [`Compiled::host_body`] runs instead. 0: no condition.
     pub fn direct_inputs(&self, i: u32) -> u16 {
         self.direct.get(i as usize).copied().unwrap_or(0)
-    }
-
-    /// Clause `i`'s body that sends every lookup through the runtime (for
-    /// runs where an input of [`Compiled::direct_inputs`] has no
-    /// descriptor), compiled on first use; as [`Compiled::general`].
-    pub fn host_body(
-        &self,
-        i: u32,
-        program: &Program,
-    ) -> (Result<ClauseFn, String>, Option<Duration>) {
-        self.lazy(&self.host, i, program, (Body::General, Lookups::Host))
-    }
-
-    /// Clause `i`'s body that reads its inputs from memory where some of
-    /// [`Compiled::direct_inputs`] are one-channel 2×2 gathers
-    /// ([`crate::state::TexTable::covers_gathered`]), compiled on first
-    /// use; as [`Compiled::general`].
-    pub fn gathered_body(
-        &self,
-        i: u32,
-        program: &Program,
-    ) -> (Result<ClauseFn, String>, Option<Duration>) {
-        self.lazy(
-            &self.gathered,
-            i,
-            program,
-            (Body::General, Lookups::Gathered),
-        )
-    }
-
-    /// The body of clause `i` in `slots`, compiled with `shape` on first
-    /// use.
-    fn lazy(
-        &self,
-        slots: &[OnceLock<Result<ClauseFn, String>>],
-        i: u32,
-        program: &Program,
-        shape: (Body, Lookups),
-    ) -> (Result<ClauseFn, String>, Option<Duration>) {
-        let Some(slot) = slots.get(i as usize) else {
-            return (Err(format!("no clause {i}")), None);
-        };
-        self.first_use(slot, || {
-            // The program is the caller's word: verify it like `compile`.
-            if let Err(e) = program.verify() {
-                return Err(format!("invalid IR: {e}"));
-            }
-            if i as usize >= program.clauses.len() {
-                return Err(format!("the program has no clause {i}"));
-            }
-            compile_one(program, i as usize, (self.opts, self.isa.clone()), shape)
-        })
-    }
-
-    /// The code in `slot`, compiled by `compile` on first use (its module
-    /// kept with the other lazily compiled code), with the time spent if
-    /// this call compiled it.
-    fn first_use<F: Copy>(
-        &self,
-        slot: &OnceLock<Result<F, String>>,
-        compile: impl FnOnce() -> Result<(JITModule, F), String>,
-    ) -> (Result<F, String>, Option<Duration>) {
-        let mut took = None;
-        let code = slot.get_or_init(|| {
-            let start = Instant::now();
-            let r = compile().map(|(m, f)| {
-                self.general_modules
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .push(m);
-                f
-            });
-            took = Some(start.elapsed());
-            r
-        });
-        (code.clone(), took)
     }
 
     /// The compiled loop region whose body starts at `pc`, if any: its index
@@ -332,27 +251,6 @@ impl Compiled {
     /// Number of compiled loop regions.
     pub fn loop_count(&self) -> usize {
         self.loops.len()
-    }
-
-    /// The lock-step code of loop region `k` (see [`Compiled::loop_at`])
-    /// of `program` (the program this code was compiled from), compiled on
-    /// first use for a region that runs lane-wise; as
-    /// [`Compiled::general`].
-    pub fn loop_fn(
-        &self,
-        k: usize,
-        program: &Program,
-    ) -> (Result<LoopFn, String>, Option<Duration>) {
-        let region = &self.loops[k].region;
-        self.first_use(&self.loops[k].driver, || {
-            loops::compile_driver(program, region, (self.opts, self.isa.clone()))
-        })
-    }
-
-    /// The lane-wise code of loop region `k` and what it needs, if its
-    /// lanes are independent ([`crate::lanewise`]).
-    pub fn lanewise(&self, k: usize) -> Option<(&Lanewise, LoopFn)> {
-        self.loops[k].lanewise.as_ref().map(|(lw, f)| (lw, *f))
     }
 
     /// Loop region `k`.
@@ -430,9 +328,14 @@ fn compile_with(
         .collect();
     // One body per loop region: the lane-wise one; its clauses' own bodies
     // and its lock-step driver are compiled on first use.
-    let deferred: Vec<bool> = (0..program.clauses.len())
+    let lanewise_only: Vec<bool> = (0..program.clauses.len())
         .map(|ci| build::lanewise_only(program, &regions, ci))
         .collect();
+    // A program that runs in strips: everything else on first use too (its
+    // strip is compiled on first use as well: a run compiles one of the two).
+    let strip_shape = crate::strip::strip_shape(program);
+    let later = strip_shape.is_some();
+    let deferred: Vec<bool> = lanewise_only.iter().map(|&d| d || later).collect();
     for (ci, &shape) in shapes.iter().enumerate() {
         if deferred[ci] {
             ids.push(Err(String::new()));
@@ -451,8 +354,13 @@ fn compile_with(
         ids.push(outcome);
     }
     let parts = (&mut module, ctx, fctx);
-    let (loop_ids, loop_fallbacks) =
-        loops::compile_loops(program, (&ids, &deferred), opts, parts, &mut code_bytes);
+    let (loop_ids, loop_fallbacks) = loops::compile_loops(
+        program,
+        (&ids, &deferred, later),
+        opts,
+        parts,
+        &mut code_bytes,
+    );
     module
         .finalize_definitions()
         .map_err(|e| JitError::Module(e.to_string()))?;
@@ -462,7 +370,8 @@ fn compile_with(
         .zip(&shapes)
         .enumerate()
         .map(|(ci, (r, &(body, lookups)))| match r {
-            _ if deferred[ci] => ClauseCode::Deferred,
+            _ if lanewise_only[ci] => ClauseCode::Deferred,
+            _ if deferred[ci] => ClauseCode::Later,
             Ok(id) => {
                 let code = clause_fn(&module, id);
                 let clause = &program.clauses[ci];
@@ -484,6 +393,9 @@ fn compile_with(
         general: (0..program.clauses.len())
             .map(|_| OnceLock::new())
             .collect(),
+        own: (0..program.clauses.len())
+            .map(|_| OnceLock::new())
+            .collect(),
         direct: shapes
             .iter()
             .zip(&program.clauses)
@@ -501,7 +413,7 @@ fn compile_with(
         general_modules: Mutex::new(Vec::new()),
         opts,
         isa,
-        strip_shape: crate::strip::strip_shape(program),
+        strip_shape,
         strip: [OnceLock::new(), OnceLock::new()],
         strip_tuning: Mutex::new(strip::Tuning::default()),
         strip_chosen: std::sync::atomic::AtomicU8::new(0),
@@ -518,6 +430,7 @@ fn compile_with(
 
 mod build;
 mod cache;
+mod later;
 mod loops;
 mod options;
 mod print;
@@ -525,6 +438,7 @@ mod strip;
 mod tier;
 
 pub use cache::{CodeCache, cached, program_hash};
+pub use later::OwnBody;
 pub use options::{JitOptions, OptLevel, Tier};
 pub use print::clif;
 pub use tier::MIN_TIER_UP_WORK;

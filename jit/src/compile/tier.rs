@@ -87,8 +87,8 @@ impl Compiled {
     }
 
     /// Compiles now the code compiled on first use that `quick` (this
-    /// program's quick code) has compiled: the strip, bodies and loop
-    /// drivers its runs needed. The workers then switch to code that has
+    /// program's quick code) has compiled: the strip, bodies, loop
+    /// drivers and lane-wise loops its runs needed. The workers then switch to code that has
     /// what they use, instead of compiling it when they meet it.
     fn warm_like(&self, quick: &Compiled, program: &Program) {
         let had = |slots: &[OnceLock<Result<crate::state::ClauseFn, String>>]| -> Vec<u32> {
@@ -105,9 +105,18 @@ impl Compiled {
         for i in had(&quick.gathered) {
             let _ = self.gathered_body(i, program);
         }
+        for (i, slot) in quick.own.iter().enumerate() {
+            if slot.get().is_some() {
+                let _ = self.own(i as u32, program);
+            }
+        }
         for (k, l) in quick.loops.iter().enumerate() {
             if l.driver.get().is_some() && k < self.loops.len() {
                 let _ = self.loop_fn(k, program);
+            }
+            let lanewise = l.lanewise.as_ref().and_then(|(_, f)| f.get());
+            if lanewise.is_some() && k < self.loops.len() {
+                let _ = self.lanewise_fn(k, program);
             }
         }
         if quick.strip[0].get().is_some() {

@@ -191,6 +191,11 @@ pub(crate) fn lower_strip(
         outs: HashMap::new(),
     };
     let before = looped.map_or(clauses.len(), |lp| lp.before);
+    // A strip lowers the clauses' own code (its loop: the region's).
+    #[cfg(feature = "fault-injection")]
+    for clause in &clauses {
+        crate::fault::check(clause, crate::fault::Site::Clause);
+    }
     for clause in &clauses[..before] {
         l.uniforms(clause);
         l.full_nodes(clause, &mut file);
