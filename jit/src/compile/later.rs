@@ -3,8 +3,8 @@
 //! read 2×2 gathers, lock-step drivers of lane-wise regions), and, for a
 //! program that runs in compiled strips ([`crate::strip`]), its clauses'
 //! own bodies and its lane-wise loops: the strip runs every row it covers,
-//! so those serve only rows it does not (`docs/design.md`, "Compiled on
-//! first use").
+//! so those serve only rows it does not (`docs/design.md`, "Straight
+//! programs in one compiled strip").
 //!
 //! Each slot is a `OnceLock`: the first caller compiles, in a module of its
 //! own kept with the [`Compiled`] until it drops; later callers get the same
@@ -45,8 +45,8 @@ impl OwnBody {
 }
 
 impl Compiled {
-    /// The general body of clause `i` (a [`ClauseCode::Full`] or
-    /// [`ClauseCode::Deferred`] clause of `program`, which must be the
+    /// The general body of clause `i` (a [`super::ClauseCode::Full`] or
+    /// [`super::ClauseCode::Deferred`] clause of `program`, which must be the
     /// program this code was compiled from),
     /// compiled on first use; with the time spent if this call compiled
     /// it. An error says why it cannot be compiled (the runtime then

@@ -7,7 +7,10 @@
 //! runtime calls it for groups whose live batches are all full, which is
 //! nearly every group of most kernels. Its general body is compiled the
 //! first time a group needs it ([`Compiled::general`]), so most programs
-//! never pay for it.
+//! never pay for it. A program that runs in compiled strips compiles none
+//! of its clauses with itself: each is compiled, with the body it would
+//! have had, the first time a row its strip does not run needs it
+//! ([`ClauseCode::Later`]; the `later` module).
 //!
 //! A clause Cranelift cannot compile is not an error: it is recorded as a
 //! fallback with its reason and the runtime interprets it (counted and
