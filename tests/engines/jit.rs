@@ -196,6 +196,24 @@ fn a_lowering_that_panics_leaves_its_clause_to_the_interpreter_and_says_where() 
     );
 }
 
+/// A program that is one loop: r1 starts as `start`, then each iteration
+/// makes it r1·`step` + `add` and leaves once `until` − r1 is ≥ 0 (red
+/// channel); out r1.
+fn one_loop([start, step, add, until]: [&str; 4]) -> Kernel {
+    Kernel::assemble(&format!(
+        "    alu r1.rgb = max.off(s0, s0) | r1.a = max.off(s0, s0) src0={start}
+    LOOP i0 -> done
+body:
+    alu r1.rgb = mad(s0, s1.111, s2) | r1.a = mad(s0, s1.1, s2) src0=r1 src1={step} src2={add}
+    alu p.r>=0 = mad(sp, s0.111, -s0.111) | _ = mad(sp, s0.1, -s0.1) src0={until} src1=r1 srcp=sub res=r>=0
+    BREAKLOOP alu_result != 0 -> done
+    ENDLOOP i0 -> body
+done:
+    out rtA.rgb = max.off(s0, s0) | rtA.a = max.off(s0, s0) src0=r1 last"
+    ))
+    .unwrap()
+}
+
 #[test]
 fn a_loop_region_that_cannot_be_compiled_is_reported_and_runs_in_the_shim() {
     use ctm_jit::fault::{Site, arm};
@@ -204,18 +222,7 @@ fn a_loop_region_that_cannot_be_compiled_is_reported_and_runs_in_the_shim() {
     }
     // 416.0: as above, armed for lane-wise loop bodies only.
     arm(416.0f32.to_bits(), Site::Region);
-    let k = Kernel::assemble(
-        "    alu r1.rgb = max.off(s0, s0) | r1.a = max.off(s0, s0) src0=0.0
-    LOOP i0 -> done
-body:
-    alu r1.rgb = mad(s0, s1.111, s2) | r1.a = mad(s0, s1.1, s2) src0=r1 src1=0.5 src2=416.0
-    alu p.r>=0 = mad(sp, s0.111, -s0.111) | _ = mad(sp, s0.1, -s0.1) src0=r0 src1=r1 srcp=sub res=r>=0
-    BREAKLOOP alu_result != 0 -> done
-    ENDLOOP i0 -> body
-done:
-    out rtA.rgb = max.off(s0, s0) | rtA.a = max.off(s0, s0) src0=r1 last",
-    )
-    .unwrap();
+    let k = one_loop(["0.0", "0.5", "416.0", "r0"]);
     let job = Job::new(16, 8)
         .int(0, 30, 0, 1)
         .output(0, Format::Float32_4);
@@ -391,18 +398,7 @@ fn a_program_that_runs_in_strips_compiles_the_rest_only_for_rows_strips_do_not_r
     out rtA.rgb = max.off(s0, s0) | rtA.a = max.off(s0, s0) src0=r1 last",
     )
     .unwrap();
-    let looped = Kernel::assemble(
-        "    alu r1.rgb = max.off(s0, s0) | r1.a = max.off(s0, s0) src0=r0
-    LOOP i0 -> done
-body:
-    alu r1.rgb = mad(s0, s1.111, s2) | r1.a = mad(s0, s1.1, s2) src0=r1 src1=0.375 src2=1.0
-    alu p.r>=0 = mad(sp, s0.111, -s0.111) | _ = mad(sp, s0.1, -s0.1) src0=c5 src1=r1 srcp=sub res=r>=0
-    BREAKLOOP alu_result != 0 -> done
-    ENDLOOP i0 -> body
-done:
-    out rtA.rgb = max.off(s0, s0) | rtA.a = max.off(s0, s0) src0=r1 last",
-    )
-    .unwrap();
+    let looped = one_loop(["r0", "0.375", "1.0", "c5"]);
     let cache = ctm::CodeCache::new(4);
     let job = |w: u32| {
         let mut job = Job::new(w, 8)

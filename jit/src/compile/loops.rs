@@ -159,17 +159,8 @@ pub(super) fn compile_driver(
     region: &LoopRegion,
     (opts, isa): (JitOptions, OwnedTargetIsa),
 ) -> Result<(JITModule, LoopFn), String> {
-    // The program is the caller's word: verify it like `compile`.
-    program.verify().map_err(|e| format!("invalid IR: {e}"))?;
+    let mut module = region_module(program, region, isa)?;
     let regions = loop_regions(program);
-    if region
-        .clauses
-        .iter()
-        .any(|&ci| ci as usize >= program.clauses.len())
-    {
-        return Err("the region's clauses are not the program's".into());
-    }
-    let mut module = JITModule::new(JITBuilder::with_isa(isa, default_libcall_names()));
     let mut scratch = Scratch::take();
     let (ctx, fctx) = scratch.parts();
     let mut fns = Vec::with_capacity(region.clauses.len());
@@ -181,14 +172,7 @@ pub(super) fn compile_driver(
         fns.push(define(&mut module, ctx, &format!("clause{ci}"))?);
     }
     let func = driver_function(&mut module, fctx, 0, (program, region, &fns))?;
-    let mut bytes = 0;
-    let id = define_loop(&mut module, ctx, "loop", func, &mut bytes)?;
-    module.finalize_definitions().map_err(|e| e.to_string())?;
-    let p = module.get_finalized_function(id);
-    // SAFETY: built with `clause_signature` plus a pointer: the `LoopFn`
-    // ABI on this host.
-    let f = unsafe { std::mem::transmute::<*const u8, LoopFn>(p) };
-    Ok((module, f))
+    finish_loop(module, ctx, "loop", func)
 }
 
 /// The lane-wise body of `region` of `program` (analysed as `lw`) in a
@@ -201,13 +185,45 @@ pub(super) fn compile_lanewise(
     lw: &Lanewise,
     (opts, isa): (JitOptions, OwnedTargetIsa),
 ) -> Result<(JITModule, LoopFn), String> {
-    program.verify().map_err(|e| format!("invalid IR: {e}"))?;
-    let mut module = JITModule::new(JITBuilder::with_isa(isa, default_libcall_names()));
+    let mut module = region_module(program, region, isa)?;
     let mut scratch = Scratch::take();
     let (ctx, fctx) = scratch.parts();
     let func = lanewise_function(&mut module, fctx, 0, (program, region, lw), opts)?;
+    finish_loop(module, ctx, "lanewise", func)
+}
+
+/// A module of its own for code of `region` compiled on first use, once
+/// `program` is checked: the caller's word, verified like `compile`, and
+/// holding the region's clauses.
+fn region_module(
+    program: &Program,
+    region: &LoopRegion,
+    isa: OwnedTargetIsa,
+) -> Result<JITModule, String> {
+    program.verify().map_err(|e| format!("invalid IR: {e}"))?;
+    if region
+        .clauses
+        .iter()
+        .any(|&ci| ci as usize >= program.clauses.len())
+    {
+        return Err("the region's clauses are not the program's".into());
+    }
+    Ok(JITModule::new(JITBuilder::with_isa(
+        isa,
+        default_libcall_names(),
+    )))
+}
+
+/// Defines `func` (a [`LoopFn`]) as `name` in `module`, finalises it, and
+/// returns the module with the function's code.
+fn finish_loop(
+    mut module: JITModule,
+    ctx: &mut Context,
+    name: &str,
+    func: Function,
+) -> Result<(JITModule, LoopFn), String> {
     let mut bytes = 0;
-    let id = define_loop(&mut module, ctx, "lanewise", func, &mut bytes)?;
+    let id = define_loop(&mut module, ctx, name, func, &mut bytes)?;
     module.finalize_definitions().map_err(|e| e.to_string())?;
     let p = module.get_finalized_function(id);
     // SAFETY: built with `clause_signature` plus a pointer: the `LoopFn`
