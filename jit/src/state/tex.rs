@@ -151,6 +151,9 @@ impl TexTable {
     }
 
     fn described(&self, inputs: u16, forms: &[InputForm; 16], gathers: bool) -> bool {
+        if inputs == 0 {
+            return true;
+        }
         (0..16).all(|k| {
             let (d, f) = (&self.0[k], forms[k]);
             inputs & (1 << k) == 0
