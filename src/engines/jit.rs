@@ -189,6 +189,17 @@ impl JitEngine {
         Ok(())
     }
 
+    /// Makes `program` the current program where it is not (a run passes
+    /// the same reference to every call): its code compiled, or found in
+    /// the code cache.
+    fn make_current(&mut self, program: &Program) -> Result<(), RunError> {
+        let at = std::ptr::from_ref(program) as usize;
+        if !matches!(&self.current, Some((_, _, a)) if *a == at) {
+            self.code_for(program)?;
+        }
+        Ok(())
+    }
+
     /// Counts a compilation or a cache hit of `code`, and its fallbacks.
     fn note(&mut self, code: &Compiled, fresh: bool) {
         if fresh {
@@ -347,11 +358,7 @@ impl Engine for JitEngine {
             return self.interp.run_clause(program, clause, lanes, ctx);
         }
         crate::runtime::check_quads("jit", lanes)?;
-        let prepared = matches!(&self.current,
-            Some((_, _, at)) if *at == std::ptr::from_ref(program) as usize);
-        if !prepared {
-            self.code_for(program)?;
-        }
+        self.make_current(program)?;
         self.follow_tier();
         let Some((_, code, _)) = &self.current else {
             unreachable!("code_for sets the current program");

@@ -20,11 +20,7 @@ impl JitEngine {
         state: &mut LoopState,
     ) -> Result<LoopExit, RunError> {
         crate::runtime::check_quads("jit", lanes)?;
-        let prepared = matches!(&self.current,
-            Some((_, _, at)) if *at == std::ptr::from_ref(program) as usize);
-        if !prepared {
-            self.code_for(program)?;
-        }
+        self.make_current(program)?;
         self.follow_tier();
         let Some((_, code, _)) = &self.current else {
             unreachable!("code_for sets the current program");

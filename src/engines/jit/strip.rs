@@ -11,10 +11,7 @@ impl JitEngine {
     /// The compiled code of `program`, prepared if it is not the current
     /// program (within a run, every call passes the same reference).
     fn code_of(&mut self, program: &Program) -> Result<std::sync::Arc<Compiled>, RunError> {
-        let at = std::ptr::from_ref(program) as usize;
-        if !matches!(&self.current, Some((_, _, a)) if *a == at) {
-            self.code_for(program)?;
-        }
+        self.make_current(program)?;
         match &self.current {
             Some((_, code, _)) => Ok(code.clone()),
             None => Err(no_strip()),
