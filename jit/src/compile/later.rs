@@ -45,8 +45,9 @@ impl OwnBody {
 }
 
 impl Compiled {
-    /// The general body of clause `i` (a [`super::ClauseCode::Full`] or
-    /// [`super::ClauseCode::Deferred`] clause of `program`, which must be the
+    /// The general body of clause `i` (a [`super::ClauseCode::Full`],
+    /// [`super::ClauseCode::Deferred`] or full-batch
+    /// [`super::ClauseCode::Later`] clause of `program`, which must be the
     /// program this code was compiled from),
     /// compiled on first use; with the time spent if this call compiled
     /// it. An error says why it cannot be compiled (the runtime then

@@ -142,7 +142,9 @@ impl FullBatches {
 pub struct Compiled {
     module: Option<JITModule>,
     clauses: Vec<ClauseCode>,
-    /// General bodies of [`ClauseCode::Full`] clauses, compiled on first use.
+    /// General bodies of [`ClauseCode::Full`] clauses (and of
+    /// [`ClauseCode::Later`] ones whose own body is full-batch), compiled
+    /// on first use.
     general: Vec<OnceLock<Result<ClauseFn, String>>>,
     /// Own bodies of [`ClauseCode::Later`] clauses, compiled on first use.
     own: Vec<OnceLock<Result<OwnBody, String>>>,
@@ -334,8 +336,8 @@ fn compile_with(
     let lanewise_only: Vec<bool> = (0..program.clauses.len())
         .map(|ci| build::lanewise_only(program, &regions, ci))
         .collect();
-    // A program that runs in strips: everything else on first use too (its
-    // strip is compiled on first use as well: a run compiles one of the two).
+    // A program that runs in strips: everything else on first use too, as
+    // its strip is (a run compiles what its rows take).
     let strip_shape = crate::strip::strip_shape(program);
     let later = strip_shape.is_some();
     let deferred: Vec<bool> = lanewise_only.iter().map(|&d| d || later).collect();
