@@ -45,9 +45,11 @@ pub struct EngineStats {
     /// Programs found compiled in the code cache.
     pub cache_hits: u64,
     /// Bodies compiled on first use: general bodies of clauses first
-    /// compiled with their full-batch body alone, and bodies that send
-    /// every lookup through the runtime (for runs where an input has no
-    /// direct descriptor).
+    /// compiled with their full-batch body alone, bodies that send every
+    /// lookup through the runtime (for runs where an input has no direct
+    /// descriptor), lock-step loop drivers, and — for a program that runs
+    /// in compiled strips — its clauses' own bodies and lane-wise loops,
+    /// for rows a strip does not run.
     pub general_compiled: u64,
     /// Forms of compiled strips compiled on first use.
     pub strips_compiled: u64,
