@@ -15,7 +15,7 @@ use super::build::{compile_one, shape_of};
 use super::{Compiled, FullBatches, loops};
 use crate::ir::Program;
 use crate::lanewise::Lanewise;
-use crate::lower::{Body, Lookups, batch_quads, writes_inactive};
+use crate::lower::{Body, Lookups};
 use crate::regions::loop_regions;
 use crate::state::{ClauseFn, LoopFn};
 use cranelift_jit::JITModule;
@@ -102,21 +102,12 @@ impl Compiled {
             return (Err(format!("no clause {i}")), None);
         };
         self.first_use(slot, || {
-            if let Err(e) = program.verify() {
-                return Err(format!("invalid IR: {e}"));
-            }
+            let clause = checked(program, i)?;
             let ci = i as usize;
-            let Some(clause) = program.clauses.get(ci) else {
-                return Err(format!("the program has no clause {i}"));
-            };
             let shape = shape_of(program, &loop_regions(program), ci);
             let (module, code) = compile_one(program, ci, (self.opts, self.isa.clone()), shape)?;
             let body = match shape.0 {
-                Body::Full => OwnBody::Full(FullBatches {
-                    code,
-                    quads: batch_quads(clause, self.opts.clause_quads(), shape.1) as u8,
-                    writes_inactive: writes_inactive(clause),
-                }),
+                Body::Full => OwnBody::Full(FullBatches::new(code, clause, self.opts, shape.1)),
                 Body::Both | Body::General => OwnBody::Native(code),
             };
             Ok((module, body))
@@ -136,13 +127,7 @@ impl Compiled {
             return (Err(format!("no clause {i}")), None);
         };
         self.first_use(slot, || {
-            // The program is the caller's word: verify it like `compile`.
-            if let Err(e) = program.verify() {
-                return Err(format!("invalid IR: {e}"));
-            }
-            if i as usize >= program.clauses.len() {
-                return Err(format!("the program has no clause {i}"));
-            }
+            checked(program, i)?;
             compile_one(program, i as usize, (self.opts, self.isa.clone()), shape)
         })
     }
@@ -209,4 +194,14 @@ impl Compiled {
             loops::compile_lanewise(program, region, lw, (self.opts, self.isa.clone()))
         })
     }
+}
+
+/// Clause `i` of `program`, which is the caller's word: verified like
+/// `compile`'s, and holding clause `i`.
+fn checked(program: &Program, i: u32) -> Result<&crate::ir::Clause, String> {
+    program.verify().map_err(|e| format!("invalid IR: {e}"))?;
+    program
+        .clauses
+        .get(i as usize)
+        .ok_or_else(|| format!("the program has no clause {i}"))
 }

@@ -81,6 +81,16 @@ pub struct FullBatches {
 }
 
 impl FullBatches {
+    /// `code`, the full-batch body of `clause` compiled with `opts` for
+    /// `lookups`.
+    fn new(code: ClauseFn, clause: &crate::ir::Clause, opts: JitOptions, lookups: Lookups) -> Self {
+        FullBatches {
+            code,
+            quads: batch_quads(clause, opts.clause_quads(), lookups) as u8,
+            writes_inactive: writes_inactive(clause),
+        }
+    }
+
     /// Whether `lanes` suits the full-batch code: every batch that the
     /// clause would not skip has all its lanes running and active.
     ///
@@ -381,11 +391,7 @@ fn compile_with(
                 let code = clause_fn(&module, id);
                 let clause = &program.clauses[ci];
                 match body {
-                    Body::Full => ClauseCode::Full(FullBatches {
-                        code,
-                        quads: batch_quads(clause, opts.clause_quads(), lookups) as u8,
-                        writes_inactive: writes_inactive(clause),
-                    }),
+                    Body::Full => ClauseCode::Full(FullBatches::new(code, clause, opts, lookups)),
                     Body::Both | Body::General => ClauseCode::Native(code),
                 }
             }
