@@ -121,10 +121,12 @@ pub(crate) fn lower_strip(
     let i0 = load(b, types::I32, strip_offsets::I0);
     let j = load(b, types::I32, strip_offsets::J);
     let v = load(b, types::I32, strip_offsets::V);
-    let rows: Vec<[Value; 2]> = (0..TARGETS)
+    // The rows of the targets the strip writes (a load is lowered even
+    // where nothing reads it).
+    let rows: Vec<Option<[Value; 2]>> = (0..TARGETS)
         .map(|t| {
             let at = |p: usize| strip_offsets::ROWS + (2 * t + p) * ptr.bytes() as usize;
-            [load(b, ptr, at(0)), load(b, ptr, at(1))]
+            (shape.targets & (1 << t) != 0).then(|| [load(b, ptr, at(0)), load(b, ptr, at(1))])
         })
         .collect();
     let looped = shape.looped.as_ref();
@@ -214,7 +216,7 @@ pub(crate) fn lower_strip(
     let at = l.b.ins().iadd(off, off);
     let at1 = l.b.ins().ushr_imm_s(off, 1);
     for (t, row) in rows.iter().enumerate() {
-        if shape.targets & (1 << t) != 0 {
+        if let Some(row) = row {
             let chans = [0, 1, 2, 3].map(|c| file.outs[&(4 * t + c)]);
             let (four, one, join) = (l.b.create_block(), l.b.create_block(), l.b.create_block());
             let is_one = l.b.ins().band_imm_s(narrow, 1 << t);

@@ -99,6 +99,9 @@ impl Lowering<'_, '_> {
     fn log_writes(&mut self, op: &Umrt, bits: Value, at: Value) {
         let flags = MemFlagsData::trusted();
         let log = io_offsets::UMRT_LOG as i32;
+        // Which lanes write, where the lowering knows (a strip's whole
+        // quads): then every lane's place in the log is known too.
+        let known = self.known_int(bits);
         let word = |l: &mut Self, ty, off: usize| l.b.ins().load(ty, flags, l.io, log + off as i32);
         // The surface ends below 2^32 (`UmrtLog`): an address is its low
         // word, the high word zero.
@@ -129,9 +132,20 @@ impl Lowering<'_, '_> {
                 self.store_vec(e, self.io_base, index_at, k);
             }
             for (k, e) in index.iter_mut().enumerate() {
-                let lead = self.lead_lane(bits, k);
-                let p = self.b.ins().iadd(self.io_base, lead);
-                let v = self.b.ins().load(types::I32, flags, p, index_at);
+                let v = match known {
+                    // Every lane's bits known (a strip's): the lead lane is too.
+                    Some(b) => {
+                        let lead = lead_lane_of(b, k) as i32;
+                        self.b
+                            .ins()
+                            .load(types::I32, flags, self.io_base, index_at + lead)
+                    }
+                    None => {
+                        let lead = self.lead_lane(bits, k);
+                        let p = self.b.ins().iadd(self.io_base, lead);
+                        self.b.ins().load(types::I32, flags, p, index_at)
+                    }
+                };
                 *e = self.b.ins().splat(types::I32X4, v);
             }
         }
@@ -143,6 +157,8 @@ impl Lowering<'_, '_> {
         let values = self.log_values(&op.ops[0]);
         let unaligned = MemFlagsData::new().with_notrap();
         let mut at = at;
+        // Bytes appended past `at`, where the writing lanes are known.
+        let mut appended = 0i32;
         for (k, &e) in index.iter().enumerate() {
             let addr = self.b.ins().ishl(e, shift);
             let addr = self.b.ins().iadd(addr, base);
@@ -152,14 +168,24 @@ impl Lowering<'_, '_> {
             // Lane l's entry: (address, 0, value, length).
             let entries = self.transpose4([addr, zero, value, len]);
             for (l, entry) in entries.into_iter().enumerate() {
+                let lane = 4 * k + l;
+                if let Some(b) = known {
+                    self.b.ins().store(unaligned, entry, at, appended);
+                    appended += ENTRY_BYTES * ((b >> lane) & 1) as i32;
+                    continue;
+                }
                 self.b.ins().store(unaligned, entry, at, 0);
-                let on = self.b.ins().ushr_imm_s(bits, (4 * k + l) as i64);
+                let on = self.b.ins().ushr_imm_s(bits, lane as i64);
                 let on = self.b.ins().band_imm_s(on, 1);
-                let step = self.b.ins().ishl_imm_s(on, 4);
+                let step = self
+                    .b
+                    .ins()
+                    .ishl_imm_s(on, ENTRY_BYTES.trailing_zeros() as i64);
                 let step = self.b.ins().uextend(self.ptr, step);
                 at = self.b.ins().iadd(at, step);
             }
         }
+        let at = self.add_imm(at, i64::from(appended));
         self.b.ins().store(flags, at, self.io, log);
     }
 
@@ -243,7 +269,7 @@ impl Lowering<'_, '_> {
 
     /// The byte offset, from lane 0 of the batch, of quad `q`'s first lane
     /// in `bits` (the lane after the quad when it has none: no lane of the
-    /// quad writes then).
+    /// quad writes then); [`lead_lane_of`] where the bits are known.
     fn lead_lane(&mut self, bits: Value, q: usize) -> Value {
         let nib = self.b.ins().ushr_imm_s(bits, 4 * q as i64);
         let nib = self.b.ins().band_imm_s(nib, 0xF);
@@ -253,4 +279,13 @@ impl Lowering<'_, '_> {
         let off = self.b.ins().ishl_imm_s(lane, 2);
         self.b.ins().uextend(self.ptr, off)
     }
+}
+
+/// Bytes of one log entry: (address, 0, value, length), four 32-bit words.
+const ENTRY_BYTES: i32 = 16;
+
+/// [`Lowering::lead_lane`] of known bits `bits`.
+fn lead_lane_of(bits: i64, q: usize) -> u32 {
+    let first = (((bits >> (4 * q)) & 0xF) | 0x10).trailing_zeros();
+    (first + 4 * q as u32) * 4
 }

@@ -5,7 +5,8 @@
 
 use super::Lowering;
 use cranelift_codegen::ir::{
-    ConstantData, Endianness, InstBuilder, MemFlagsData, Opcode, Type, Value, types,
+    ConstantData, Endianness, InstBuilder, InstructionData, MemFlagsData, Opcode, Type, Value,
+    types,
 };
 
 impl Lowering<'_, '_> {
@@ -26,6 +27,18 @@ impl Lowering<'_, '_> {
         let mut flags = MemFlagsData::new();
         flags.set_endianness(Endianness::Little);
         self.b.ins().bitcast(ty, flags, v)
+    }
+
+    /// The value of `v` where it is an integer constant.
+    pub(super) fn known_int(&self, v: Value) -> Option<i64> {
+        let dfg = &self.b.func.dfg;
+        match dfg.insts[dfg.value_def(v).inst()?] {
+            InstructionData::UnaryImm {
+                opcode: Opcode::Iconst,
+                imm,
+            } => Some(imm.bits()),
+            _ => None,
+        }
     }
 
     /// `x + n` (`x` itself for 0).
