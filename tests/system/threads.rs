@@ -8,7 +8,8 @@ use crate::common;
 
 use ctm::engine::EngineKind;
 use ctm::kernel::{Job, Kernel, KernelError};
-use ctm::mc::Format;
+use ctm::mc::{CacheMode, Format, SurfaceFormat};
+use ctm::pe::Command as Cmd;
 use ctm::runtime::RunError;
 
 /// Each pixel loops until r1 > j (r5.r holds j), so groups of later rows
@@ -129,4 +130,65 @@ fn engines_kept_between_runs_report_each_run_alone() {
             }
         }
     }
+}
+
+#[test]
+fn a_failing_uncached_run_keeps_the_writes_of_the_rows_before_the_failing_one() {
+    // ROW_BOUND's loop, then each pixel writes r1.r at its own (i, j)
+    // through an uncached write: rows from some row on run past the
+    // budget. With several threads the calling thread makes rows' writes
+    // while later rows run; whatever the thread count and engine, memory
+    // after the failed run holds the writes of exactly the rows before
+    // the first failing one, and the error names the same pixel.
+    let src = format!(
+        ".uncached\n{}",
+        ROW_BOUND.replace(
+            "out rtA.rgb = max.off(s0, s0) | rtA.a = max.off(s0, s0) src0=r1 wait last",
+            "alu r2.rgb = mad(s0.r00, s1.111, s1.0rg) | r2.a = max.off(s0.0, s0.0) src0=r1 src1=r0
+    out rtC.rgb = max.off(s0, s0) | rtC.a = max.off(s0, s0) src0=r2 wait last"
+        )
+    );
+    let (w, h) = (64u32, 256u32);
+    let run = |engine, threads| -> (String, Vec<u8>) {
+        let mut rig = crate::Rig::new(&src, w, h, CacheMode::Coherent);
+        let settings = rig.dev.settings_mut();
+        settings.engine = engine;
+        settings.threads = threads;
+        settings.options.budget = 200;
+        let fill: Vec<u8> = (0..w * h * 4).map(|k| (k * 7 + 3) as u8).collect();
+        rig.dev.write(rig.out, &fill).unwrap();
+        let ci = rig.dev.alloc(crate::SYS, 128).unwrap();
+        rig.dev.write(ci, &[255, 0, 0, 0]).unwrap();
+        let mut cb = rig.setup();
+        cb.push(Cmd::SetOutFmt {
+            output: 0,
+            base: rig.out,
+            fmt: SurfaceFormat::linear(Format::Float32_1, w),
+            height: h,
+        })
+        .push(Cmd::SetConstiFmt {
+            base: ci,
+            fmt: SurfaceFormat::linear(Format::Float32_1, 0),
+        })
+        .push(Cmd::StartProgram);
+        let err = rig.submit(&cb).unwrap_err().to_string();
+        let mut bytes = vec![0; fill.len()];
+        rig.dev.read(rig.out, &mut bytes).unwrap();
+        (err, bytes)
+    };
+    let want = run(EngineKind::Interp, 1);
+    let row = |b: &[u8], j: u32| b[(j * w * 4) as usize..((j + 1) * w * 4) as usize].to_vec();
+    for engine in engines() {
+        for threads in [1, 2, 3, 4] {
+            let got = run(engine, threads);
+            let what = format!("{engine:?}, {threads} threads");
+            assert_eq!(got.0, want.0, "{what}");
+            let first_bad = (0..h).find(|&j| row(&got.1, j) != row(&want.1, j));
+            assert_eq!(first_bad, None, "{what}: row {first_bad:?} differs");
+        }
+    }
+    // The rows before the failing one were written, the rows after not.
+    let fill: Vec<u8> = (0..w * h * 4).map(|k| (k * 7 + 3) as u8).collect();
+    assert_ne!(row(&want.1, 0), row(&fill, 0));
+    assert_eq!(row(&want.1, h - 1), row(&fill, h - 1));
 }

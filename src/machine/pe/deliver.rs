@@ -125,7 +125,7 @@ pub(super) fn uncached_strips(pe: &Pe, mc: &Mc, checked: bool) -> bool {
 }
 
 /// Output 0 of an uncached run whose rows' writes may be made while later
-/// rows run (`run.rs`), or `None`. Besides what the run's strips ask
+/// rows run (`overlap.rs`), or `None`. Besides what the run's strips ask
 /// ([`uncached_strips`]), nothing the program reads may see output 0: no
 /// uncached read, and no input it looks up — the program's own lookups,
 /// whatever its information declares — overlapping it. A row then reads

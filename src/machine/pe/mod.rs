@@ -14,6 +14,7 @@
 
 mod command;
 mod deliver;
+mod overlap;
 pub mod params;
 mod program;
 mod rows;

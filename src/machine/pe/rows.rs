@@ -8,8 +8,8 @@ use crate::runtime::hazard::Hazard;
 use crate::runtime::{Domain, Engine, Rows, RunError, RunOptions, RunStats, Runner, Stop};
 use ctm_jit::ir::Program;
 use ctm_jit::state::{Lanes, Uniforms};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 
 /// What one row (ordered delivery) or a worker's share of rows (direct
 /// delivery) produced.
@@ -60,6 +60,7 @@ pub(super) struct RowRun<'a> {
     pub strips: bool,
     pub rows_done: &'a AtomicU64,
     pub total_rows: u64,
+    /// Called after each row (`None` where the run reports per chunk).
     pub progress: Option<&'a Progress>,
 }
 
@@ -71,9 +72,7 @@ impl RowRun<'_> {
             None => self.row_part(w, row, self.domain)?,
         };
         let done = self.rows_done.fetch_add(1, Ordering::Relaxed) + 1;
-        if self.direct
-            && let Some(p) = self.progress
-        {
+        if let Some(p) = self.progress {
             p(done, self.total_rows);
         }
         Ok(result)
@@ -153,20 +152,19 @@ fn deliver_uncached(mc: &mut Mc, writes: &[UncachedWrite]) {
     write_rest(mc, &rest);
 }
 
-/// Makes the uncached writes of `rows` (consecutive rows' results) in row
-/// order into output 0's surface `out0`, through a shared reference to the
-/// MC; writes outside their surface (length 0) are counted. Returns the
-/// writes that fall outside `out0`'s bytes (none: a write of length 4, 2
-/// or 1 lies inside its surface), for [`write_rest`] to make after.
+/// Makes the uncached writes `writes` (consecutive rows' writes, in row
+/// order) into output 0's surface `out0`, through a shared reference to
+/// the MC; writes outside their surface (length 0) are counted. Returns
+/// the writes that fall outside `out0`'s bytes (none: a write of length 4,
+/// 2 or 1 lies inside its surface), for [`write_rest`] to make after.
 ///
 /// # Safety
 /// No other thread may read or write `out0`'s bytes while this runs.
-pub(super) unsafe fn deliver_uncached_shared(
+pub(super) unsafe fn deliver_uncached_shared<'w>(
     mc: &Mc,
     out0: &Surface,
-    rows: &[RowResult],
+    writes: impl Iterator<Item = &'w UncachedWrite>,
 ) -> Vec<UncachedWrite> {
-    let writes = rows.iter().flat_map(|r| r.writes.iter());
     let base = u64::from(out0.base);
     // SAFETY: guaranteed by the caller; the slice ends with this function.
     let (rest, outside) = match unsafe { mc.mem.span_shared(base, out0.span() as usize) } {
@@ -350,95 +348,102 @@ impl Blocks {
     }
 }
 
+/// A row's result, set by the worker that ran it.
+pub(super) type Slot = Mutex<Option<Result<RowResult, RunError>>>;
+
+/// What the calling thread does after each of its rows ([`Handout`]).
+pub(super) type AfterRow<'a> = &'a (dyn Fn(&[Slot]) + Sync);
+
+/// How [`run_rows`] hands rows out and what a worker does after each.
+#[derive(Clone, Copy, Default)]
+pub(super) struct Handout<'a> {
+    /// Every worker takes the next row in row order (rows then finish
+    /// about in order), instead of a block of its own first.
+    pub in_order: bool,
+    /// Called by the calling thread after each of its rows, with every
+    /// row's slot.
+    pub after: Option<AfterRow<'a>>,
+}
+
 /// Runs `rows` (each through `run_row`) on the workers, one thread each (at
 /// most one per row), the calling thread the first ([`Blocks`] says which
-/// rows each takes), after `first` where there is one (the other workers
-/// start on their rows meanwhile, and take the first worker's where they
-/// finish theirs first). Returns the rows' results in row order, up to and
-/// including the first error (no row after it starts once it failed).
+/// rows each takes, or the next in row order: [`Handout`]), the calling
+/// thread calling `handout.after` after each of its rows. Returns the
+/// rows' results in row order, up to and including the first error (no
+/// row after it starts once it failed).
 pub(super) fn run_rows(
     rows: &[u32],
     workers: &mut [Worker],
     pool: Option<&rayon::ThreadPool>,
     run_row: &(dyn Fn(&mut Worker, u32) -> Result<RowResult, RunError> + Sync),
-    mut first: Option<&mut dyn FnMut()>,
+    handout: Handout<'_>,
 ) -> Vec<Result<RowResult, RunError>> {
-    let mut first = move || {
-        if let Some(f) = first.as_mut() {
-            f();
-        }
-    };
-    let mut slots: Vec<Option<Result<RowResult, RunError>>> = Vec::new();
-    slots.resize_with(rows.len(), || None);
+    let mut slots: Vec<Slot> = Vec::new();
+    slots.resize_with(rows.len(), Mutex::default);
     let threads = workers.len().min(rows.len());
-    let blocks = Blocks::new(rows.len(), threads.max(1));
+    let blocks = Blocks::new(
+        rows.len(),
+        [threads.max(1), 1][usize::from(handout.in_order)],
+    );
     let work = |(k, w): (usize, &mut Worker)| {
-        let mut mine = Vec::new();
         let mut block = 0;
+        let after = handout.after.filter(|_| k == 0);
+        let k = [k, 0][usize::from(handout.in_order)];
         while let Some(at) = blocks.take(k, &mut block) {
             let res = run_row(w, rows[at]);
             if res.is_err() {
                 blocks.failed_at.fetch_min(at, Ordering::Relaxed);
             }
-            mine.push((at, res));
+            *slots[at].lock().unwrap_or_else(|p| p.into_inner()) = Some(res);
+            if let Some(after) = after {
+                after(&slots);
+            }
         }
-        mine
     };
-    let parts: Vec<Vec<(usize, Result<RowResult, RunError>)>> = if threads <= 1 {
-        first();
-        workers
-            .first_mut()
-            .map(|w| work((0, w)))
-            .into_iter()
-            .collect()
+    if threads <= 1 {
+        if let Some(w) = workers.first_mut() {
+            work((0, w));
+        }
     } else if let Some(pool) = pool {
         // The calling thread takes the first worker and starts at once; one
         // task in the pool wakes the others' threads (their wake-ups cost
         // the caller nothing) and then takes the second worker.
-        let parts = std::sync::Mutex::new(Vec::new());
-        let keep = |mine| parts.lock().unwrap_or_else(|p| p.into_inner()).push(mine);
         let epoch = POOL_RUNS.fetch_add(1, Ordering::Relaxed) + 1;
         let (own, rest) = workers[..threads].split_at_mut(1);
         pool.in_place_scope(|s| {
-            let (keep, work) = (&keep, &work);
+            let work = &work;
             s.spawn(move |s| {
                 let mut rest = rest.iter_mut().enumerate().map(|(k, w)| (k + 1, w));
                 let second = rest.next();
                 for w in rest {
-                    s.spawn(move |_| keep(work(w)));
+                    s.spawn(move |_| work(w));
                 }
                 if let Some(w) = second {
-                    keep(work(w));
+                    work(w);
                 }
             });
-            first();
-            keep(work((0, &mut own[0])));
+            work((0, &mut own[0]));
         });
         // The helpers stay awake for a while: a next run soon finds them
         // so, where waking them would cost it the first rows' time.
         for _ in 1..threads {
             pool.spawn(move || linger(epoch));
         }
-        parts.into_inner().unwrap_or_else(|p| p.into_inner())
     } else {
         std::thread::scope(|s| {
-            let handles: Vec<_> = workers[..threads]
-                .iter_mut()
-                .enumerate()
-                .map(|w| s.spawn(|| work(w)))
-                .collect();
-            first();
-            handles
-                .into_iter()
-                .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
-                .collect()
-        })
-    };
-    for (k, r) in parts.into_iter().flatten() {
-        slots[k] = Some(r);
+            let (own, rest) = workers[..threads].split_at_mut(1);
+            let work = &work;
+            for w in rest.iter_mut().enumerate().map(|(k, w)| (k + 1, w)) {
+                s.spawn(move || work(w));
+            }
+            work((0, &mut own[0]));
+        });
     }
     let mut out = Vec::with_capacity(rows.len());
-    for r in slots.into_iter().map_while(|r| r) {
+    let rows = slots
+        .into_iter()
+        .map_while(|s| s.into_inner().unwrap_or_else(|p| p.into_inner()));
+    for r in rows {
         let stop = r.is_err();
         out.push(r);
         if stop {

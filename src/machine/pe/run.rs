@@ -18,8 +18,9 @@
 //!    the row's uncached writes — so any thread count gives the same memory.
 
 use super::deliver::{Targets, deliver_while_running, direct_allowed, uncached_strips};
+use super::overlap::InOrder;
 use super::rows::{
-    RowResult, RowRun, Worker, deliver_row, deliver_uncached_shared, run_rows, tally, write_rest,
+    AfterRow, Handout, RowRun, Slot, Worker, deliver_row, run_rows, tally, write_rest,
 };
 use super::strip::strips_allowed;
 use super::{PROCESSORS, Pe, PeError, ProgramDesc, params};
@@ -128,7 +129,8 @@ pub struct RunReport {
     /// Modelled clocks (§7).
     pub clocks: u64,
     /// Rows of an uncached run whose writes were made while later rows ran
-    /// (`docs/design.md`, "Uncached writes while later rows run").
+    /// (`docs/design.md`, "Uncached writes while later rows run"); how
+    /// many depends on the threads' timing.
     pub overlapped_rows: u64,
     /// Semaphore hazards (when checking).
     pub hazards: Vec<Hazard>,
@@ -327,21 +329,20 @@ impl Pe {
         let strips = (direct || (uncached && uncached_strips(self, mc, checked)))
             && strips_allowed(&targets, skip.is_some(), checked, stop.limited());
         let mut hazards: Vec<Hazard> = Vec::new();
-        // Direct delivery needs no ordered hand-over between chunks.
-        let chunk = [CHUNK_ROWS, rows.len().max(1)][usize::from(direct)];
-        // Strict caches: the inputs the input cache holds whole, copied
-        // once (the run changes none of its lines).
-        let cached = CachedInputs::new(mc, &self.inputs, &info.inputs);
-        // Where no row can see them, a chunk's uncached writes are made by
-        // the calling thread while the other workers start on the next
-        // chunk's rows: `held` are the rows whose writes are made so.
+        // Where no row can see them, the rows' uncached writes are made
+        // while later rows run, in row order ([`InOrder`]).
         let overlap = (workers.len() > 1 && uncached)
             .then(|| deliver_while_running(self, mc, &program, checked))
             .flatten();
-        let mut held: Vec<RowResult> = Vec::new();
+        // Direct delivery, and writes made while later rows run, need no
+        // ordered hand-over between chunks.
+        let whole = direct || overlap.is_some();
+        let chunk = [CHUNK_ROWS, rows.len().max(1)][usize::from(whole)];
+        // Strict caches: the inputs the input cache holds whole, copied
+        // once (the run changes none of its lines).
+        let cached = CachedInputs::new(mc, &self.inputs, &info.inputs);
         for rows in rows.chunks(chunk) {
-            let mut rest = Vec::new();
-            let results = {
+            let (results, (made, rest)) = {
                 let mc: &Mc = mc;
                 // Built again for every chunk: the borrow of `mc` ends
                 // with it, before the chunk's deliveries.
@@ -364,53 +365,42 @@ impl Pe {
                     strips,
                     rows_done: &rows_done,
                     total_rows,
-                    progress: settings.progress.as_ref(),
+                    progress: settings.progress.as_ref().filter(|_| whole),
                 };
-                let mut deliver_held = || {
-                    if let Some(out0) = &overlap {
-                        // SAFETY: `deliver_while_running` admitted the run:
-                        // no row reads output 0's bytes, and rows write no
-                        // memory (an uncached run's rows log their writes;
-                        // ordered delivery keeps their pixels), so only
-                        // this thread touches them until the rows are done.
-                        rest = unsafe { deliver_uncached_shared(mc, out0, &held) };
-                    }
+                // SAFETY: `deliver_while_running` admitted the run: no row
+                // reads output 0's bytes, and rows write no memory (an
+                // uncached run's rows log their writes; ordered delivery
+                // keeps their pixels); this thread touches them only after
+                // `finish`.
+                let in_order = overlap.map(|out0| unsafe { InOrder::new(mc, out0) });
+                let advance = in_order.as_ref().map(|o| move |s: &[Slot]| o.advance(s));
+                let handout = Handout {
+                    in_order: in_order.is_some(),
+                    after: advance.as_ref().map(|f| f as AfterRow<'_>),
                 };
-                run_rows(
+                let results = run_rows(
                     rows,
                     &mut workers,
                     pool.as_deref(),
                     &|w: &mut Worker, row: u32| run.row(w, row),
-                    (!held.is_empty()).then_some(&mut deliver_held as &mut dyn FnMut()),
-                )
+                    handout,
+                );
+                (results, in_order.map_or((0, Vec::new()), InOrder::finish))
             };
             write_rest(mc, &rest);
-            for row in held.drain(..) {
-                report.overlapped_rows += 1;
-                tally(&mut report, &mut hazards, row);
-            }
-            for result in results {
+            for (k, result) in results.into_iter().enumerate() {
                 match result {
-                    Ok(row) if overlap.is_some() && row.pixels.is_empty() => held.push(row),
-                    Ok(row) => {
-                        for h in held.drain(..).chain([row]) {
-                            deliver_row(&targets, mc, &mut report, &mut hazards, h);
-                        }
+                    Ok(row) if k < made => {
+                        report.overlapped_rows += 1;
+                        tally(&mut report, &mut hazards, row);
                     }
-                    Err(source) => {
-                        for h in held.drain(..) {
-                            deliver_row(&targets, mc, &mut report, &mut hazards, h);
-                        }
-                        return Err(PeError::Run { offset, source });
-                    }
+                    Ok(row) => deliver_row(&targets, mc, &mut report, &mut hazards, row),
+                    Err(source) => return Err(PeError::Run { offset, source }),
                 }
             }
-            if !direct && let Some(p) = &settings.progress {
+            if !whole && let Some(p) = &settings.progress {
                 p(rows_done.load(Ordering::Relaxed), total_rows);
             }
-        }
-        for h in held {
-            deliver_row(&targets, mc, &mut report, &mut hazards, h);
         }
         report.hazards = hazards;
         self.close(&mut report, workers);
