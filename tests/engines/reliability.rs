@@ -381,3 +381,55 @@ fn runs_stop_from_outside_on_both_engines() {
         );
     }
 }
+
+#[test]
+fn programs_run_in_turn_are_each_built_once_and_each_run_runs_its_own() {
+    // Two programs at two bases, run in turn and again: the PE finds the
+    // last program run by its words, any other by its key, builds each
+    // once, and every run writes what its own program computes.
+    let mut dev = Device::open(DeviceConfig {
+        settings: ctm::pe::RunSettings {
+            engine: EngineKind::Interp,
+            threads: 1,
+            ..Default::default()
+        },
+        ..DeviceConfig::default()
+    })
+    .unwrap();
+    let out = dev.alloc(ArenaKind::SystemCached, 4 * 16).unwrap();
+    let bases: Vec<u32> = [1.0f32, 3.0]
+        .iter()
+        .map(|&c| {
+            let src = format!(
+                "out rtA.rgb = max.off(s0, s0) | rtA.a = max.off(s0, s0) src0={c:.1} wait last"
+            );
+            let exe = ctm::abi::Executable::from_code(ctm::isa::asm::assemble(&src).unwrap());
+            let base = dev.alloc(ArenaKind::SystemCached, 2048).unwrap();
+            dev.load_program(&exe, base).unwrap();
+            base
+        })
+        .collect();
+    for (turn, which) in [0, 0, 1, 1, 0, 1, 0].into_iter().enumerate() {
+        let mut cb = CommandBuffer::new();
+        cb.push(Cmd::SetInstFmt {
+            base: bases[which],
+            fmt: SurfaceFormat::linear(Format::Float32_4, 0),
+        })
+        .push(Cmd::SetOutFmt {
+            output: 0,
+            base: out,
+            fmt: SurfaceFormat::linear(Format::Float32_4, 4),
+            height: 1,
+        })
+        .push(Cmd::SetDomain(Domain::new(4, 1)))
+        .push(Cmd::StartProgram)
+        .push(Cmd::FlushOutCache);
+        let id = dev.submit_commands(&cb).unwrap();
+        dev.wait(id).unwrap();
+        let mut b = [0u8; 4];
+        dev.read(out + 3 * 16, &mut b).unwrap();
+        let want = [1.0f32, 3.0][which];
+        assert_eq!(f32::from_le_bytes(b), want, "turn {turn}");
+    }
+    assert_eq!(dev.pe().built_programs(), 2);
+}

@@ -13,6 +13,7 @@
 //! processors would need at one instruction per clock.
 
 mod command;
+mod consts;
 mod deliver;
 mod overlap;
 pub mod params;
@@ -30,6 +31,7 @@ pub(crate) use rows::pool;
 pub use run::{EngineFactory, Progress, RunReport, RunSettings, all_cores};
 pub use text::{StreamTextError, assemble_stream, disassemble_stream};
 
+use crate::abi::ProgramInfo;
 use crate::co::Co;
 use crate::mc::{CacheId, Mc, Surface, Unmapped};
 use crate::runtime::{Domain, RunError};
@@ -48,6 +50,14 @@ type BuildKey = (
     [ctm_jit::ir::InputForm; 16],
     Option<bool>,
 );
+
+/// The program the last run used (see `Pe::last`).
+#[derive(Clone, Debug)]
+struct LastProgram {
+    key: BuildKey,
+    program: Arc<Program>,
+    info: ProgramInfo,
+}
 
 /// Built programs a PE keeps (see `Pe::compiled`).
 pub const MAX_BUILT: usize = 64;
@@ -160,9 +170,11 @@ pub struct Pe {
     pub(crate) programs: HashMap<u32, ProgramDesc>,
     /// Built programs by content and build options, with the tick they
     /// were last used (at most [`MAX_BUILT`], the least recently used go).
-    compiled: HashMap<BuildKey, (Arc<Program>, u64)>,
+    compiled: HashMap<BuildKey, (Arc<Program>, ProgramInfo, u64)>,
     /// Ticks of `compiled`.
     tick: u64,
+    /// The last program run, found again by comparing its key alone.
+    last: Option<LastProgram>,
     /// What earlier runs' workers left for the next run's.
     spare: Spare,
 }
@@ -232,6 +244,7 @@ impl Pe {
         Pe {
             compiled: std::mem::take(&mut self.compiled),
             tick: self.tick,
+            last: self.last.take(),
             spare: std::mem::take(&mut self.spare),
             ..Pe::new()
         }

@@ -23,16 +23,15 @@ use super::rows::{
     AfterRow, Handout, RowRun, Slot, Worker, deliver_row, run_rows, tally, write_rest,
 };
 use super::strip::strips_allowed;
-use super::{PROCESSORS, Pe, PeError, ProgramDesc, params};
+use super::{PROCESSORS, Pe, PeError};
 use crate::abi::ProgramInfo;
 use crate::co::CondLoc;
 use crate::engine::EngineKind;
-use crate::mc::{CacheId, CachedInputs, DiagnosticCounts, DirectInputs, Mc, Surface};
+use crate::mc::{CachedInputs, DiagnosticCounts, DirectInputs, Mc, Surface};
 use crate::runtime::hazard::Hazard;
 use crate::runtime::{Cancel, Engine, EngineStats, RunOptions, Stop, Watchdog};
 use ctm_jit::compile::{CodeCache, JitOptions};
-use ctm_jit::ir::{CONSTS, INT_CONSTS};
-use ctm_jit::state::{IntConst, Lanes, Uniforms};
+use ctm_jit::state::Lanes;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -147,83 +146,6 @@ impl Pe {
             name: "start_program",
             message: message.into(),
         }
-    }
-
-    fn uniforms(
-        &self,
-        mc: &Mc,
-        info: &ProgramInfo,
-        desc: &ProgramDesc,
-        offset: usize,
-    ) -> Result<Uniforms, PeError> {
-        let mut u = Uniforms::default();
-        // Constants that receive interpolation planes come from the
-        // parameters, not from constant memory.
-        let planes = params::constants(&desc.planes);
-        let from_memory: Vec<u32> = info
-            .f32_consts
-            .iter()
-            .copied()
-            .filter(|c| !planes.contains(c))
-            .collect();
-        let word = |b: &[u8], k: usize| u32::from_le_bytes([b[k], b[k + 1], b[k + 2], b[k + 3]]);
-        let floats = ConstFile {
-            base: self.constf,
-            size: 16,
-            count: CONSTS,
-            used: &from_memory,
-            what: "float constant",
-            cache: CacheId::ConstF,
-        };
-        floats.read(mc, offset, &mut |c, b| {
-            u.consts[c] = [word(b, 0), word(b, 4), word(b, 8), word(b, 12)]
-        })?;
-        let ints = ConstFile {
-            base: self.consti,
-            size: 4,
-            count: INT_CONSTS,
-            used: &info.i32_consts,
-            what: "integer constant",
-            cache: CacheId::ConstI,
-        };
-        ints.read(mc, offset, &mut |c, b| {
-            u.ints[c] = IntConst {
-                count: b[0],
-                init: b[1],
-                step: b[2] as i8,
-            }
-        })?;
-        let bools = ConstFile {
-            base: self.constb,
-            size: 4,
-            count: 32,
-            used: &[],
-            what: "boolean constant",
-            cache: CacheId::ConstB,
-        };
-        bools.read(mc, offset, &mut |c, b| {
-            if word(b, 0) != 0 {
-                u.bools |= 1 << c;
-            }
-        })?;
-        if !planes.is_empty() {
-            let base = self.params.ok_or_else(|| {
-                Self::fail(
-                    offset,
-                    "the program reads interpolants (v0–v6) but no set_params was given",
-                )
-            })?;
-            let mut bytes = [0u8; 4 * params::PARAM_FLOATS];
-            mc.mem
-                .read(u64::from(base), &mut bytes)
-                .map_err(|e| Self::fail(offset, format!("the parameters (set_params): {e}")))?;
-            let floats = std::array::from_fn(|k| {
-                f32::from_le_bytes(bytes[4 * k..4 * k + 4].try_into().expect("4 bytes"))
-            });
-            params::apply(&floats, &desc.planes, &mut u)
-                .map_err(|e| Self::fail(offset, format!("set_params: {e}")))?;
-        }
-        Ok(u)
     }
 
     fn check_surfaces(
@@ -507,57 +429,6 @@ impl Pe {
             self.counters.total += report.clocks;
             self.counters.active += report.clocks;
         }
-    }
-}
-
-/// One constant file in memory: where it is, its element size and count,
-/// the elements the program uses (an unmapped one of those is an error)
-/// and the cache it is read through.
-struct ConstFile<'a> {
-    base: Option<u32>,
-    size: u64,
-    count: usize,
-    used: &'a [u32],
-    what: &'static str,
-    cache: CacheId,
-}
-
-impl ConstFile<'_> {
-    /// Hands each mapped element to `put` (index, bytes).
-    fn read(
-        &self,
-        mc: &Mc,
-        offset: usize,
-        put: &mut dyn FnMut(usize, &[u8]),
-    ) -> Result<(), PeError> {
-        let (what, size) = (self.what, self.size);
-        for c in 0..self.count {
-            let mapped = self
-                .base
-                .map(|b| u64::from(b) + size * c as u64)
-                .filter(|&a| mc.mem.check(a, size).is_ok());
-            match mapped {
-                Some(a) => {
-                    let mut b = [0u8; 16];
-                    mc.read(self.cache, a, &mut b[..size as usize]);
-                    put(c, &b[..size as usize]);
-                }
-                None if self.used.contains(&(c as u32)) => {
-                    return Err(Pe::fail(
-                        offset,
-                        match self.base {
-                            None => format!("{what} {c} is used but no {what} memory is set"),
-                            Some(b) => format!(
-                                "{what} {c} at {:#010x} is not in mapped memory",
-                                u64::from(b) + size * c as u64
-                            ),
-                        },
-                    ));
-                }
-                None => {}
-            }
-        }
-        Ok(())
     }
 }
 

@@ -1,0 +1,160 @@
+//! The uniforms of a run (`docs/machine.md` §6, step 2): the float,
+//! integer and boolean constant files read through their caches, and the
+//! interpolation planes from the parameters.
+
+use super::{Pe, PeError, ProgramDesc, params};
+use crate::abi::ProgramInfo;
+use crate::mc::{CacheId, CacheMode, Mc};
+use ctm_jit::ir::{CONSTS, INT_CONSTS};
+use ctm_jit::state::{IntConst, Uniforms};
+
+impl Pe {
+    /// The uniforms of a run of the program `info` and `desc` describe:
+    /// its constants from their files (an error where one it uses is not
+    /// mapped), its interpolation planes from the parameters.
+    pub(super) fn uniforms(
+        &self,
+        mc: &Mc,
+        info: &ProgramInfo,
+        desc: &ProgramDesc,
+        offset: usize,
+    ) -> Result<Uniforms, PeError> {
+        let mut u = Uniforms::default();
+        // Constants that receive interpolation planes come from the
+        // parameters, not from constant memory.
+        let planes = params::constants(&desc.planes);
+        let from_memory: Vec<u32> = info
+            .f32_consts
+            .iter()
+            .copied()
+            .filter(|c| !planes.contains(c))
+            .collect();
+        let word = |b: &[u8], k: usize| {
+            u32::from_le_bytes(b[k..k + 4].try_into().expect("a constant's 4 bytes"))
+        };
+        let floats = ConstFile {
+            base: self.constf,
+            size: 16,
+            count: CONSTS,
+            used: &from_memory,
+            what: "float constant",
+            cache: CacheId::ConstF,
+        };
+        floats.read(mc, offset, |c, b| {
+            u.consts[c] = [word(b, 0), word(b, 4), word(b, 8), word(b, 12)]
+        })?;
+        let ints = ConstFile {
+            base: self.consti,
+            size: 4,
+            count: INT_CONSTS,
+            used: &info.i32_consts,
+            what: "integer constant",
+            cache: CacheId::ConstI,
+        };
+        ints.read(mc, offset, |c, b| {
+            u.ints[c] = IntConst {
+                count: b[0],
+                init: b[1],
+                step: b[2] as i8,
+            }
+        })?;
+        let bools = ConstFile {
+            base: self.constb,
+            size: 4,
+            count: 32,
+            used: &[],
+            what: "boolean constant",
+            cache: CacheId::ConstB,
+        };
+        bools.read(mc, offset, |c, b| {
+            if word(b, 0) != 0 {
+                u.bools |= 1 << c;
+            }
+        })?;
+        if !planes.is_empty() {
+            let base = self.params.ok_or_else(|| {
+                Self::fail(
+                    offset,
+                    "the program reads interpolants (v0–v6) but no set_params was given",
+                )
+            })?;
+            let mut bytes = [0u8; 4 * params::PARAM_FLOATS];
+            mc.mem
+                .read(u64::from(base), &mut bytes)
+                .map_err(|e| Self::fail(offset, format!("the parameters (set_params): {e}")))?;
+            let floats = std::array::from_fn(|k| {
+                f32::from_le_bytes(bytes[4 * k..4 * k + 4].try_into().expect("4 bytes"))
+            });
+            params::apply(&floats, &desc.planes, &mut u)
+                .map_err(|e| Self::fail(offset, format!("set_params: {e}")))?;
+        }
+        Ok(u)
+    }
+}
+
+/// One constant file in memory: where it is, its element size and count,
+/// the elements the program uses (an unmapped one of those is an error)
+/// and the cache it is read through.
+struct ConstFile<'a> {
+    base: Option<u32>,
+    size: u64,
+    count: usize,
+    used: &'a [u32],
+    what: &'static str,
+    cache: CacheId,
+}
+
+impl ConstFile<'_> {
+    /// Hands each mapped element to `put` (index, bytes).
+    fn read(
+        &self,
+        mc: &Mc,
+        offset: usize,
+        mut put: impl FnMut(usize, &[u8]),
+    ) -> Result<(), PeError> {
+        let (what, size) = (self.what, self.size);
+        // Coherent caches read memory as it is: where one arena holds the
+        // whole file, its elements are read there in place (a run of a
+        // small domain spent most of its time reading the 256 float
+        // constants one by one).
+        let span = size * self.count as u64;
+        if mc.mode() == CacheMode::Coherent
+            && let Some(base) = self.base.map(u64::from)
+            && let Some(k) = mc.mem.arenas().iter().position(|a| a.contains(base, span))
+        {
+            let at = (base - u64::from(mc.mem.arenas()[k].base)) as usize;
+            let file = &mc.mem.arena(k)[at..at + span as usize];
+            for (c, b) in file.chunks_exact(size as usize).enumerate() {
+                put(c, b);
+            }
+            return Ok(());
+        }
+        for c in 0..self.count {
+            let mapped = self
+                .base
+                .map(|b| u64::from(b) + size * c as u64)
+                .filter(|&a| mc.mem.check(a, size).is_ok());
+            match mapped {
+                Some(a) => {
+                    let mut b = [0u8; 16];
+                    mc.read(self.cache, a, &mut b[..size as usize]);
+                    put(c, &b[..size as usize]);
+                }
+                None if self.used.contains(&(c as u32)) => {
+                    return Err(Pe::fail(
+                        offset,
+                        match self.base {
+                            None => format!("{what} {c} is used but no {what} memory is set"),
+                            Some(b) => format!(
+                                "{what} {c} at {:#010x} is not in mapped memory",
+                                u64::from(b) + size * c as u64
+                            ),
+                        },
+                    ));
+                }
+                None => {}
+            }
+        }
+        Ok(())
+    }
+}
