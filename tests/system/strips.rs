@@ -407,11 +407,8 @@ fn engines_here() -> Vec<EngineKind> {
 /// `len` bytes of output 0.
 fn observe(rig: &mut Rig, cb: &ctm::pe::CommandBuffer, len: usize) -> (u64, (String, Vec<u8>)) {
     let r = rig.submit(cb).unwrap();
-    // Rows whose writes were made while later rows ran: as the threads'
-    // timing has it.
     let run = ctm::pe::RunReport {
         engine: Default::default(),
-        overlapped_rows: 0,
         ..r.runs[0].clone()
     };
     let mut bytes = vec![0; len];

@@ -185,16 +185,13 @@ impl Observed {
 
     /// What a kernel job made observable: every requested output, the
     /// conditional buffer, the run's counters, hazards and diagnostics (not
-    /// the engine's own statistics, nor how many rows' uncached writes were
-    /// made while later rows ran: the threads' timing decides that), or the
-    /// error.
+    /// the engine's own statistics), or the error.
     pub fn job(result: Result<&JobResult, &KernelError>) -> Observed {
         match result {
             Ok(r) => {
                 let mut o = Observed::results(r);
                 let report = RunReport {
                     engine: Default::default(),
-                    overlapped_rows: 0,
                     ..r.report.clone()
                 };
                 o.text("counters", (0, 0), "", format!("{report:?}"));

@@ -127,9 +127,11 @@ pub struct RunReport {
     pub pixel_instructions: u64,
     /// Modelled clocks (§7).
     pub clocks: u64,
-    /// Rows of an uncached run whose writes were made while later rows ran
-    /// (`docs/design.md`, "Uncached writes while later rows run"); how
-    /// many depends on the threads' timing.
+    /// Rows of an uncached run whose writes were handed to the calling
+    /// thread to make while later rows ran (`docs/design.md`, "Uncached
+    /// writes while later rows run"): with several workers, every row
+    /// before the first that keeps pixels. The last of them may have been
+    /// made after all rows, as the threads' timing has it.
     pub overlapped_rows: u64,
     /// Semaphore hazards (when checking).
     pub hazards: Vec<Hazard>,
@@ -310,13 +312,21 @@ impl Pe {
                 (results, in_order.map_or((0, Vec::new()), InOrder::finish))
             };
             write_rest(mc, &rest);
+            // The rows the hand-over takes (every row before the first that
+            // keeps pixels), whether their writes were made while later rows
+            // ran or, for the last ones, after: as many on every run.
+            let mut handed = overlap.is_some();
             for (k, result) in results.into_iter().enumerate() {
                 match result {
                     Ok(row) if k < made => {
                         report.overlapped_rows += 1;
                         tally(&mut report, &mut hazards, row);
                     }
-                    Ok(row) => deliver_row(&targets, mc, &mut report, &mut hazards, row),
+                    Ok(row) => {
+                        handed &= row.pixels.is_empty();
+                        report.overlapped_rows += u64::from(handed);
+                        deliver_row(&targets, mc, &mut report, &mut hazards, row);
+                    }
                     Err(source) => return Err(PeError::Run { offset, source }),
                 }
             }
