@@ -67,9 +67,9 @@ fn the_assembler_stops_at_the_first_statement_too_many() {
     );
 }
 
-#[test]
-fn a_long_lived_device_does_not_grow() {
-    let mut dev = Device::open(DeviceConfig {
+/// A device that runs on the interpreter, one thread.
+fn interp_device() -> Device {
+    Device::open(DeviceConfig {
         settings: ctm::pe::RunSettings {
             engine: EngineKind::Interp,
             threads: 1,
@@ -77,7 +77,30 @@ fn a_long_lived_device_does_not_grow() {
         },
         ..DeviceConfig::default()
     })
-    .unwrap();
+    .unwrap()
+}
+
+/// The program at `prog` set up to write a float32_4 row of four pixels
+/// at `out`.
+fn four_pixels(prog: u32, out: u32) -> CommandBuffer {
+    let mut cb = CommandBuffer::new();
+    cb.push(Cmd::SetInstFmt {
+        base: prog,
+        fmt: SurfaceFormat::linear(Format::Float32_4, 0),
+    })
+    .push(Cmd::SetOutFmt {
+        output: 0,
+        base: out,
+        fmt: SurfaceFormat::linear(Format::Float32_4, 4),
+        height: 1,
+    })
+    .push(Cmd::SetDomain(Domain::new(4, 1)));
+    cb
+}
+
+#[test]
+fn a_long_lived_device_does_not_grow() {
+    let mut dev = interp_device();
     let out = dev.alloc(ArenaKind::SystemCached, 4 * 16).unwrap();
     let prog = dev.alloc(ArenaKind::SystemCached, 2048).unwrap();
     let mut last = None;
@@ -91,20 +114,8 @@ fn a_long_lived_device_does_not_grow() {
         );
         let exe = ctm::abi::Executable::from_code(ctm::isa::asm::assemble(&src).unwrap());
         dev.load_program(&exe, prog).unwrap();
-        let mut cb = CommandBuffer::new();
-        cb.push(Cmd::SetInstFmt {
-            base: prog,
-            fmt: SurfaceFormat::linear(Format::Float32_4, 0),
-        })
-        .push(Cmd::SetOutFmt {
-            output: 0,
-            base: out,
-            fmt: SurfaceFormat::linear(Format::Float32_4, 4),
-            height: 1,
-        })
-        .push(Cmd::SetDomain(Domain::new(4, 1)))
-        .push(Cmd::InvInstCache)
-        .push(Cmd::StartProgram);
+        let mut cb = four_pixels(prog, out);
+        cb.push(Cmd::InvInstCache).push(Cmd::StartProgram);
         last = Some(dev.submit_commands(&cb).unwrap());
     }
     assert!(dev.pe().built_programs() <= MAX_BUILT);
@@ -387,15 +398,7 @@ fn programs_run_in_turn_are_each_built_once_and_each_run_runs_its_own() {
     // Two programs at two bases, run in turn and again: the PE finds the
     // last program run by its words, any other by its key, builds each
     // once, and every run writes what its own program computes.
-    let mut dev = Device::open(DeviceConfig {
-        settings: ctm::pe::RunSettings {
-            engine: EngineKind::Interp,
-            threads: 1,
-            ..Default::default()
-        },
-        ..DeviceConfig::default()
-    })
-    .unwrap();
+    let mut dev = interp_device();
     let out = dev.alloc(ArenaKind::SystemCached, 4 * 16).unwrap();
     let bases: Vec<u32> = [1.0f32, 3.0]
         .iter()
@@ -410,20 +413,8 @@ fn programs_run_in_turn_are_each_built_once_and_each_run_runs_its_own() {
         })
         .collect();
     for (turn, which) in [0, 0, 1, 1, 0, 1, 0].into_iter().enumerate() {
-        let mut cb = CommandBuffer::new();
-        cb.push(Cmd::SetInstFmt {
-            base: bases[which],
-            fmt: SurfaceFormat::linear(Format::Float32_4, 0),
-        })
-        .push(Cmd::SetOutFmt {
-            output: 0,
-            base: out,
-            fmt: SurfaceFormat::linear(Format::Float32_4, 4),
-            height: 1,
-        })
-        .push(Cmd::SetDomain(Domain::new(4, 1)))
-        .push(Cmd::StartProgram)
-        .push(Cmd::FlushOutCache);
+        let mut cb = four_pixels(bases[which], out);
+        cb.push(Cmd::StartProgram).push(Cmd::FlushOutCache);
         let id = dev.submit_commands(&cb).unwrap();
         dev.wait(id).unwrap();
         let mut b = [0u8; 4];
