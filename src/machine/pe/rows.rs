@@ -383,13 +383,14 @@ pub(super) fn run_rows(
     let threads = workers.len().min(rows.len());
     let blocks = Blocks::new(
         rows.len(),
-        [threads.max(1), 1][usize::from(handout.in_order)],
+        if handout.in_order { 1 } else { threads.max(1) },
     );
     let work = |(k, w): (usize, &mut Worker)| {
         let mut block = 0;
         let after = handout.after.filter(|_| k == 0);
-        let k = [k, 0][usize::from(handout.in_order)];
-        while let Some(at) = blocks.take(k, &mut block) {
+        // In row order, every worker takes from the one block there is.
+        let own = if handout.in_order { 0 } else { k };
+        while let Some(at) = blocks.take(own, &mut block) {
             let res = run_row(w, rows[at]);
             if res.is_err() {
                 blocks.failed_at.fetch_min(at, Ordering::Relaxed);
