@@ -92,30 +92,44 @@ impl Pe {
         {
             entry.2 = self.tick - 1;
         }
-        if let Some((p, info, used)) = self.compiled.get_mut(&key) {
-            *used = self.tick;
-            let (p, info) = (p.clone(), info.clone());
-            self.last = Some(super::LastProgram {
-                key,
-                program: p.clone(),
-                info: info.clone(),
-            });
-            return Ok((p, info, desc));
-        }
+        let (program, info) = match self.compiled.get_mut(&key) {
+            Some((p, info, used)) => {
+                *used = self.tick;
+                (p.clone(), info.clone())
+            }
+            None => {
+                let opts = frontend::Options {
+                    drop_dead_writes: !checked,
+                    single_step: o.single_step,
+                    ..frontend::Options::loaded(desc.uncached)
+                };
+                self.build(&key, opts)
+            }
+        };
+        self.last = Some(super::LastProgram {
+            key,
+            program: program.clone(),
+            info: info.clone(),
+        });
+        Ok((program, info, desc))
+    }
+
+    /// Builds the program `key` names with `opts` and keeps it (the least
+    /// recently used one goes where [`super::MAX_BUILT`] are kept).
+    fn build(
+        &mut self,
+        key: &super::BuildKey,
+        opts: frontend::Options,
+    ) -> (Arc<Program>, ProgramInfo) {
         let slots = isa::decode_program(&key.0);
         let insts: Vec<isa::Inst> = slots
             .iter()
             .filter_map(|s| s.as_ref().ok().cloned())
             .collect();
         let info = ProgramInfo::from_code(&insts);
-        let opts = frontend::Options {
-            drop_dead_writes: !checked,
-            single_step: o.single_step,
-            ..frontend::Options::loaded(desc.uncached)
-        };
         let program = Arc::new(ctm_jit::ir::Program {
-            forms,
-            uncached_unorm,
+            forms: key.4,
+            uncached_unorm: key.5,
             ..frontend::build(&slots, opts)
         });
         if self.compiled.len() >= super::MAX_BUILT
@@ -129,12 +143,7 @@ impl Pe {
         }
         self.compiled
             .insert(key.clone(), (program.clone(), info.clone(), self.tick));
-        self.last = Some(super::LastProgram {
-            key,
-            program: program.clone(),
-            info: info.clone(),
-        });
-        Ok((program, info, desc))
+        (program, info)
     }
 }
 

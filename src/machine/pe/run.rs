@@ -261,7 +261,7 @@ impl Pe {
         // Direct delivery, and writes made while later rows run, need no
         // ordered hand-over between chunks.
         let whole = direct || overlap.is_some();
-        let chunk = [CHUNK_ROWS, rows.len().max(1)][usize::from(whole)];
+        let chunk = if whole { rows.len().max(1) } else { CHUNK_ROWS };
         // Strict caches: the inputs the input cache holds whole, copied
         // once (the run changes none of its lines).
         let cached = CachedInputs::new(mc, &self.inputs, &info.inputs);
