@@ -213,10 +213,10 @@ const BANDS: &str = "
 
 #[test]
 fn writes_made_while_later_rows_run_land_in_row_order() {
-    // With several threads, the writes of a chunk of rows are made while
-    // the next chunk's rows run, where no row can see them. Later rows
-    // overwrite what earlier chunks wrote: memory and counters must be one
-    // thread's. A program that reads what rows three above wrote must not
+    // With several threads, the writes of finished rows are made while
+    // later rows run, where no row can see them, by the workers that ran
+    // them. Later rows overwrite what earlier rows wrote: memory and
+    // counters must be one thread's. A program that reads what rows three above wrote must not
     // overlap its writes with its rows, and agrees too.
     let (w, h) = (40, 200);
     let cases = [

@@ -351,8 +351,9 @@ impl Blocks {
 /// A row's result, set by the worker that ran it.
 pub(super) type Slot = Mutex<Option<Result<RowResult, RunError>>>;
 
-/// What the calling thread does after each of its rows ([`Handout`]).
-pub(super) type AfterRow<'a> = &'a (dyn Fn(&[Slot]) + Sync);
+/// What a worker does after each of its rows ([`Handout`]): it is given
+/// every row's slot, the index of the row it finished and its own index.
+pub(super) type AfterRow<'a> = &'a (dyn Fn(&[Slot], usize, usize) + Sync);
 
 /// How [`run_rows`] hands rows out and what a worker does after each.
 #[derive(Clone, Copy, Default)]
@@ -360,15 +361,15 @@ pub(super) struct Handout<'a> {
     /// Every worker takes the next row in row order (rows then finish
     /// about in order), instead of a block of its own first.
     pub in_order: bool,
-    /// Called by the calling thread after each of its rows, with every
-    /// row's slot.
+    /// Called by every worker after each of its rows, its result in its
+    /// slot.
     pub after: Option<AfterRow<'a>>,
 }
 
 /// Runs `rows` (each through `run_row`) on the workers, one thread each (at
 /// most one per row), the calling thread the first ([`Blocks`] says which
-/// rows each takes, or the next in row order: [`Handout`]), the calling
-/// thread calling `handout.after` after each of its rows. Returns the
+/// rows each takes, or the next in row order: [`Handout`]), each worker
+/// calling `handout.after` after each of its rows. Returns the
 /// rows' results in row order, up to and including the first error (no
 /// row after it starts once it failed).
 pub(super) fn run_rows(
@@ -387,7 +388,6 @@ pub(super) fn run_rows(
     );
     let work = |(k, w): (usize, &mut Worker)| {
         let mut block = 0;
-        let after = handout.after.filter(|_| k == 0);
         // In row order, every worker takes from the one block there is.
         let own = if handout.in_order { 0 } else { k };
         while let Some(at) = blocks.take(own, &mut block) {
@@ -396,8 +396,8 @@ pub(super) fn run_rows(
                 blocks.failed_at.fetch_min(at, Ordering::Relaxed);
             }
             *slots[at].lock().unwrap_or_else(|p| p.into_inner()) = Some(res);
-            if let Some(after) = after {
-                after(&slots);
+            if let Some(after) = handout.after {
+                after(&slots, at, k);
             }
         }
     };

@@ -296,8 +296,10 @@ impl Pe {
                 // uncached run's rows log their writes; ordered delivery
                 // keeps their pixels); this thread touches them only after
                 // `finish`.
-                let in_order = overlap.map(|out0| unsafe { InOrder::new(mc, out0) });
-                let advance = in_order.as_ref().map(|o| move |s: &[Slot]| o.advance(s));
+                let in_order = overlap.map(|out0| unsafe { InOrder::new(mc, out0, rows.len()) });
+                let advance = in_order
+                    .as_ref()
+                    .map(|o| move |s: &[Slot], at: usize, k: usize| o.advance(s, at, k));
                 let handout = Handout {
                     in_order: in_order.is_some(),
                     after: advance.as_ref().map(|f| f as AfterRow<'_>),
