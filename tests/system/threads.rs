@@ -136,8 +136,8 @@ fn engines_kept_between_runs_report_each_run_alone() {
 fn a_failing_uncached_run_keeps_the_writes_of_the_rows_before_the_failing_one() {
     // ROW_BOUND's loop, then each pixel writes r1.r at its own (i, j)
     // through an uncached write: rows from some row on run past the
-    // budget. With several threads the calling thread makes rows' writes
-    // while later rows run; whatever the thread count and engine, memory
+    // budget. With several threads the workers make rows' writes while
+    // later rows run; whatever the thread count and engine, memory
     // after the failed run holds the writes of exactly the rows before
     // the first failing one, and the error names the same pixel.
     let src = format!(
@@ -191,4 +191,51 @@ fn a_failing_uncached_run_keeps_the_writes_of_the_rows_before_the_failing_one() 
     let fill: Vec<u8> = (0..w * h * 4).map(|k| (k * 7 + 3) as u8).collect();
     assert_ne!(row(&want.1, 0), row(&fill, 0));
     assert_eq!(row(&want.1, h - 1), row(&fill, h - 1));
+}
+
+#[test]
+fn progress_counts_every_row_once_and_ends_at_the_total() {
+    // Rows delivered as they finish report each row (any order across
+    // workers); rows delivered in order after each chunk (hazard checking
+    // keeps them for ordered delivery) report per chunk, in order. Either
+    // way the counts end at the run's quad rows.
+    use std::sync::{Arc, Mutex};
+    let k = Kernel::assemble(
+        "    out rtA.rgb = max.off(s0, s0) | rtA.a = max.off(s0, s0) src0=r0 wait last",
+    )
+    .unwrap();
+    let (w, h) = (24, 150);
+    let total = u64::from(h / 2);
+    for engine in engines() {
+        for threads in [1, 2, 3] {
+            for checked in [false, true] {
+                let seen = Arc::new(Mutex::new(Vec::new()));
+                let mut job = Job::new(w, h)
+                    .output(0, Format::Float32_4)
+                    .engine(engine)
+                    .threads(threads);
+                let log = seen.clone();
+                job.settings_mut().progress = Some(Arc::new(move |done, all| {
+                    log.lock().unwrap().push((done, all));
+                }));
+                job.settings_mut().options.check_hazards = checked;
+                k.run(&job).unwrap();
+                let what = format!("{engine:?}, {threads} threads, checked {checked}");
+                let seen = seen.lock().unwrap().clone();
+                assert!(
+                    seen.iter().all(|&(_, all)| all == total),
+                    "{what}: {seen:?}"
+                );
+                let mut done: Vec<u64> = seen.iter().map(|&(d, _)| d).collect();
+                if checked {
+                    assert!(done.is_sorted(), "{what}: {done:?}");
+                    assert_eq!(done.last(), Some(&total), "{what}: {done:?}");
+                    assert!(done.len() < total as usize, "{what}: per row: {done:?}");
+                } else {
+                    done.sort_unstable();
+                    assert_eq!(done, (1..=total).collect::<Vec<_>>(), "{what}");
+                }
+            }
+        }
+    }
 }

@@ -58,7 +58,10 @@ pub(super) struct RowRun<'a> {
     /// passing every pixel, no hazard checking, no skipped pairs and no
     /// instruction limit.
     pub strips: bool,
-    pub rows_done: &'a AtomicU64,
+    /// Rows done so far, counted only where progress is reported (a
+    /// count every worker bumps would move its cache line between the
+    /// cores at every row).
+    pub rows_done: Option<&'a AtomicU64>,
     pub total_rows: u64,
     /// Called after each row (`None` where the run reports per chunk).
     pub progress: Option<&'a Progress>,
@@ -71,9 +74,11 @@ impl RowRun<'_> {
             Some(r) => r?,
             None => self.row_part(w, row, self.domain)?,
         };
-        let done = self.rows_done.fetch_add(1, Ordering::Relaxed) + 1;
-        if let Some(p) = self.progress {
-            p(done, self.total_rows);
+        if let Some(rows_done) = self.rows_done {
+            let done = rows_done.fetch_add(1, Ordering::Relaxed) + 1;
+            if let Some(p) = self.progress {
+                p(done, self.total_rows);
+            }
         }
         Ok(result)
     }

@@ -287,7 +287,7 @@ impl Pe {
                     skip,
                     temps,
                     strips,
-                    rows_done: &rows_done,
+                    rows_done: settings.progress.is_some().then_some(&rows_done),
                     total_rows,
                     progress: settings.progress.as_ref().filter(|_| whole),
                 };
