@@ -68,7 +68,8 @@ fn coordinate(k: u32, size: u32, unscaled: bool) -> f32 {
 }
 
 /// Runs `program` over 19 × 13 on `engine`: the outputs' bytes and the
-/// out-of-bounds reads.
+/// out-of-bounds reads; panics where a clause fell back to the
+/// interpreter (compiled code failing to compile, say).
 fn run(
     engine: EngineKind,
     format: Format,
@@ -137,6 +138,12 @@ fn run(
     let half = bytes.len() / 2;
     dev.read(outs[0], &mut bytes[..half]).unwrap();
     dev.read(outs[1], &mut bytes[half..]).unwrap();
+    let engine = &report.runs[0].engine;
+    assert_eq!(
+        (engine.fallback_runs, &engine.fallback_reasons[..]),
+        (0, &[][..]),
+        "{format}, unscaled {unscaled}, tiled {tiled}: {engine:?}"
+    );
     (bytes, report.runs[0].diagnostics.out_of_bounds_reads)
 }
 

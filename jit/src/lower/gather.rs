@@ -54,7 +54,7 @@ impl Lowering<'_, '_> {
                 let f = l.b.ins().floor(c);
                 let a = l.b.ins().fabs(f);
                 let has = l.b.ins().fcmp(FloatCC::LessThan, a, limit);
-                let f = l.b.ins().bitselect(has, f, none);
+                let f = l.select_f(has, f, none);
                 let inside = [fzero, fone].map(|d| {
                     let g = l.b.ins().fadd(f, d);
                     let ge = l.b.ins().fcmp(FloatCC::GreaterThanOrEqual, g, fzero);
