@@ -65,16 +65,17 @@ impl Lowering<'_, '_> {
         let [wide, narrow, half, other, test_narrow, test_half] =
             std::array::from_fn(|_| self.b.create_block());
         let (merge, out) = self.merge_block(types::I32X4);
+        let memo = self.memo.clone();
         let is_wide = self.b.ins().icmp_imm_s(IntCC::Equal, shift, 4);
         self.b.ins().brif(is_wide, wide, &[], test_narrow, &[]);
-        self.b.switch_to_block(test_narrow);
+        self.arm(test_narrow, &memo);
         let is_narrow = self.b.ins().icmp_imm_s(IntCC::Equal, shift, 2);
         self.b.ins().brif(is_narrow, narrow, &[], test_half, &[]);
-        self.b.switch_to_block(test_half);
+        self.arm(test_half, &memo);
         let is_half = self.b.ins().icmp_imm_s(IntCC::Equal, shift, 1);
         self.b.ins().brif(is_half, half, &[], other, &[]);
 
-        self.b.switch_to_block(wide);
+        self.arm(wide, &memo);
         let chans = self.gather_wide(src);
         self.jump_with(merge, &chans);
 
@@ -82,16 +83,16 @@ impl Lowering<'_, '_> {
         // channel (a one-channel format's masks keep none of channels 1–3;
         // uint8_4's channels are bytes of the word).
         for (block, half) in [(narrow, false), (half, true)] {
-            self.b.switch_to_block(block);
+            self.arm(block, &memo);
             let chans = self.gather_words(src, half);
             self.jump_with(merge, &chans);
         }
 
-        self.b.switch_to_block(other);
+        self.arm(other, &memo);
         let chans = self.gather_looped(desc, pages);
         self.jump_with(merge, &chans);
 
-        self.b.switch_to_block(merge);
+        self.rejoin(merge, memo);
         out
     }
 
@@ -176,10 +177,11 @@ impl Lowering<'_, '_> {
             .collect();
         self.b.ins().brif(bits, convert, &[], merge, &args);
 
-        self.b.switch_to_block(convert);
+        let memo = self.memo.clone();
+        self.arm(convert, &memo);
         let chans = self.convert_unorm(desc, bits, raw);
         self.jump_with(merge, &chans);
-        self.b.switch_to_block(merge);
+        self.rejoin(merge, memo);
         out
     }
 
@@ -190,9 +192,9 @@ impl Lowering<'_, '_> {
         bits: Value,
         raw: [[Value; GROUP_QUADS]; 4],
     ) -> [[Value; GROUP_QUADS]; 4] {
-        let mask = self.b.ins().splat(types::I32X4, bits);
+        let mask = self.splat_of(types::I32X4, bits);
         let scale = self.desc_word(types::F32, desc, tex_offsets::UNORM_SCALE);
-        let scale = self.b.ins().splat(types::F32X4, scale);
+        let scale = self.splat_of(types::F32X4, scale);
         let mut chans = raw;
         for (c, chan) in chans.iter_mut().enumerate() {
             let shift = self.desc_word(types::I32, desc, tex_offsets::UNORM_SHIFT + 4 * c);

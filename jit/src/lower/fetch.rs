@@ -40,6 +40,7 @@
 //! outputs and out-of-bounds counts on every format.
 
 use super::elements::Source;
+use super::values::Memo;
 use super::{CHAN_BYTES, GROUP_QUADS, Lookups, Lowering};
 use crate::ir::{FetchKind, InputForm};
 use crate::state::{io_offsets, offsets, tex_offsets};
@@ -93,9 +94,22 @@ pub(super) fn described() -> MemFlagsData {
 }
 
 impl Lowering<'_, '_> {
-    /// A word of the input descriptor at `desc` (see [`described`]).
+    /// A word of the input descriptor at `desc`, or of `Io` where `desc`
+    /// is `io` (see [`described`]; read once per path).
     pub(super) fn desc_word(&mut self, ty: types::Type, desc: Value, off: usize) -> Value {
-        self.b.ins().load(ty, described(), desc, off as i32)
+        let off = off as i32;
+        self.memoised(Memo::DescWord(desc, ty, off), |l| {
+            l.b.ins().load(ty, described(), desc, off)
+        })
+    }
+
+    /// The address of input `input`'s descriptor (read once per path).
+    fn desc_of(&mut self, input: u8) -> Value {
+        let k = input & 15;
+        self.memoised(Memo::Desc(k), |l| {
+            let tex = l.desc_word(l.ptr, l.io, io_offsets::TEX);
+            l.add_imm(tex, (usize::from(k) * tex_offsets::SIZE) as i64)
+        })
     }
 
     /// Whether a fetch of `kind` may be handed to the runtime (the other
@@ -116,11 +130,7 @@ impl Lowering<'_, '_> {
         if op.kind == FetchKind::Uncached || self.lookups == Lookups::Host {
             return self.fetch_by_host(op, coords, enable);
         }
-        let tex = self
-            .b
-            .ins()
-            .load(self.ptr, described(), self.io, io_offsets::TEX as i32);
-        let desc = self.add_imm(tex, (usize::from(op.input & 15) * tex_offsets::SIZE) as i64);
+        let desc = self.desc_of(op.input);
         if self.lookups == Lookups::Direct {
             return self.fetch_direct(op, coords, enable, desc, None);
         }
@@ -142,9 +152,8 @@ impl Lowering<'_, '_> {
             }
         };
 
-        // Values memoised in one path must not leak into the other.
-        let consts = self.consts.clone();
-        self.b.switch_to_block(other);
+        let memo = self.memo.clone();
+        self.arm(other, &memo);
         let got = if self.lookups == Lookups::Gathered {
             self.fetch_gather(op, coords, enable, desc, pages)
         } else {
@@ -152,13 +161,11 @@ impl Lowering<'_, '_> {
         };
         self.jump_with(merge, &got);
 
-        self.consts = consts.clone();
-        self.b.switch_to_block(direct);
+        self.arm(direct, &memo);
         let got = self.fetch_direct(op, coords, enable, desc, Some(pages));
         self.jump_with(merge, &got);
 
-        self.consts = consts;
-        self.b.switch_to_block(merge);
+        self.rejoin(merge, memo);
         out
     }
 
@@ -282,14 +289,14 @@ impl Lowering<'_, '_> {
             0 => self.desc_word(types::I32, desc, tex_offsets::SHIFT),
             k => self.b.ins().iconst(types::I32, i64::from(k)),
         };
-        let pitch = self.b.ins().splat(types::I32X4, pitch);
+        let pitch = self.splat_of(types::I32X4, pitch);
         let paged = paged.then(|| {
             let zero_at = self.desc_word(types::I32, desc, tex_offsets::ZERO);
-            [base, zero_at].map(|v| self.b.ins().splat(types::I32X4, v))
+            [base, zero_at].map(|v| self.splat_of(types::I32X4, v))
         });
         let size = [tex_offsets::SIZE_F, tex_offsets::SIZE_F + 4].map(|o| {
             let s = self.desc_word(types::F32, desc, o);
-            self.b.ins().splat(types::F32X4, s)
+            self.splat_of(types::F32X4, s)
         });
         Geometry {
             size,
@@ -408,7 +415,7 @@ impl Lowering<'_, '_> {
                 None => {
                     let mut word = |off: usize| {
                         let x = self.desc_word(types::I32, desc, off + 4 * c);
-                        Some(self.b.ins().splat(types::I32X4, x))
+                        Some(self.splat_of(types::I32X4, x))
                     };
                     (word(tex_offsets::CHAN_MASK), word(tex_offsets::FILL))
                 }

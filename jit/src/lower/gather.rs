@@ -95,14 +95,15 @@ impl Lowering<'_, '_> {
         let (merge, out) = self.merge_block(types::I32X4);
         let is_half = self.b.ins().icmp_imm_s(IntCC::Equal, geometry.shift, 1);
         self.b.ins().brif(is_half, halves, &[], words, &[]);
+        let memo = self.memo.clone();
         for (block, half) in [(words, false), (halves, true)] {
-            self.b.switch_to_block(block);
+            self.arm(block, &memo);
             let raw: [[Value; GROUP_QUADS]; 4] = std::array::from_fn(|c| {
                 self.each(|l, k| l.words(Source::Paged(pages), (c, k), half))
             });
             self.jump_with(merge, &raw);
         }
-        self.b.switch_to_block(merge);
+        self.rejoin(merge, memo);
         self.fetched(desc, out, enable, (form, true))
     }
 }

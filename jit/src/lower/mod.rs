@@ -109,7 +109,8 @@ pub(crate) struct Lowering<'a, 'f> {
     vals: Vec<Option<Val>>,
     /// How each value's vectors relate to it ([`lazy`]).
     lazy: Vec<lazy::Lazy>,
-    consts: HashMap<(u128, Type), Value>,
+    /// Values made once per path ([`values::Memo`]).
+    memo: values::Memos,
     masks: Option<Masks>,
     host_sig: SigRef,
     err: Block,
@@ -235,7 +236,7 @@ pub(crate) fn lower_clause(
     } else {
         // Values defined so far (the uniforms) serve both bodies; anything
         // memoised inside one body must not leak into the other.
-        let (vals, lazy, consts) = (l.vals.clone(), l.lazy.clone(), l.consts.clone());
+        let (vals, lazy, memo) = (l.vals.clone(), l.lazy.clone(), l.memo.clone());
         if fast {
             let full = l.b.ins().icmp_imm_s(IntCC::Equal, both, batch);
             let (fast_body, general) = (l.b.create_block(), l.b.create_block());
@@ -244,7 +245,7 @@ pub(crate) fn lower_clause(
             l.full_batch(clause);
             l.b.ins().jump(head, &[next.into()]);
             l.b.switch_to_block(general);
-            (l.vals, l.lazy, l.consts) = (vals, lazy, consts);
+            (l.vals, l.lazy, l.memo) = (vals, lazy, memo);
         }
         l.masked_batch(clause);
         l.b.ins().jump(head, &[next.into()]);
@@ -296,7 +297,7 @@ impl<'a, 'f> Lowering<'a, 'f> {
             al,
             vals: vec![None; values as usize],
             lazy: vec![lazy::Lazy::No; values as usize],
-            consts: HashMap::new(),
+            memo: values::Memos::default(),
             masks: None,
             host_sig,
             err,

@@ -325,7 +325,7 @@ pub(crate) fn lower_lanewise(
     // looks up has a descriptor.
     l.lookups = Lookups::Direct;
     l.forms = program.forms;
-    let entry_consts = l.consts.clone();
+    let entry_memo = l.memo.clone();
 
     // head(q0): q0 < quads ? batch : exit; a batch is skipped when none
     // of its lanes is in the loop.
@@ -348,7 +348,7 @@ pub(crate) fn lower_lanewise(
     r.iterate(&mut l, program, region);
 
     // out: what each lane had when it left (or has now), written back.
-    l.consts = entry_consts;
+    l.memo = entry_memo;
     l.helpers = None;
     r.leave(&mut l, st_base);
     l.b.ins().jump(head, &[next.into()]);
@@ -401,6 +401,9 @@ impl Region<'_> {
         let (iter, out) = (l.b.create_block(), l.b.create_block());
         l.b.ins().jump(iter, &[]);
         l.b.switch_to_block(iter);
+        // What an iteration memoises after its first break does not reach
+        // `out`.
+        let memo = l.memo.clone();
         l.al = l.b.use_var(self.v.al);
         for (j, &ci) in region.clauses.iter().enumerate() {
             let clause = &program.clauses[ci as usize];
@@ -423,7 +426,7 @@ impl Region<'_> {
                 self.lower_end(l, iter, out);
             }
         }
-        l.b.switch_to_block(out);
+        l.rejoin(out, memo);
     }
 
     /// A break after clause `j` of the iteration: lanes that want its jump
@@ -437,7 +440,7 @@ impl Region<'_> {
         let (capture, cont) = (l.b.create_block(), l.b.create_block());
         l.b.ins().brif(leaving, capture, &[], cont, &[]);
         l.b.switch_to_block(capture);
-        let consts = l.consts.clone();
+        let memo = l.memo.clone();
         let want: Vec<Value> = (0..w).map(|k| l.batch_quad_mask(leaving, k)).collect();
         match &self.saved {
             None => store_written(l, self.lw, v, &want),
@@ -478,7 +481,7 @@ impl Region<'_> {
         let left = l.b.ins().band_not(alive, leaving);
         l.b.def_var(v.alive_bits, left);
         l.b.ins().brif(left, cont, &[], out, &[]);
-        l.consts = consts;
+        l.memo = memo;
         l.b.switch_to_block(cont);
     }
 
@@ -492,7 +495,8 @@ impl Region<'_> {
         let done = l.b.ins().icmp(IntCC::Equal, it, self.count);
         let (stay, back) = (l.b.create_block(), l.b.create_block());
         l.b.ins().brif(done, stay, &[], back, &[]);
-        l.b.switch_to_block(stay);
+        let memo = l.memo.clone();
+        l.arm(stay, &memo);
         let alive = alive_masks(l, v);
         for (k, &alive) in alive.iter().enumerate() {
             let ev = l.b.use_var(v.event[k]);
@@ -500,7 +504,7 @@ impl Region<'_> {
             l.b.def_var(v.event[k], ev);
         }
         l.b.ins().jump(out, &[]);
-        l.b.switch_to_block(back);
+        l.arm(back, &memo);
         l.b.def_var(v.it, it);
         let al = l.b.ins().iadd(l.al, self.step);
         l.b.def_var(v.al, al);

@@ -160,7 +160,7 @@ pub(crate) fn lower_strip(
     let right = l.vconst4([0, 1, 0, 1]);
     let zero = l.splat_i(0);
     let zero = l.as_float(zero);
-    let entry_consts = l.consts.clone();
+    let entry_memo = l.memo.clone();
 
     // Whole batches only: never past the strip's last quad.
     let whole = l.b.ins().band_imm_s(quads, !(w as i64 - 1));
@@ -221,21 +221,18 @@ pub(crate) fn lower_strip(
             let (four, one, join) = (l.b.create_block(), l.b.create_block(), l.b.create_block());
             let is_one = l.b.ins().band_imm_s(narrow, 1 << t);
             l.b.ins().brif(is_one, one, &[], four, &[]);
-            // Constants made on one path do not reach the other.
-            let consts = l.consts.clone();
-            l.b.switch_to_block(four);
+            let memo = l.memo.clone();
+            l.arm(four, &memo);
             l.store_elements(chans, *row, at);
             l.b.ins().jump(join, &[]);
-            l.consts = consts.clone();
-            l.b.switch_to_block(one);
+            l.arm(one, &memo);
             l.store_reds(chans[0], *row, at1);
             l.b.ins().jump(join, &[]);
-            l.consts = consts;
-            l.b.switch_to_block(join);
+            l.rejoin(join, memo);
         }
     }
     l.b.ins().jump(head, &[next.into()]);
-    l.consts = entry_consts;
+    l.memo = entry_memo;
     l.finish(exit);
 }
 

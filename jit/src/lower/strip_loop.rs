@@ -64,11 +64,11 @@ impl Lowering<'_, '_> {
             (count, step, bools),
             true,
         );
-        let entry_consts = self.consts.clone();
+        let entry_memo = self.memo.clone();
         let old = self.enter_strip_loop(&r, file, al0);
         r.iterate(self, program, region);
         // Constants made in the loop do not reach what follows it.
-        self.consts = entry_consts;
+        self.memo = entry_memo;
         self.leave_strip_loop(&r, file, events, &old);
     }
 

@@ -78,19 +78,16 @@ impl Lowering<'_, '_> {
         let [direct, host, done] = std::array::from_fn(|_| self.b.create_block());
         self.b.ins().brif(append, direct, &[], host, &[]);
 
-        // Values memoised in one path must not leak into the other.
-        let consts = self.consts.clone();
-        self.b.switch_to_block(host);
+        let memo = self.memo.clone();
+        self.arm(host, &memo);
         self.host_call(io_offsets::UMRT, op.node, bits);
         self.b.ins().jump(done, &[]);
 
-        self.consts = consts.clone();
-        self.b.switch_to_block(direct);
+        self.arm(direct, &memo);
         self.log_writes(&op, bits, at);
         self.b.ins().jump(done, &[]);
 
-        self.consts = consts;
-        self.b.switch_to_block(done);
+        self.rejoin(done, memo);
     }
 
     /// Appends the batch's writes to the log whose next entry is `at`
@@ -225,11 +222,12 @@ impl Lowering<'_, '_> {
         let args: Vec<_> = bits.iter().map(|&v| v.into()).collect();
         self.b.ins().brif(unorm, convert, &[], merge, &args);
 
-        self.b.switch_to_block(convert);
+        let memo = self.memo.clone();
+        self.arm(convert, &memo);
         let quantised = self.quantise(values, unorm);
         let args: Vec<_> = quantised.iter().map(|&v| v.into()).collect();
         self.b.ins().jump(merge, &args);
-        self.b.switch_to_block(merge);
+        self.rejoin(merge, memo);
         self.b.block_params(merge).to_vec()
     }
 

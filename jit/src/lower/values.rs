@@ -1,13 +1,36 @@
 //! Small CLIF value helpers of the lowering: casts without round trips,
-//! immediates that skip a zero, constants memoised per type (kept valid
-//! across branches by the callers that save and restore the memo), and
+//! immediates that skip a zero, values made once per path ([`Memo`]), and
 //! shuffles of 32-bit lanes.
 
 use super::Lowering;
 use cranelift_codegen::ir::{
-    ConstantData, Endianness, InstBuilder, InstructionData, MemFlagsData, Opcode, Type, Value,
-    types,
+    Block, ConstantData, Endianness, InstBuilder, InstructionData, MemFlagsData, Opcode, Type,
+    Value, types,
 };
+use std::collections::HashMap;
+
+/// A value the lowering makes once and uses again: it depends on nothing
+/// compiled code changes. A memoised value is valid only where the block
+/// that made it dominates, so the memo is kept per path: a branch keeps
+/// the memo it starts from and gives each arm, and the join, that copy
+/// ([`Lowering::arm`], [`Lowering::rejoin`]); a loop's body and what
+/// follows it start from the memo before it.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub(super) enum Memo {
+    /// A vector constant: its 16 bytes, as a type.
+    Const(u128, Type),
+    /// The address of input `k`'s descriptor (`Io::tex`, unchanged for the
+    /// whole call: [`super::fetch::described`]).
+    Desc(u8),
+    /// A word of a descriptor (one of the `Desc` values), of a type, at an
+    /// offset.
+    DescWord(Value, Type, i32),
+    /// A scalar value broadcast to a vector type.
+    Splat(Value, Type),
+}
+
+/// The memoised values of a path.
+pub(super) type Memos = HashMap<Memo, Value>;
 
 impl Lowering<'_, '_> {
     /// `v`'s bits as `ty`: `v` itself where it has that type, the value a
@@ -70,13 +93,39 @@ impl Lowering<'_, '_> {
     fn vconst(&mut self, ty: Type, x: [u32; 4]) -> Value {
         let bytes: Vec<u8> = x.iter().flat_map(|v| v.to_le_bytes()).collect();
         let key = u128::from_le_bytes(bytes[..].try_into().expect("16 bytes"));
-        if let Some(&v) = self.consts.get(&(key, ty)) {
+        self.memoised(Memo::Const(key, ty), |l| {
+            let c = l.b.func.dfg.constants.insert(ConstantData::from(bytes));
+            l.b.ins().vconst(ty, c)
+        })
+    }
+
+    /// The value memoised as `key` on this path, made by `make` first.
+    pub(super) fn memoised(&mut self, key: Memo, make: impl FnOnce(&mut Self) -> Value) -> Value {
+        if let Some(&v) = self.memo.get(&key) {
             return v;
         }
-        let c = self.b.func.dfg.constants.insert(ConstantData::from(bytes));
-        let v = self.b.ins().vconst(ty, c);
-        self.consts.insert((key, ty), v);
+        let v = make(self);
+        self.memo.insert(key, v);
         v
+    }
+
+    /// `x` broadcast to vector type `ty` (memoised).
+    pub(super) fn splat_of(&mut self, ty: Type, x: Value) -> Value {
+        self.memoised(Memo::Splat(x, ty), |l| l.b.ins().splat(ty, x))
+    }
+
+    /// Starts `block`, an arm of a branch that started from memo `at`: the
+    /// values memoised since do not dominate it.
+    pub(super) fn arm(&mut self, block: Block, at: &Memos) {
+        self.memo.clone_from(at);
+        self.b.switch_to_block(block);
+    }
+
+    /// Starts `join`, where the arms of a branch that started from memo
+    /// `at` meet: only what the branch started with dominates it.
+    pub(super) fn rejoin(&mut self, join: Block, at: Memos) {
+        self.memo = at;
+        self.b.switch_to_block(join);
     }
 
     /// Lanes of `a` (0–3) and `b` (4–7) picked by 32-bit lane index.
