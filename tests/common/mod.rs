@@ -8,7 +8,7 @@ pub mod shader;
 
 use ctm::kernel::{Job, JobResult, Kernel};
 #[allow(unused_imports)]
-pub use ctm_tools::check::{jit_available, run_both};
+pub use ctm_tools::check::{jit_available, ran_natively, run_both};
 
 /// How many random shaders a shader test checks per run: 1000, or
 /// `CTM_D3D9_CASES` for longer runs.

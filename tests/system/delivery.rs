@@ -35,7 +35,10 @@ fn run(job: &Job, engine: EngineKind, threads: usize, cache: CacheMode) -> JobRe
     job.settings_mut().engine = engine;
     job.settings_mut().threads = threads;
     job = job.cache_mode(cache);
-    kernel.run(&job).unwrap()
+    let r = kernel.run(&job).unwrap();
+    let what = format!("{threads} threads, {cache:?}");
+    crate::assert_native(engine, &r.report, &what);
+    r
 }
 
 #[test]
@@ -138,7 +141,9 @@ fn run_in_place(
     let mut report = dev.wait(id).unwrap();
     let mut out = vec![0u8; bytes.len()];
     dev.read(buf, &mut out).unwrap();
-    (report.runs.remove(0), out)
+    let report = report.runs.remove(0);
+    crate::assert_native(engine, &report, &format!("in place, {threads} threads"));
+    (report, out)
 }
 
 #[test]

@@ -138,12 +138,8 @@ fn run(
     let half = bytes.len() / 2;
     dev.read(outs[0], &mut bytes[..half]).unwrap();
     dev.read(outs[1], &mut bytes[half..]).unwrap();
-    let engine = &report.runs[0].engine;
-    assert_eq!(
-        (engine.fallback_runs, &engine.fallback_reasons[..]),
-        (0, &[][..]),
-        "{format}, unscaled {unscaled}, tiled {tiled}: {engine:?}"
-    );
+    let what = format!("{format}, unscaled {unscaled}, tiled {tiled}");
+    crate::assert_native(engine, &report.runs[0], &what);
     (bytes, report.runs[0].diagnostics.out_of_bounds_reads)
 }
 

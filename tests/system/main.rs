@@ -37,6 +37,18 @@ const IDENTITY: &str = "out rtA.rgb = max.off(s0, s0) | rtA.a = max.off(s0, s0) 
 const COPY: &str = "tex ld r1.rgba, in0.rgba, r0.rgba unscaled acquire wait
     out rtA.rgb = max.off(s0, s0) | rtA.a = max.off(s0, s0) src0=r1 wait last";
 
+/// Panics where a run on the JIT (`engine`) left a clause or a run to the
+/// interpreter, or ran pixels without compiled code: a JIT that fails to
+/// compile gives the interpreter's results, which a comparison of outputs
+/// alone would pass.
+fn assert_native(engine: ctm::engine::EngineKind, report: &ctm::pe::RunReport, what: &str) {
+    if engine == ctm::engine::EngineKind::Jit
+        && let Err(e) = common::ran_natively(&report.engine, report.pixels > 0)
+    {
+        panic!("{what}: {e}");
+    }
+}
+
 fn exe(src: &str) -> Executable {
     let a = assemble_source(src).unwrap();
     let mut e = Executable::from_code(a.words);

@@ -32,9 +32,11 @@ fn check_reruns(k: &Kernel, job: &Job) {
     for engine in engines() {
         let job = job.clone().engine(engine);
         let want: JobResult = k.run(&job).unwrap();
+        crate::assert_native(engine, &want.report, "a whole run");
         let mut p = k.prepare(&job).unwrap();
         for run in 0..3 {
             let report = p.run().unwrap();
+            crate::assert_native(engine, &report, &format!("re-run {run}"));
             assert_eq!(report.pixels, want.report.pixels, "{engine:?} run {run}");
             for (n, s) in &want.outputs {
                 assert_eq!(

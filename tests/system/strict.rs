@@ -61,6 +61,7 @@ fn runs(engine: EngineKind, format: Format) -> (Vec<Vec<f32>>, u64) {
     let mut run = |dev: &mut Device, cb: &CommandBuffer| {
         let id = dev.submit_commands(cb).unwrap();
         let r = dev.wait(id).unwrap();
+        crate::assert_native(engine, &r.runs[0], &format!("strict caches, {format}"));
         outside += r.runs[0].diagnostics.out_of_bounds_reads;
         let mut b = vec![0u8; (f4.pitch * h * 16) as usize];
         dev.read(out, &mut b).unwrap();
