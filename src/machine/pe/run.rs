@@ -302,6 +302,7 @@ impl Pe {
                     .map(|o| move |s: &[Slot], at: usize, k: usize| o.advance(s, at, k));
                 let handout = Handout {
                     in_order: in_order.is_some(),
+                    summed: direct,
                     after: advance.as_ref().map(|f| f as AfterRow<'_>),
                 };
                 let results = run_rows(
