@@ -4,7 +4,6 @@
 use super::deliver::{Px, RowSink, Targets, deliver_ordered};
 use super::{Progress, RunReport};
 use crate::mc::{DirectInputs, Mc, RunView, Surface, UncachedWrite};
-use crate::runtime::hazard::Hazard;
 use crate::runtime::{Domain, Engine, Rows, RunError, RunOptions, RunStats, Runner, Stop};
 use ctm_jit::ir::Program;
 use ctm_jit::state::{Lanes, Uniforms};
@@ -123,17 +122,16 @@ impl RowRun<'_> {
 }
 
 /// A row's results in row order: its pixels kept for ordered delivery,
-/// then its uncached writes, then its counters.
+/// then its uncached writes, then its counters (added to `counts`).
 pub(super) fn deliver_row(
     targets: &Targets<'_>,
     mc: &mut Mc,
-    report: &mut RunReport,
-    hazards: &mut Vec<Hazard>,
+    counts: &mut RowResult,
     row: RowResult,
 ) {
-    report.discarded += deliver_ordered(targets, mc, &row.pixels);
+    counts.discarded += deliver_ordered(targets, mc, &row.pixels);
     deliver_uncached(mc, &row.writes);
-    tally(report, hazards, row);
+    counts.count(row);
 }
 
 /// Makes a row's uncached writes in their order; writes outside their
@@ -285,41 +283,37 @@ fn linger(epoch: u64) {
     }
 }
 
-/// Adds a row's counters to the run's.
-pub(super) fn tally(report: &mut RunReport, hazards: &mut Vec<Hazard>, row: RowResult) {
-    report.discarded += row.discarded;
-    report.pixels += row.stats.pixels;
-    report.killed += row.stats.killed;
-    report.group_instructions += row.stats.group_instructions;
-    report.pixel_instructions += row.stats.pixel_instructions;
-    merge_hazards(hazards, row.stats.hazards);
-}
-
-/// Adds `found` to `hazards`, one entry per kind and instruction.
-fn merge_hazards(hazards: &mut Vec<Hazard>, found: Vec<Hazard>) {
-    for h in found {
-        match hazards
-            .iter_mut()
-            .find(|e| e.kind == h.kind && e.pc == h.pc)
-        {
-            Some(e) => e.count += h.count,
-            None => hazards.push(h),
-        }
-    }
-}
-
 impl RowResult {
-    /// Adds the results of a later row (pixels and writes after its own).
-    fn absorb(&mut self, row: RowResult) {
-        self.pixels.extend(row.pixels);
-        self.writes.extend(row.writes);
+    /// Adds a later row's counters to these (its pixels and writes, which
+    /// are delivered apart, are dropped); hazards one entry per kind and
+    /// instruction.
+    pub(super) fn count(&mut self, row: RowResult) {
         self.discarded += row.discarded;
         let (s, r) = (&mut self.stats, row.stats);
         s.pixels += r.pixels;
         s.killed += r.killed;
         s.group_instructions += r.group_instructions;
         s.pixel_instructions += r.pixel_instructions;
-        merge_hazards(&mut s.hazards, r.hazards);
+        for h in r.hazards {
+            match s
+                .hazards
+                .iter_mut()
+                .find(|e| e.kind == h.kind && e.pc == h.pc)
+            {
+                Some(e) => e.count += h.count,
+                None => s.hazards.push(h),
+            }
+        }
+    }
+
+    /// The counters of a whole run, into its report.
+    pub(super) fn report_into(self, report: &mut RunReport) {
+        report.discarded += self.discarded;
+        report.pixels += self.stats.pixels;
+        report.killed += self.stats.killed;
+        report.group_instructions += self.stats.group_instructions;
+        report.pixel_instructions += self.stats.pixel_instructions;
+        report.hazards = self.stats.hazards;
     }
 }
 
@@ -444,7 +438,10 @@ pub(super) fn run_rows(
             }
             if handout.summed {
                 match res {
-                    Ok(row) => sum.absorb(row),
+                    Ok(row) => {
+                        debug_assert!(row.pixels.is_empty() && row.writes.is_empty());
+                        sum.count(row);
+                    }
                     // Once a row failed, only rows before it are handed
                     // out: a worker's last error is its first in row order.
                     Err(e) => failed = Some((at, e)),
@@ -505,7 +502,7 @@ pub(super) fn run_rows(
         let mut total = RowResult::default();
         let mut first: Option<(usize, RunError)> = None;
         for (sum, failed) in sums.into_inner().unwrap_or_else(|p| p.into_inner()) {
-            total.absorb(sum);
+            total.count(sum);
             if let Some((at, e)) = failed
                 && first.as_ref().is_none_or(|f| at < f.0)
             {

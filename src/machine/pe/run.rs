@@ -20,7 +20,7 @@
 use super::deliver::{Targets, deliver_while_running, direct_allowed, uncached_strips};
 use super::overlap::InOrder;
 use super::rows::{
-    AfterRow, Handout, RowRun, Slot, Worker, deliver_row, run_rows, tally, write_rest,
+    AfterRow, Handout, RowResult, RowRun, Slot, Worker, deliver_row, run_rows, write_rest,
 };
 use super::strip::strips_allowed;
 use super::{PROCESSORS, Pe, PeError};
@@ -252,7 +252,7 @@ impl Pe {
         // made in order after the rows, so strips may run it too.
         let strips = (direct || (uncached && uncached_strips(self, mc, checked)))
             && strips_allowed(&targets, skip.is_some(), checked, stop.limited());
-        let mut hazards: Vec<Hazard> = Vec::new();
+        let mut counts = RowResult::default();
         // Where no row can see them, the rows' uncached writes are made
         // while later rows run, in row order ([`InOrder`]).
         let overlap = (workers.len() > 1 && uncached)
@@ -323,12 +323,12 @@ impl Pe {
                 match result {
                     Ok(row) if k < made => {
                         report.overlapped_rows += 1;
-                        tally(&mut report, &mut hazards, row);
+                        counts.count(row);
                     }
                     Ok(row) => {
                         handed &= row.pixels.is_empty();
                         report.overlapped_rows += u64::from(handed);
-                        deliver_row(&targets, mc, &mut report, &mut hazards, row);
+                        deliver_row(&targets, mc, &mut counts, row);
                     }
                     Err(source) => return Err(PeError::Run { offset, source }),
                 }
@@ -337,7 +337,7 @@ impl Pe {
                 p(rows_done.load(Ordering::Relaxed), total_rows);
             }
         }
-        report.hazards = hazards;
+        counts.report_into(&mut report);
         self.close(&mut report, workers);
         report.diagnostics = mc.diagnostics.counts().since(&before);
         Ok(report)
