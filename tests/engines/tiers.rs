@@ -3,7 +3,7 @@
 //! Every run must give the interpreter's bits, whichever code ran it —
 //! including a run that switches part-way.
 
-use crate::common::jit_available;
+use crate::common::{jit_available, ran_natively};
 use ctm::engine::EngineKind;
 use ctm::kernel::{Job, Kernel};
 use ctm::mc::Format;
@@ -80,6 +80,7 @@ fn hot_programs_switch_to_optimised_code_with_the_same_results() {
         let report = p.run().unwrap();
         runs += 1;
         assert_eq!(p.output(0).unwrap(), *want, "run {runs}");
+        ran_natively(&report.engine, true).unwrap_or_else(|e| panic!("run {runs}: {e}"));
         switched = report.engine.tier_ups;
         assert!(
             start.elapsed() < Duration::from_secs(60),
@@ -94,6 +95,7 @@ fn hot_programs_switch_to_optimised_code_with_the_same_results() {
     }
     for _ in 0..3 {
         let report = p.run().unwrap();
+        ran_natively(&report.engine, true).unwrap_or_else(|e| panic!("optimised: {e}"));
         assert_eq!(report.engine.tier_ups, 0);
         assert_eq!(p.output(0).unwrap(), *want);
     }
@@ -114,7 +116,9 @@ fn fixed_tiers_never_switch() {
         let want = k.run(&with(&job, EngineKind::Interp, tier)).unwrap();
         let mut p = k.prepare(&with(&job, EngineKind::Jit, tier)).unwrap();
         for _ in 0..6 {
-            assert_eq!(p.run().unwrap().engine.tier_ups, 0, "{tier:?}");
+            let report = p.run().unwrap();
+            ran_natively(&report.engine, true).unwrap_or_else(|e| panic!("{tier:?}: {e}"));
+            assert_eq!(report.engine.tier_ups, 0, "{tier:?}");
             assert_eq!(p.output(0), want.output(0).cloned(), "{tier:?}");
         }
     }
