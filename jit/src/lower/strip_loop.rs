@@ -67,7 +67,7 @@ impl Lowering<'_, '_> {
         let entry_memo = self.memo.clone();
         let old = self.enter_strip_loop(&r, file, al0);
         r.iterate(self, program, region);
-        // Constants made in the loop do not reach what follows it.
+        // Values memoised in the loop do not reach what follows it.
         self.memo = entry_memo;
         self.leave_strip_loop(&r, file, events, &old);
     }

@@ -22,8 +22,8 @@ pub(super) enum Memo {
     /// The address of input `k`'s descriptor (`Io::tex`, unchanged for the
     /// whole call: [`super::fetch::described`]).
     Desc(u8),
-    /// A word of a descriptor (one of the `Desc` values), of a type, at an
-    /// offset.
+    /// A word, of a type at an offset, of a descriptor (a `Desc` value) or
+    /// of `Io` (the descriptor table's address).
     DescWord(Value, Type, i32),
     /// A scalar value broadcast to a vector type.
     Splat(Value, Type),

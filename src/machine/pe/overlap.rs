@@ -93,9 +93,9 @@ impl<'a> InOrder<'a> {
         }
     }
 
-    /// How many rows, from the first, had their writes made, and the
-    /// writes left for the caller to make after them.
-    pub(super) fn finish(self) -> (usize, Vec<UncachedWrite>) {
-        self.made.into_inner().unwrap_or_else(|p| p.into_inner())
+    /// The writes left for the caller to make after the rows (the rows
+    /// whose writes were made keep empty logs).
+    pub(super) fn finish(self) -> Vec<UncachedWrite> {
+        self.made.into_inner().unwrap_or_else(|p| p.into_inner()).1
     }
 }

@@ -127,11 +127,12 @@ pub struct RunReport {
     pub pixel_instructions: u64,
     /// Modelled clocks (§7).
     pub clocks: u64,
-    /// Rows of an uncached run whose writes were handed to the calling
-    /// thread to make while later rows ran (`docs/design.md`, "Uncached
-    /// writes while later rows run"): with several workers, every row
-    /// before the first that keeps pixels. The last of them may have been
-    /// made after all rows, as the threads' timing has it.
+    /// Rows of an uncached run whose writes were handed over to be made
+    /// while later rows ran, by the workers that ran them
+    /// (`docs/design.md`, "Uncached writes while later rows run"): with
+    /// several workers, every row before the first that keeps pixels. The
+    /// last of them may have been made after all rows, as the threads'
+    /// timing has it.
     pub overlapped_rows: u64,
     /// Semaphore hazards (when checking).
     pub hazards: Vec<Hazard>,
@@ -266,7 +267,7 @@ impl Pe {
         // once (the run changes none of its lines).
         let cached = CachedInputs::new(mc, &self.inputs, &info.inputs);
         for rows in rows.chunks(chunk) {
-            let (results, (made, rest)) = {
+            let (results, rest) = {
                 let mc: &Mc = mc;
                 // Built again for every chunk: the borrow of `mc` ends
                 // with it, before the chunk's deliveries.
@@ -312,19 +313,16 @@ impl Pe {
                     &|w: &mut Worker, row: u32| run.row(w, row),
                     handout,
                 );
-                (results, in_order.map_or((0, Vec::new()), InOrder::finish))
+                (results, in_order.map_or_else(Vec::new, InOrder::finish))
             };
             write_rest(mc, &rest);
             // The rows the hand-over takes (every row before the first that
             // keeps pixels), whether their writes were made while later rows
-            // ran or, for the last ones, after: as many on every run.
+            // ran (their logs are empty now) or are made here: as many on
+            // every run.
             let mut handed = overlap.is_some();
-            for (k, result) in results.into_iter().enumerate() {
+            for result in results {
                 match result {
-                    Ok(row) if k < made => {
-                        report.overlapped_rows += 1;
-                        counts.count(row);
-                    }
                     Ok(row) => {
                         handed &= row.pixels.is_empty();
                         report.overlapped_rows += u64::from(handed);
