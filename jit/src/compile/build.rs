@@ -18,6 +18,14 @@ use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{FuncId, Linkage, Module, default_libcall_names};
 use std::cell::RefCell;
 
+/// A module for code compiled with `isa`, its code in pooled pages
+/// ([`super::memory`]).
+pub(super) fn new_module(isa: OwnedTargetIsa) -> JITModule {
+    let mut builder = JITBuilder::with_isa(isa, default_libcall_names());
+    builder.memory_provider(Box::new(super::memory::PooledMemory::new()));
+    JITModule::new(builder)
+}
+
 /// Checks `opts` and the host for compilation.
 pub(super) fn check_options(opts: JitOptions) -> Result<(), JitError> {
     check_features()?;
@@ -244,7 +252,7 @@ pub(super) fn compile_one(
     (opts, isa): (JitOptions, OwnedTargetIsa),
     shape: (Body, Lookups),
 ) -> Result<(JITModule, ClauseFn), String> {
-    let mut module = JITModule::new(JITBuilder::with_isa(isa, default_libcall_names()));
+    let mut module = new_module(isa);
     let mut scratch = Scratch::take();
     let (ctx, fctx) = scratch.parts();
     build_function(&module, program, (ci, shape), opts, (fctx, &mut ctx.func))?;

@@ -16,8 +16,8 @@ use cranelift_codegen::Context;
 use cranelift_codegen::ir::{AbiParam, Function, UserFuncName};
 use cranelift_codegen::isa::OwnedTargetIsa;
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
-use cranelift_jit::{JITBuilder, JITModule};
-use cranelift_module::{FuncId, Module, default_libcall_names};
+use cranelift_jit::JITModule;
+use cranelift_module::{FuncId, Module};
 use std::sync::OnceLock;
 
 /// A compiled loop region.
@@ -208,10 +208,7 @@ fn region_module(
     {
         return Err("the region's clauses are not the program's".into());
     }
-    Ok(JITModule::new(JITBuilder::with_isa(
-        isa,
-        default_libcall_names(),
-    )))
+    Ok(super::build::new_module(isa))
 }
 
 /// Defines `func` (a [`LoopFn`]) as `name` in `module`, finalises it, and

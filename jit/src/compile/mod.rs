@@ -24,8 +24,7 @@ use crate::regions::{LoopRegion, loop_regions};
 use crate::state::{ClauseFn, Lanes};
 use build::{build_function, clause_fn, define, shape_of};
 use cranelift_codegen::isa::OwnedTargetIsa;
-use cranelift_jit::{JITBuilder, JITModule};
-use cranelift_module::default_libcall_names;
+use cranelift_jit::JITModule;
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -332,7 +331,7 @@ fn compile_with(
     [isa, speed_isa]: [OwnedTargetIsa; 2],
 ) -> Result<Compiled, JitError> {
     let start = Instant::now();
-    let mut module = JITModule::new(JITBuilder::with_isa(isa.clone(), default_libcall_names()));
+    let mut module = build::new_module(isa.clone());
     let mut scratch = build::Scratch::take();
     let (ctx, fctx) = scratch.parts();
     let mut ids = Vec::with_capacity(program.clauses.len());
@@ -443,6 +442,7 @@ mod build;
 mod cache;
 mod later;
 mod loops;
+mod memory;
 mod options;
 mod print;
 mod strip;

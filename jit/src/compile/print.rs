@@ -11,8 +11,6 @@ use crate::regions::loop_regions;
 use cranelift_codegen::ir::Function;
 use cranelift_codegen::write::{FuncWriter, PlainWriter};
 use cranelift_frontend::FunctionBuilderContext;
-use cranelift_jit::{JITBuilder, JITModule};
-use cranelift_module::default_libcall_names;
 use std::fmt::Write as _;
 
 /// Prints the CLIF of every clause, each DPP instruction's text (from
@@ -26,7 +24,7 @@ pub fn clif(
     program.verify()?;
     let opts = opts.resolved(program);
     let isa = super::CodeCache::global().isa(opts)?;
-    let mut module = JITModule::new(JITBuilder::with_isa(isa, default_libcall_names()));
+    let mut module = super::build::new_module(isa);
     let mut fctx = FunctionBuilderContext::new();
     let mut out = String::new();
     let regions = loop_regions(program);

@@ -10,8 +10,8 @@ use crate::strip::StripShape;
 use cranelift_codegen::ir::UserFuncName;
 use cranelift_codegen::isa::OwnedTargetIsa;
 use cranelift_frontend::FunctionBuilder;
-use cranelift_jit::{JITBuilder, JITModule};
-use cranelift_module::{Module, default_libcall_names};
+use cranelift_jit::JITModule;
+use cranelift_module::Module;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
@@ -150,7 +150,7 @@ fn compile_strip(
     isa: OwnedTargetIsa,
 ) -> Result<(JITModule, StripFn), String> {
     program.verify().map_err(|e| format!("invalid IR: {e}"))?;
-    let mut module = JITModule::new(JITBuilder::with_isa(isa, default_libcall_names()));
+    let mut module = super::build::new_module(isa);
     let mut scratch = Scratch::take();
     let (ctx, fctx) = scratch.parts();
     // A strip has the clause functions' ABI: three pointers in, a status out.
