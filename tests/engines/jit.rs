@@ -386,6 +386,146 @@ fn uncached_writes_compiled_for_another_output_format_go_through_the_runtime() {
 }
 
 #[test]
+fn a_strip_runs_only_with_a_log_of_the_output_format_it_was_compiled_for() {
+    // A compiled strip of an uncached program that knows output 0's
+    // format makes its writes only that format's way: handed a log of
+    // another format, it refuses rather than append what that format
+    // would not store (the machine's rows then go through the shim).
+    use ctm::runtime::Engine;
+    if !jit_available() {
+        return;
+    }
+    let k = Kernel::assemble(
+        ".uncached
+    alu r1.rgb = mad(s0.r00, s1.111, s1.0rg) | r1.a = max.off(s0.0, s0.0) src0=c0 src1=r0
+    out rtC.rgb = max.off(s0, s0) | rtC.a = max.off(s0, s0) src0=r1 wait last",
+    )
+    .unwrap();
+    let mut uniforms = ctm::state::Uniforms::default();
+    uniforms.consts[0] = [0.5f32.to_bits(), 0, 0, 0];
+    // The unit's log is of a unorm format (1.0 stores as 255).
+    for known in [None, Some(false), Some(true)] {
+        let program = ctm::ir::Program {
+            uncached_unorm: known,
+            ..ctm_tools::bench::program_of(&k)
+        };
+        let mut engine = ctm::jit::JitEngine::new(JitOptions {
+            tier: Tier::Optimised,
+            ..JitOptions::default()
+        });
+        let plan = engine.strip(&program, 4).expect("the program has a strip");
+        assert_eq!(plan.writes, 1);
+        let mut out = UnormOut {
+            log: Vec::new(),
+            logged: 0,
+            through_runtime: Vec::new(),
+            offer_log: true,
+        };
+        let strip = ctm::state::Strip {
+            rows: [[std::ptr::null_mut(); 2]; 4],
+            quads: 4,
+            i0: 0,
+            j: 0,
+            v: 0,
+            events: std::ptr::null_mut(),
+            narrow: 0,
+        };
+        let ran = {
+            let _daz = ctm_jit::host::DazGuard::new(true);
+            engine.run_strip(&program, &uniforms, &mut out, &strip)
+        };
+        let what = format!("compiled for unorm {known:?}");
+        if known == Some(false) {
+            let e = ran.expect_err(&what).to_string();
+            assert!(e.contains("another output format"), "{what}: {e}");
+            assert_eq!(out.logged, 0, "{what}");
+        } else {
+            ran.expect(&what);
+            assert_eq!(out.logged, 16, "{what}");
+            // 0.5 · 255 + 0.5, floored: 128.
+            assert!(
+                out.log.iter().all(|w| w.bytes[0] == 128 && w.len == 1),
+                "{what}: {:?}",
+                &out.log[..2]
+            );
+        }
+        assert!(out.through_runtime.is_empty(), "{what}");
+    }
+}
+
+#[test]
+fn a_strip_runs_only_on_rows_of_the_target_formats_it_was_compiled_for() {
+    // A compiled strip of a program that says which render targets are
+    // float32_1 stores each target that one way: handed rows of other
+    // formats it refuses, and with the formats it knows it writes them.
+    use ctm::runtime::Engine;
+    if !jit_available() {
+        return;
+    }
+    let k = Kernel::assemble(
+        "alu r1.rgb = mad(s0, s1, s2) | r1.a = mad(s0, s1, s2) src0=r0 src1=0.5 src2=c5
+    out rtA.rgb = max.off(s0, s0) | rtA.a = max.off(s0, s0) src0=r1 last",
+    )
+    .unwrap();
+    let mut uniforms = ctm::state::Uniforms::default();
+    uniforms.consts[5] = [1.0f32, 2.0, 3.0, 4.0].map(f32::to_bits);
+    for (known, narrow) in [(None, 1), (Some(1), 1), (Some(0), 1), (Some(1), 0)] {
+        let program = ctm::ir::Program {
+            narrow: known,
+            ..ctm_tools::bench::program_of(&k)
+        };
+        let mut engine = ctm::jit::JitEngine::new(JitOptions {
+            tier: Tier::Optimised,
+            ..JitOptions::default()
+        });
+        engine.strip(&program, 4).expect("the program has a strip");
+        // Rows for float32_4 elements hold float32_1 ones too.
+        let mut rows = [[0u32; 32]; 2];
+        let [top, bottom] = rows.each_mut().map(|r| r.as_mut_ptr().cast::<u8>());
+        let strip = ctm::state::Strip {
+            rows: [
+                [top, bottom],
+                [std::ptr::null_mut(); 2],
+                [std::ptr::null_mut(); 2],
+                [std::ptr::null_mut(); 2],
+            ],
+            quads: 4,
+            i0: 0,
+            j: 0,
+            v: 0,
+            events: std::ptr::null_mut(),
+            narrow,
+        };
+        let ran = {
+            let _daz = ctm_jit::host::DazGuard::new(true);
+            engine.run_strip(&program, &uniforms, &mut ctm::runtime::NoTextures, &strip)
+        };
+        let what = format!("compiled for {known:?}, rows for {narrow}");
+        if known.is_some_and(|n| u32::from(n) != narrow) {
+            let e = ran.expect_err(&what).to_string();
+            assert!(e.contains("other formats"), "{what}: {e}");
+            assert_eq!(rows, [[0; 32]; 2], "{what}");
+            continue;
+        }
+        ran.expect(&what);
+        // Pixel (i, j): red i·0.5 + 1, the rest as their constants.
+        for (j, row) in rows.iter().enumerate() {
+            for i in 0..8 {
+                let red = (i as f32 * 0.5 + 1.0).to_bits();
+                match narrow {
+                    1 => assert_eq!(row[i], red, "{what}: ({i}, {j})"),
+                    _ => {
+                        let y = j as f32 * 0.5 + 2.0;
+                        let want = [red, y.to_bits(), 3.0f32.to_bits(), 4.5f32.to_bits()];
+                        assert_eq!(row[4 * i..4 * i + 4], want, "{what}: ({i}, {j})");
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
 fn a_program_that_runs_in_strips_compiles_the_rest_only_for_rows_strips_do_not_run() {
     use ctm_jit::compile::{ClauseCode, OwnBody};
     if !jit_available() {

@@ -158,6 +158,7 @@ fn hand_built(node: Op) -> Program {
         early_exit: true,
         forms: Default::default(),
         uncached_unorm: None,
+        narrow: None,
     }
 }
 
@@ -200,6 +201,7 @@ fn bad_programs() -> Vec<Program> {
             early_exit: false,
             forms: Default::default(),
             uncached_unorm: None,
+            narrow: None,
         },
     ]
 }

@@ -105,7 +105,7 @@ impl FullBatches {
     ///         node(Op::SetTemp { index: Index { base: 2, rel: false }, chan: 0, v: V(0), gate: Gate::ACTIVE, fetched: false }),
     ///     ],
     /// };
-    /// let program = Program { clauses: vec![clause], entry: vec![Some(0)], len: 1, early_exit: true, forms: Default::default(), uncached_unorm: None };
+    /// let program = Program { clauses: vec![clause], entry: vec![Some(0)], len: 1, early_exit: true, forms: Default::default(), uncached_unorm: None, narrow: None };
     /// if ctm_jit::host::check_features().is_ok() {
     ///     // One quad per batch (a batch is then one quad of the group).
     ///     let opts = JitOptions { quads_per_iter: 1, ..JitOptions::default() };
@@ -309,6 +309,7 @@ impl Compiled {
 ///     early_exit: true,
 ///     forms: Default::default(),
 ///     uncached_unorm: None,
+///     narrow: None,
 /// };
 /// if ctm_jit::host::check_features().is_ok() {
 ///     let code = compile(&program, JitOptions::default()).unwrap();

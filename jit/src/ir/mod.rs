@@ -567,6 +567,12 @@ pub struct Program {
     /// or not, without a test at each write, and hands the writes to the
     /// runtime where the run's output says otherwise.
     pub uncached_unorm: Option<bool>,
+    /// Which render targets hold float32_1 elements (bit `t` = target
+    /// `t`; the others float32_4 or a format no compiled strip writes),
+    /// where known: a compiled strip then stores each target one way
+    /// instead of testing the strip's `narrow` bits, and is only run where
+    /// they agree (`None`: not known, either way).
+    pub narrow: Option<u8>,
 }
 
 impl Program {

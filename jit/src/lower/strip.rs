@@ -143,12 +143,18 @@ pub(crate) fn lower_strip(
         .unwrap_or(0);
     let al = b.ins().iconst(types::I32, 0);
     let events = looped.map(|_| load(b, ptr, strip_offsets::EVENTS));
-    let narrow = load(b, types::I32, strip_offsets::NARROW);
+    // Where the program says which targets are narrow, the strip does
+    // not test its `narrow` bits (its caller runs it only where they agree).
+    let narrow = program
+        .narrow
+        .is_none()
+        .then(|| load(b, types::I32, strip_offsets::NARROW));
     let mut l = Lowering::new(b, w, ptr, call_conv, [strip, uni, io], values, al);
     // Lookups read memory themselves (the caller hands over a descriptor
     // for every input the strip reads), and no lane is a helper.
     l.lookups = super::Lookups::Direct;
     l.forms = program.forms;
+    l.uncached_unorm = program.uncached_unorm;
     l.whole = true;
     // The pixel rows and v are the same for every batch.
     let jv = l.b.ins().splat(types::I32X4, j);
@@ -218,6 +224,13 @@ pub(crate) fn lower_strip(
     for (t, row) in rows.iter().enumerate() {
         if let Some(row) = row {
             let chans = [0, 1, 2, 3].map(|c| file.outs[&(4 * t + c)]);
+            let Some(narrow) = narrow else {
+                match program.narrow.is_some_and(|n| n & (1 << t) != 0) {
+                    true => l.store_reds(chans[0], *row, at1),
+                    false => l.store_elements(chans, *row, at),
+                }
+                continue;
+            };
             let (four, one, join) = (l.b.create_block(), l.b.create_block(), l.b.create_block());
             let is_one = l.b.ins().band_imm_s(narrow, 1 << t);
             l.b.ins().brif(is_one, one, &[], four, &[]);

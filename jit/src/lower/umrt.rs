@@ -36,9 +36,6 @@ impl Lowering<'_, '_> {
     /// The uncached write `op` of the lanes `enable` lets write (every lane
     /// when `None`), helper lanes excepted.
     pub(super) fn uncached_write(&mut self, op: Umrt, enable: Option<&[Value]>) {
-        for (c, q) in op.ops.into_iter().enumerate() {
-            self.store_arg(c, q);
-        }
         let bits = self.enable_bits(enable);
         let log = io_offsets::UMRT_LOG as i32;
         if self.whole {
@@ -80,6 +77,10 @@ impl Lowering<'_, '_> {
 
         let memo = self.memo.clone();
         self.arm(host, &memo);
+        // The runtime reads the operands from the arguments.
+        for (c, q) in op.ops.into_iter().enumerate() {
+            self.store_arg(c, q);
+        }
         self.host_call(io_offsets::UMRT, op.node, bits);
         self.b.ins().jump(done, &[]);
 
@@ -193,14 +194,12 @@ impl Lowering<'_, '_> {
     /// and so is adding one half before the floor (round halves away from
     /// zero). Denormal values read as zero under DAZ and quantise to 0, as
     /// they do there.
-    /// Where output 0's format is known (a clause of a program that says
-    /// it: [`Self::uncached_write`] appends only then), only its way.
+    /// Where output 0's format is known (a program that says it: a
+    /// clause's [`Self::uncached_write`] appends only where the log
+    /// agrees, and a strip is only called with a log that does, as
+    /// [`crate::state::UmrtLog::agrees`] says), only its way.
     fn log_values(&mut self, values: &[Value; GROUP_QUADS]) -> Vec<Value> {
-        let known = if self.whole {
-            None
-        } else {
-            self.uncached_unorm
-        };
+        let known = self.uncached_unorm;
         if known == Some(false) {
             return (0..self.w)
                 .map(|k| self.bitcast(types::I32X4, values[k]))

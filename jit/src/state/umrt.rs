@@ -70,6 +70,14 @@ impl UmrtLog {
         chan_len: 0,
         unorm: 0.0,
     };
+
+    /// Whether code compiled for output 0's format as `unorm` says
+    /// ([`crate::ir::Program::uncached_unorm`]; `None`: not known, so
+    /// either) may append to this log: its format is float (`unorm` 0) or
+    /// unorm as the code was compiled for.
+    pub fn agrees(&self, unorm: Option<bool>) -> bool {
+        unorm.is_none_or(|u| u == (self.unorm != 0.0))
+    }
 }
 
 /// Byte offsets of [`UmrtLog`] and [`UncachedWrite`] compiled code relies

@@ -126,6 +126,7 @@ pub fn build(slots: &[Result<Inst, DecodeError>], opts: Options) -> Program {
         early_exit: opts.early_exit,
         forms: Default::default(),
         uncached_unorm: None,
+        narrow: None,
     };
     for start in 0..len {
         if !leader[usize::from(start)] {

@@ -89,6 +89,16 @@ impl JitEngine {
                 message: "a compiled strip of a loop has nowhere to record its lanes' exits".into(),
             });
         }
+        // Its targets as narrow as it was compiled for, where it was.
+        if program
+            .narrow
+            .is_some_and(|n| (u32::from(n) ^ strip.narrow) & u32::from(shape.targets) != 0)
+        {
+            return Err(RunError::Engine {
+                engine: "jit",
+                message: "a compiled strip's render targets were compiled for other formats".into(),
+            });
+        }
         // The strip reads its inputs through their descriptors, unchecked.
         if !tex.direct().covers(shape.inputs, &program.forms) {
             return Err(RunError::Engine {
@@ -104,6 +114,15 @@ impl JitEngine {
                 return Err(RunError::Engine {
                     engine: "jit",
                     message: "a compiled strip's uncached writes have no log".into(),
+                });
+            }
+            // Compiled for output 0's format, where the program says it.
+            if !self.io.umrt_log.agrees(program.uncached_unorm) {
+                return Err(RunError::Engine {
+                    engine: "jit",
+                    message:
+                        "a compiled strip's uncached writes were compiled for another output format"
+                            .into(),
                 });
             }
         }

@@ -49,6 +49,7 @@ type BuildKey = (
     bool,
     [ctm_jit::ir::InputForm; 16],
     Option<bool>,
+    u8,
 );
 
 /// The program the last run used (see `Pe::last`).

@@ -10,7 +10,7 @@
 
 use super::{Pe, PeError, ProgramDesc};
 use crate::abi::{self, ImageLen, ProgramInfo};
-use crate::mc::{CacheId, Mc};
+use crate::mc::{CacheId, Format, Mc};
 use crate::{frontend, isa};
 use ctm_jit::ir::Program;
 use std::sync::Arc;
@@ -70,6 +70,11 @@ impl Pe {
             .uncached
             .then(|| self.outputs[0].map(|s| crate::mc::input_form(s.fmt.format).unorm))
             .flatten();
+        // And stores each render target as its format says.
+        let narrow = (0..4).fold(0u8, |n, t| {
+            let one = self.outputs[t].is_some_and(|s| s.fmt.format == Format::Float32_1);
+            n | u8::from(one) << t
+        });
         let key = (
             words,
             desc.uncached,
@@ -77,6 +82,7 @@ impl Pe {
             o.single_step,
             forms,
             uncached_unorm,
+            narrow,
         );
         self.tick += 1;
         // A re-run of the last program compares its words, no more: no
@@ -130,6 +136,7 @@ impl Pe {
         let program = Arc::new(ctm_jit::ir::Program {
             forms: key.4,
             uncached_unorm: key.5,
+            narrow: Some(key.6),
             ..frontend::build(&slots, opts)
         });
         if self.compiled.len() >= super::MAX_BUILT

@@ -105,6 +105,14 @@ impl RowRun<'_> {
                 Format::Float32_1 => strip.narrow |= 1 << t,
                 _ => return None,
             }
+            // A program compiled for other formats: the shim.
+            if self
+                .program
+                .narrow
+                .is_some_and(|n| (u32::from(n) ^ strip.narrow) & (1 << t) != 0)
+            {
+                return None;
+            }
             for (p, at) in rows.iter_mut().enumerate() {
                 let n = 2 * quads as usize;
                 // SAFETY: direct delivery (`self.strips`): the rows of a
@@ -129,8 +137,9 @@ impl RowRun<'_> {
     /// uncached writes; `counts`: how to count what the program executed;
     /// `inputs`: the inputs the strip reads (a row whose view has no
     /// descriptor for one goes through the shim whole); `writes`: its
-    /// uncached writes per pixel (a row whose view keeps no log of them
-    /// goes through the shim whole).
+    /// uncached writes per pixel (a row whose view keeps no log of them,
+    /// or one of another output format than the program was compiled
+    /// for, goes through the shim whole).
     fn run_strip(
         &self,
         w: &mut Worker,
@@ -149,11 +158,13 @@ impl RowRun<'_> {
         }
         let mut view =
             RunView::new(self.mc, self.inputs, self.out0).with_direct(self.direct_inputs);
+        let log = (writes > 0).then(|| view.uncached_log(0));
         if !view.direct().covers(inputs, &self.program.forms)
-            || (writes > 0 && view.uncached_log(0).at.is_null())
+            || log.is_some_and(|l| l.at.is_null() || !l.agrees(self.program.uncached_unorm))
         {
             // An input the strip would read has no descriptor, or its
-            // uncached writes no log: the shim.
+            // uncached writes no log in the format they were compiled for:
+            // the shim.
             return self.row_part(w, row, d);
         }
         let pixels = 4 * u64::from(strip.quads);

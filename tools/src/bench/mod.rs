@@ -290,8 +290,9 @@ pub fn program_of(kernel: &Kernel) -> Program {
 }
 
 /// The clause IR `kernel` runs as on `job`: as the PE builds it, with the
-/// forms of the job's inputs and, for an uncached program, whether output
-/// 0 is unorm, which its compiled code assumes.
+/// forms of the job's inputs, which render targets are float32_1 and, for
+/// an uncached program, whether output 0 is unorm, which its compiled code
+/// assumes.
 pub fn program_for(kernel: &Kernel, job: &Job) -> Program {
     let mut program = program_of(kernel);
     for (n, form) in program.forms.iter_mut().enumerate() {
@@ -299,6 +300,10 @@ pub fn program_for(kernel: &Kernel, job: &Job) -> Program {
             *form = ctm::mc::input_form(s.format);
         }
     }
+    program.narrow = Some((0..4).fold(0, |n, t| {
+        let one = job.requested_output(t) == Some(ctm::mc::Format::Float32_1);
+        n | u8::from(one) << t
+    }));
     if kernel.exe.info.uncached() {
         program.uncached_unorm = job
             .requested_output(0)

@@ -112,6 +112,7 @@ pub fn build(data: &[u8]) -> Program {
         early_exit: true,
         forms: Default::default(),
         uncached_unorm: None,
+        narrow: None,
     }
 }
 
