@@ -137,3 +137,86 @@ fn random_programs_agree_across_engines_first_half() {
 fn random_programs_agree_across_engines_second_half() {
     run_half(1);
 }
+
+/// What an output of format float32_1 stores of `run`: for the render
+/// targets `narrow` names, their channels other than red only as written
+/// or not.
+fn stored(run: &ctm_tools::check::Outcome, narrow: u8) -> ctm_tools::check::Outcome {
+    let mut run = run.clone();
+    if let Ok(r) = &mut run {
+        for p in r.pixels.values_mut() {
+            for (t, target) in p.targets.iter_mut().enumerate() {
+                if narrow & (1 << t) != 0 {
+                    for c in target.iter_mut().skip(1).flatten() {
+                        *c = 0;
+                    }
+                }
+            }
+        }
+    }
+    run
+}
+
+/// Programs built for render targets of which some are float32_1 (a mask
+/// per seed): the frontend drops what only their unstored channels use,
+/// and registers that only feed their own next values. What is stored —
+/// every target's red channel, the others' every channel, which channels
+/// were written, counters, uncached memory, errors — must be what the
+/// program built without dropping anything gives, on the interpreter and
+/// on the JIT. `CTM_NARROW_PROGRAMS` programs from `CTM_DIFF_SEED`.
+#[test]
+fn programs_for_float32_1_targets_store_what_the_whole_program_does() {
+    use ctm::engine::EngineKind;
+    use ctm::frontend::Options;
+    let total = env("CTM_NARROW_PROGRAMS", 600);
+    let seed0 = env("CTM_DIFF_SEED", 1);
+    let jit = common::jit_available();
+    let opts = JitOptions {
+        tier: Tier::Optimised,
+        ..JitOptions::default()
+    };
+    let nodes = |p: &ctm_jit::ir::Program| p.clauses.iter().map(|c| c.nodes.len()).sum::<usize>();
+    let (mut smaller, mut programs) = (0, 0);
+    for seed in seed0..seed0 + total {
+        let case = Case::random(seed);
+        let narrow = (seed % 16) as u8;
+        let whole = Options {
+            drop_dead_writes: false,
+            ..Options::loaded(case.uncached)
+        };
+        let dropped = Options {
+            narrow: Some(narrow),
+            ..Options::loaded(case.uncached)
+        };
+        let (want, _) = case.run_built(EngineKind::Interp, opts, whole);
+        let want = stored(&want, narrow);
+        let mut engines = vec![EngineKind::Interp];
+        if jit {
+            engines.push(EngineKind::Jit);
+        }
+        for engine in engines {
+            let (got, stats) = case.run_built(engine, opts, dropped);
+            if engine == EngineKind::Jit {
+                let wrote = got.as_ref().is_ok_and(|r| !r.pixels.is_empty());
+                ctm_tools::check::ran_natively(&stats, wrote)
+                    .unwrap_or_else(|e| panic!("seed {seed}: {e}\n{}", case.asm));
+            }
+            let name = format!("{engine:?}, float32_1 targets {narrow:#06b}");
+            if let Some(report) =
+                ctm_tools::diff::compare(&case, &want, &stored(&got, narrow), "whole", &name)
+            {
+                panic!("{report}");
+            }
+        }
+        // The narrow build drops more than the plain one where a target
+        // is narrow and its other channels were computed.
+        let plain = nodes(&case.program(Options::loaded(case.uncached)));
+        smaller += usize::from(nodes(&case.program(dropped)) < plain);
+        programs += usize::from(narrow != 0 && !case.uncached);
+    }
+    // Not vacuous: most programs with a narrow target lose operations.
+    assert!(
+        smaller * 2 > programs,
+        "only {smaller} of {programs} programs with a float32_1 target lost operations"
+    );
+}

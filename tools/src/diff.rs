@@ -35,6 +35,7 @@ use ctm::runtime::texture::{Image, Images};
 use ctm::runtime::{Domain, EngineStats, RunOptions};
 use ctm::{frontend, isa};
 use ctm_jit::compile::JitOptions;
+use ctm_jit::ir::Program;
 use ctm_jit::state::{IntConst, Uniforms};
 
 /// A small deterministic generator (xorshift64*).
@@ -376,14 +377,26 @@ impl Case {
     /// Runs the case on `engine` (JIT engines compile with `jit`); also
     /// returns what the engine did (fallbacks, native clause runs).
     pub fn run(&self, engine: EngineKind, jit: JitOptions) -> (Outcome, EngineStats) {
+        self.run_built(engine, jit, frontend::Options::loaded(self.uncached))
+    }
+
+    /// The case's program as the frontend builds it with `opts`.
+    pub fn program(&self, opts: frontend::Options) -> Program {
         let words = match assemble(&self.asm) {
             Ok(w) => w,
             Err(e) => panic!("generated program does not assemble: {e}\n{}", self.asm),
         };
-        let program = frontend::build(
-            &decode_program(&words),
-            frontend::Options::loaded(self.uncached),
-        );
+        frontend::build(&decode_program(&words), opts)
+    }
+
+    /// [`Case::run`] with the program built with `opts`.
+    pub fn run_built(
+        &self,
+        engine: EngineKind,
+        jit: JitOptions,
+        opts: frontend::Options,
+    ) -> (Outcome, EngineStats) {
+        let program = self.program(opts);
         // The frontend's output must meet the IR's rules the engines rely
         // on (canonical at every observation point among them).
         if let Err(e) = program.verify() {

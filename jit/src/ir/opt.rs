@@ -39,19 +39,7 @@ impl Clause {
         let mut used = vec![false; self.values as usize];
         let mut keep = vec![true; self.nodes.len()];
         for (k, node) in self.nodes.iter().enumerate().rev() {
-            let pure = !matches!(
-                node.op,
-                Op::SetTemp { .. }
-                    | Op::SetOut { .. }
-                    | Op::SetDepth { .. }
-                    | Op::SetPred { .. }
-                    | Op::SetAluResult { .. }
-                    | Op::Fetch { .. }
-                    | Op::Kill { .. }
-                    | Op::UmrtWrite { .. }
-                    | Op::SemWait
-                    | Op::SemAcquire { .. }
-            );
+            let pure = !has_effect(&node.op);
             let defs = node.op.defs();
             if pure
                 && !defs
@@ -173,28 +161,88 @@ impl Clause {
         r
     }
 
-    /// Removes register writes that neither a later read of the clause nor
-    /// a later clause (`live_out`) can see.
-    fn drop_writes(&mut self, live_out: &Regs) {
-        let mut read_later = Regs::default();
-        let mut keep = vec![true; self.nodes.len()];
+    /// Which operations are needed when the register channels `live_out`
+    /// may be read after the clause, and the channels those read from
+    /// before it (all of them where one reads relative to aL): effects
+    /// (outputs, lookups, kills, predicates, uncached writes, the
+    /// semaphore), register writes that `live_out` or a needed read later
+    /// in the clause may see, and what needed operations use. (A read
+    /// after a covering write of the clause counts as a read from before
+    /// it: more than needed, never less.)
+    fn needed(&self, live_out: &Regs) -> (Vec<bool>, Regs) {
+        let mut used = vec![false; self.values as usize];
+        let mut need = vec![false; self.nodes.len()];
+        let mut reads = Regs::default();
         for (k, node) in self.nodes.iter().enumerate().rev() {
-            match &node.op {
-                Op::Temp { index, .. } if index.rel => read_later = Regs::ALL,
-                Op::Temp { index, chan, .. } => read_later.insert(index.base, *chan),
-                Op::SetTemp { index, chan, .. } if !index.rel => {
-                    keep[k] = live_out.contains(index.base, *chan)
-                        || read_later.contains(index.base, *chan);
+            need[k] = match &node.op {
+                Op::SetTemp { index, chan, .. } => {
+                    index.rel
+                        || live_out.contains(index.base, *chan)
+                        || reads.contains(index.base, *chan)
                 }
+                op if has_effect(op) => true,
+                op => op
+                    .defs()
+                    .iter()
+                    .any(|d| used.get(d.0 as usize).copied().unwrap_or(true)),
+            };
+            if !need[k] {
+                continue;
+            }
+            for u in node.op.uses() {
+                if let Some(x) = used.get_mut(u.0 as usize) {
+                    *x = true;
+                }
+            }
+            match &node.op {
+                Op::Temp { index, .. } if index.rel => reads = Regs::ALL,
+                Op::Temp { index, chan, .. } => reads.insert(index.base, *chan),
                 _ => {}
             }
         }
-        let mut k = 0;
-        self.nodes.retain(|_| {
-            k += 1;
-            keep[k - 1]
-        });
+        (need, reads)
     }
+
+    /// Gives every write of a channel other than red to a render target
+    /// that `narrow` names (float32_1: only its red channel is stored)
+    /// the value of the clause's last red write to that target before it,
+    /// where there is one: the write, and which lanes made it, stay as
+    /// they were, and what computed only the dropped value is left unused.
+    fn narrow_outputs(&mut self, narrow: u8) {
+        let mut red: [Option<V>; TARGETS] = [None; TARGETS];
+        for node in &mut self.nodes {
+            if let Op::SetOut {
+                target, chan, v, ..
+            } = &mut node.op
+            {
+                let t = usize::from(*target) % TARGETS;
+                match (narrow & (1 << t) != 0, *chan, red[t]) {
+                    (false, ..) => {}
+                    (true, 0, _) => red[t] = Some(*v),
+                    (true, _, Some(r)) => *v = r,
+                    (true, _, None) => {}
+                }
+            }
+        }
+    }
+}
+
+/// Whether `op` does more than define its values: writes state, reads or
+/// writes memory, kills, or waits.
+fn has_effect(op: &Op) -> bool {
+    matches!(
+        op,
+        Op::SetTemp { .. }
+            | Op::SetOut { .. }
+            | Op::SetDepth { .. }
+            | Op::SetPred { .. }
+            | Op::SetAluResult { .. }
+            | Op::Fetch { .. }
+            | Op::Kill { .. }
+            | Op::UmrtWrite { .. }
+            | Op::SemWait
+            | Op::SemAcquire { .. }
+    )
 }
 
 impl Program {
@@ -229,19 +277,36 @@ impl Program {
     /// Removes register writes that nothing can observe, in both engines'
     /// program: a read after a covering write in the same clause takes the
     /// written value instead (`Clause::writes_cover`), and a write is
-    /// dropped when no later read of its clause and no clause reachable
-    /// after it reads that register channel; what fed only such writes is
-    /// pruned. Register contents are never outputs, so the results are the
-    /// same. (Gated writes keep inactive lanes' old values, so no write ends
-    /// a register's liveness across clauses.) The hazard checker must see
+    /// dropped when no needed read after it, in its clause or in a clause
+    /// reachable after it, reads that register channel — a needed read
+    /// being one whose value reaches an output, a lookup, a predicate or
+    /// another effect, or a needed write (`Clause::needed`), so a register
+    /// that only feeds its own next value is dead too. What fed only such
+    /// writes is pruned. Where the program says which render targets are
+    /// float32_1 ([`Program::narrow`]), their channels other than red,
+    /// which no output stores, are written red's value first
+    /// (`Clause::narrow_outputs`), so what computed only them goes too.
+    /// Register contents are never outputs, so the results are the same.
+    /// (Gated writes keep inactive lanes' old values, so no write ends a
+    /// register's liveness across clauses.) The hazard checker must see
     /// every write: programs it checks are built without this.
     pub fn drop_dead_writes(&mut self) {
+        if let Some(narrow) = self.narrow {
+            for c in &mut self.clauses {
+                c.narrow_outputs(narrow);
+            }
+        }
         for c in &mut self.clauses {
             c.forward_writes();
         }
-        let (_, live_out) = self.liveness();
+        let live_out = self.needed_live_out();
         for (c, out) in self.clauses.iter_mut().zip(&live_out) {
-            c.drop_writes(out);
+            let (need, _) = c.needed(out);
+            let mut k = 0;
+            c.nodes.retain(|n| {
+                k += 1;
+                need[k - 1] || !matches!(n.op, Op::SetTemp { .. })
+            });
             c.prune();
         }
     }
@@ -257,13 +322,18 @@ impl Program {
             .collect()
     }
 
+    /// Each clause's successors (`Program::successors`).
+    fn successor_lists(&self) -> Vec<Vec<usize>> {
+        let returns = self.returns();
+        (0..self.clauses.len())
+            .map(|c| self.successors(c, &returns))
+            .collect()
+    }
+
     /// Per clause, the register channels that a read at or after its start
     /// (live in) and after its end (live out) may see.
     pub(crate) fn liveness(&self) -> (Vec<Regs>, Vec<Regs>) {
-        let returns = self.returns();
-        let succ: Vec<Vec<usize>> = (0..self.clauses.len())
-            .map(|c| self.successors(c, &returns))
-            .collect();
+        let succ = self.successor_lists();
         let reads: Vec<Regs> = self.clauses.iter().map(Clause::reads).collect();
         // live_in = reads ∪ live_out; live_out = ∪ live_in of successors.
         let mut live_in = reads.clone();
@@ -286,5 +356,32 @@ impl Program {
             }
         }
         (live_in, live_out)
+    }
+
+    /// Per clause, the register channels a needed read after its end may
+    /// see (`Clause::needed`): the least fixed point, so a channel read
+    /// only to compute its own next value (an accumulator no output sees)
+    /// is not live.
+    fn needed_live_out(&self) -> Vec<Regs> {
+        let succ = self.successor_lists();
+        let n = self.clauses.len();
+        let (mut live_in, mut live_out) = (vec![Regs::default(); n], vec![Regs::default(); n]);
+        let mut changed = true;
+        while changed {
+            changed = false;
+            for c in (0..n).rev() {
+                let mut out = Regs::default();
+                for &s in &succ[c] {
+                    out.union(&live_in[s]);
+                }
+                let (_, mut i) = self.clauses[c].needed(&out);
+                i.union(&out);
+                if out != live_out[c] || i != live_in[c] {
+                    (live_out[c], live_in[c]) = (out, i);
+                    changed = true;
+                }
+            }
+        }
+        live_out
     }
 }

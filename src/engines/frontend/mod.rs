@@ -57,6 +57,10 @@ pub struct Options {
     /// One clause per instruction (an FC instruction alone, as the
     /// terminator of an empty clause), for observers between clauses.
     pub single_step: bool,
+    /// Which render targets are float32_1, where the run's outputs say
+    /// ([`Program::narrow`]): with [`Options::drop_dead_writes`], what
+    /// only their unstored channels use is dropped too.
+    pub narrow: Option<u8>,
 }
 
 impl Options {
@@ -71,6 +75,7 @@ impl Options {
             uncached,
             drop_dead_writes: true,
             single_step: false,
+            narrow: None,
         }
     }
 }
@@ -82,6 +87,7 @@ impl Default for Options {
             uncached: false,
             drop_dead_writes: false,
             single_step: false,
+            narrow: None,
         }
     }
 }
@@ -126,7 +132,7 @@ pub fn build(slots: &[Result<Inst, DecodeError>], opts: Options) -> Program {
         early_exit: opts.early_exit,
         forms: Default::default(),
         uncached_unorm: None,
-        narrow: None,
+        narrow: opts.narrow,
     };
     for start in 0..len {
         if !leader[usize::from(start)] {

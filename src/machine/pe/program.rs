@@ -107,6 +107,7 @@ impl Pe {
                 let opts = frontend::Options {
                     drop_dead_writes: !checked,
                     single_step: o.single_step,
+                    narrow: Some(key.6),
                     ..frontend::Options::loaded(desc.uncached)
                 };
                 self.build(&key, opts)
@@ -136,7 +137,6 @@ impl Pe {
         let program = Arc::new(ctm_jit::ir::Program {
             forms: key.4,
             uncached_unorm: key.5,
-            narrow: Some(key.6),
             ..frontend::build(&slots, opts)
         });
         if self.compiled.len() >= super::MAX_BUILT

@@ -294,16 +294,22 @@ pub fn program_of(kernel: &Kernel) -> Program {
 /// an uncached program, whether output 0 is unorm, which its compiled code
 /// assumes.
 pub fn program_for(kernel: &Kernel, job: &Job) -> Program {
-    let mut program = program_of(kernel);
+    let narrow = (0..4).fold(0, |n, t| {
+        let one = job.requested_output(t) == Some(ctm::mc::Format::Float32_1);
+        n | u8::from(one) << t
+    });
+    let mut program = frontend::build(
+        &isa::decode_program(&kernel.exe.code),
+        frontend::Options {
+            narrow: Some(narrow),
+            ..frontend::Options::loaded(kernel.exe.info.uncached())
+        },
+    );
     for (n, form) in program.forms.iter_mut().enumerate() {
         if let Some(s) = job.bound_input(n as u8) {
             *form = ctm::mc::input_form(s.format);
         }
     }
-    program.narrow = Some((0..4).fold(0, |n, t| {
-        let one = job.requested_output(t) == Some(ctm::mc::Format::Float32_1);
-        n | u8::from(one) << t
-    }));
     if kernel.exe.info.uncached() {
         program.uncached_unorm = job
             .requested_output(0)
