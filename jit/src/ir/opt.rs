@@ -203,6 +203,36 @@ impl Clause {
         (need, reads)
     }
 
+    /// Uncached writes read their column and row as lookups read their
+    /// coordinates (denormals as zeros, every NaN alike: `texel_floor`),
+    /// so a write whose column or row is a canonicalisation (`Canon`, or
+    /// `Omod(0)`, which equals it) of a value takes the value itself; the
+    /// canonicalisation goes where nothing else uses it.
+    fn raw_write_coords(&mut self) {
+        let mut canon_of: Vec<Option<V>> = vec![None; self.values as usize];
+        for node in &mut self.nodes {
+            match &mut node.op {
+                Op::Unary {
+                    dst,
+                    op: Unary::Canon | Unary::Omod(0),
+                    a,
+                } => {
+                    if let Some(c) = canon_of.get_mut(dst.0 as usize) {
+                        *c = Some(*a);
+                    }
+                }
+                Op::UmrtWrite { x, y, .. } => {
+                    for c in [x, y] {
+                        if let Some(&Some(a)) = canon_of.get(c.0 as usize) {
+                            *c = a;
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
     /// Gives every write of a channel other than red to a render target
     /// that `narrow` names (float32_1: only its red channel is stored)
     /// the value of the clause's last red write to that target before it,
@@ -285,7 +315,9 @@ impl Program {
     /// writes is pruned. Where the program says which render targets are
     /// float32_1 ([`Program::narrow`]), their channels other than red,
     /// which no output stores, are written red's value first
-    /// (`Clause::narrow_outputs`), so what computed only them goes too.
+    /// (`Clause::narrow_outputs`), so what computed only them goes too; and
+    /// uncached writes take their column and row uncanonicalised
+    /// (`Clause::raw_write_coords`).
     /// Register contents are never outputs, so the results are the same.
     /// (Gated writes keep inactive lanes' old values, so no write ends a
     /// register's liveness across clauses.) The hazard checker must see
@@ -298,6 +330,7 @@ impl Program {
         }
         for c in &mut self.clauses {
             c.forward_writes();
+            c.raw_write_coords();
         }
         let live_out = self.needed_live_out();
         for (c, out) in self.clauses.iter_mut().zip(&live_out) {

@@ -24,11 +24,12 @@ impl Program {
     /// (nor a sign modifier or lane shuffle of one) reaches, without an
     /// `Omod`/`Canon` in between, a place where its bits are observed — a
     /// register or output store, the conditional value, an uncached write's
-    /// operands, or an operand of a raw-bit select (MIN/MAX/CND/CMP pass
+    /// value, or an operand of a raw-bit select (MIN/MAX/CND/CMP pass
     /// operand bits through). Engines may therefore standardise NaNs and
-    /// flush denormals at those points only. (Fetch coordinates are not such
-    /// a point: the texture unit reads them as the ALU does, denormals as
-    /// zeros and every NaN alike — projected lookups divide right before.)
+    /// flush denormals at those points only. (Fetch coordinates and an
+    /// uncached write's column and row are not such points: the texture
+    /// unit reads them as the ALU does, denormals as zeros and every NaN
+    /// alike — projected lookups divide right before.)
     pub fn verify(&self) -> Result<(), VerifyError> {
         self.verify_entries()?;
         for (ci, clause) in self.clauses.iter().enumerate() {
@@ -150,7 +151,7 @@ fn observed(op: &Op) -> Vec<V> {
         }
         | Op::SetOut { v, .. }
         | Op::SetDepth { v, .. } => vec![*v],
-        Op::UmrtWrite { value, x, y, .. } => vec![*value, *x, *y],
+        Op::UmrtWrite { value, .. } => vec![*value],
         Op::Binary {
             op: Binary::Min | Binary::Max,
             a,

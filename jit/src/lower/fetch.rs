@@ -224,9 +224,10 @@ impl Lowering<'_, '_> {
         let mut outside: Option<Value> = None;
         let mut reads = Vec::with_capacity(self.w);
         let helpers = self.helpers();
+        let tx = self.texels(&coords[0], size_x, op.unscaled);
+        let ty = self.texels(&coords[1], size_y, op.unscaled);
         for k in 0..self.w {
-            let (x, in_x) = self.texel(coords[0][k], size_x, op.unscaled);
-            let (y, in_y) = self.texel(coords[1][k], size_y, op.unscaled);
+            let ((x, in_x), (y, in_y)) = (tx[k], ty[k]);
             let inside = self.b.ins().band(in_x, in_y);
             let lanes = Lanes {
                 inside,
@@ -256,6 +257,25 @@ impl Lowering<'_, '_> {
             }
         }
         self.fetched(desc, raw, enable, (form, false))
+    }
+
+    /// [`Self::texel`] of each quad's `c[k]`, computed once for quads of
+    /// the same coordinate vector (a strip's pixel row, a constant).
+    pub(super) fn texels(
+        &mut self,
+        c: &[Value; GROUP_QUADS],
+        size: Value,
+        unscaled: bool,
+    ) -> Vec<(Value, Value)> {
+        let mut out: Vec<(Value, Value)> = Vec::with_capacity(self.w);
+        for k in 0..self.w {
+            let t = match out.last() {
+                Some(&t) if c[k] == c[k - 1] => t,
+                _ => self.texel(c[k], size, unscaled),
+            };
+            out.push(t);
+        }
+        out
     }
 
     /// One axis of the texel floor (`texel_floor` of the memory controller;

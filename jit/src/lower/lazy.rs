@@ -56,10 +56,10 @@ impl Lowering<'_, '_> {
         let q = self.get(v).q;
         let c = match self.lazy(v) {
             Lazy::No => return q,
-            Lazy::Canon => self.each(|l, k| l.omod(q[k], 0)),
+            Lazy::Canon => self.each_of(&[&q], |l, k| l.omod(q[k], 0)),
             Lazy::Sign(op, a) => {
                 let a = self.canonical(a);
-                self.each(|l, k| l.sign(op, a[k]))
+                self.each_of(&[&a], |l, k| l.sign(op, a[k]))
             }
         };
         self.set_lazy(v, c, Lazy::No);

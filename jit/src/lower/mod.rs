@@ -548,6 +548,27 @@ impl Lowering<'_, '_> {
         }
     }
 
+    /// [`Self::each`] for a pure operation of the per-quad values `ins`: a
+    /// quad whose inputs are the previous quad's (a strip's pixel row and
+    /// v, constants and what is computed from them alone) takes the
+    /// previous quad's result instead of computing it again.
+    fn each_of(
+        &mut self,
+        ins: &[&[Value; GROUP_QUADS]],
+        f: impl Fn(&mut Self, usize) -> Value,
+    ) -> [Value; GROUP_QUADS] {
+        let first = f(self, 0);
+        let mut out = [first; GROUP_QUADS];
+        for k in 1..self.w {
+            out[k] = if ins.iter().all(|v| v[k] == v[k - 1]) {
+                out[k - 1]
+            } else {
+                f(self, k)
+            };
+        }
+        out
+    }
+
     fn each(&mut self, f: impl Fn(&mut Self, usize) -> Value) -> [Value; GROUP_QUADS] {
         let first = f(self, 0);
         let mut out = [first; GROUP_QUADS];

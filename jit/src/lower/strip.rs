@@ -173,14 +173,13 @@ pub(crate) fn lower_strip(
     let (head, exit, next, off) = l.batch_loop(whole, ptr);
     // `Io`'s lane areas hold one group: a batch uses them from the start.
     l.io_base = io;
-    // Columns: i0 + 2·(q0 + k) + (l & 1).
-    let q0 = l.b.ins().ushr_imm_s(l.lane0, 2);
-    let col = l.b.ins().imul_imm_s(q0, 2);
+    // Columns: i0 + 2·(q0 + k) + (l & 1), with lane0 = 4·q0.
+    let col = l.b.ins().ushr_imm_s(l.lane0, 1);
     let col = l.b.ins().iadd(col, i0);
     let r0 = [0, 1, 2, 3].map(|c| {
         l.each(|l, k| match c {
             0 => {
-                let x = l.b.ins().iadd_imm_s(col, 2 * k as i64);
+                let x = l.add_imm(col, 2 * k as i64);
                 let x = l.b.ins().splat(types::I32X4, x);
                 let x = l.b.ins().iadd(x, right);
                 l.b.ins().fcvt_from_sint(types::F32X4, x)

@@ -114,9 +114,10 @@ impl Lowering<'_, '_> {
         let (outside, zero) = (self.splat_i(u32::MAX), self.splat_i(0));
         // Element index per lane, or -1 outside the surface.
         let mut index = Vec::with_capacity(self.w);
+        let tx = self.texels(&op.ops[1], size_x, true);
+        let ty = self.texels(&op.ops[2], size_y, true);
         for k in 0..self.w {
-            let (x, in_x) = self.texel(op.ops[1][k], size_x, true);
-            let (y, in_y) = self.texel(op.ops[2][k], size_y, true);
+            let ((x, in_x), (y, in_y)) = (tx[k], ty[k]);
             let inside = self.b.ins().band(in_x, in_y);
             let e = self.b.ins().imul(y, pitch);
             let e = self.b.ins().iadd(e, x);

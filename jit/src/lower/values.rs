@@ -155,6 +155,11 @@ impl Lowering<'_, '_> {
     /// `v[0]`, `v[1]`, `v[2]`, `v[3]` in that order. The results are I8X16
     /// (callers store them or cast them once).
     pub(super) fn transpose4(&mut self, v: [Value; 4]) -> [Value; 4] {
+        // Each input cast once, not once per shuffle that reads it.
+        let mut v = v;
+        for x in &mut v {
+            *x = self.bitcast(types::I8X16, *x);
+        }
         let lo01 = self.shuffle_bytes(v[0], v[1], [0, 4, 1, 5]);
         let lo23 = self.shuffle_bytes(v[2], v[3], [0, 4, 1, 5]);
         let hi01 = self.shuffle_bytes(v[0], v[1], [2, 6, 3, 7]);

@@ -179,7 +179,7 @@ impl Lowering<'_, '_> {
         let va = self.get(a).q;
         match op {
             Unary::Neg | Unary::Abs | Unary::Nab => {
-                let q = self.each(|l, k| l.sign(op, va[k]));
+                let q = self.each_of(&[&va], |l, k| l.sign(op, va[k]));
                 let lazy = match self.lazy(a) {
                     Lazy::No => Lazy::No,
                     _ => Lazy::Sign(op, a),
@@ -187,16 +187,16 @@ impl Lowering<'_, '_> {
                 self.set_lazy(dst, q, lazy);
             }
             Unary::Omod(s) => {
-                let q = self.each(|l, k| l.scale(va[k], s));
+                let q = self.each_of(&[&va], |l, k| l.scale(va[k], s));
                 self.set_lazy(dst, q, Lazy::Canon);
             }
             Unary::Canon => self.set_lazy(dst, va, Lazy::Canon),
             Unary::Clamp => {
-                let q = self.each(|l, k| l.clamp(va[k], va[k]));
+                let q = self.each_of(&[&va], |l, k| l.clamp(va[k], va[k]));
                 self.set_lazy(dst, q, Lazy::No);
             }
             Unary::Frc | Unary::Ex2 | Unary::Ln2 | Unary::Rcp | Unary::Rsq => {
-                let q = self.each(|l, k| match op {
+                let q = self.each_of(&[&va], |l, k| match op {
                     Unary::Frc => l.frc(va[k]),
                     Unary::Ex2 => l.ex2(va[k]),
                     Unary::Ln2 => l.ln2(va[k]),
@@ -206,7 +206,7 @@ impl Lowering<'_, '_> {
                 self.set_lazy(dst, q, Lazy::No);
             }
             Unary::Sin | Unary::Cos => {
-                let q = self.each(|l, k| l.sincos(va[k], op == Unary::Cos));
+                let q = self.each_of(&[&va], |l, k| l.sincos(va[k], op == Unary::Cos));
                 self.set_lazy(dst, q, Lazy::No);
             }
         }
@@ -219,10 +219,10 @@ impl Lowering<'_, '_> {
                 let q = if matches!(op, Binary::Min | Binary::Max) {
                     let (ra, rb) = (self.canonical(*a), self.canonical(*b));
                     let max = *op == Binary::Max;
-                    self.each(|l, k| l.minmax(max, ra[k], rb[k]))
+                    self.each_of(&[&ra, &rb], |l, k| l.minmax(max, ra[k], rb[k]))
                 } else {
                     let (ra, rb) = (self.get(*a).q, self.get(*b).q);
-                    self.each(|l, k| l.arith(*op, ra[k], rb[k]))
+                    self.each_of(&[&ra, &rb], |l, k| l.arith(*op, ra[k], rb[k]))
                 };
                 self.set_lazy(*dst, q, Lazy::No);
             }
@@ -246,7 +246,9 @@ impl Lowering<'_, '_> {
                 let dc = self.get(*c).q;
                 let (va, vb) = (self.canonical(*a), self.canonical(*b));
                 let cmp = *op == Select::Cmp;
-                let q = self.each(|l, k| l.select_op(cmp, dc[k], va[k], vb[k]));
+                let q = self.each_of(&[&dc, &va, &vb], |l, k| {
+                    l.select_op(cmp, dc[k], va[k], vb[k])
+                });
                 self.set_lazy(*dst, q, Lazy::No);
             }
             Op::QuadLane { dst, a, lane } => {
@@ -260,7 +262,7 @@ impl Lowering<'_, '_> {
                     l => l,
                 };
                 let va = self.get(*a).q;
-                let q = self.each(|l, k| l.shuffle32(va[k], va[k], [*lane; 4]));
+                let q = self.each_of(&[&va], |l, k| l.shuffle32(va[k], va[k], [*lane; 4]));
                 self.set_lazy(*dst, q, lazy);
             }
             _ => unreachable!("not a value operation: {op:?}"),
@@ -288,11 +290,12 @@ impl Lowering<'_, '_> {
         // not observable, §7.1), and it spares the sign flip.
         if let (true, true, Some(x)) = (times_one, add, self.neg[a.0 as usize]) {
             let (dx, dc) = (self.get(x).q, self.get(c).q);
-            return self.each(|l, k| l.b.ins().fsub(dc[k], dx[k]));
+            return self.each_of(&[&dx, &dc], |l, k| l.b.ins().fsub(dc[k], dx[k]));
         }
         let (da, dc) = (self.get(a).q, self.get(c).q);
         let product = (!times_one).then(|| self.get(b).q);
-        self.each(|l, k| {
+        let db = product.unwrap_or(da);
+        self.each_of(&[&da, &db, &dc], |l, k| {
             let p = match product {
                 Some(db) => l.b.ins().fmul(da[k], db[k]),
                 None => da[k],

@@ -42,7 +42,10 @@ pub trait TextureUnit {
         out: &mut [[u32; 4]],
     ) -> Result<(), TexFault>;
 
-    /// One uncached (UMRT) write of `value` at (x, y), given as f32 patterns.
+    /// One uncached (UMRT) write of `value` at (x, y), given as f32
+    /// patterns; like lookup coordinates, x and y are read with denormals
+    /// as zeros, and any NaN payload is insignificant (they may come
+    /// uncanonicalised: `Program::drop_dead_writes`).
     fn uncached_write(&mut self, x: u32, y: u32, value: u32) -> Result<(), TexFault>;
 
     /// The inputs compiled code may read from memory itself while this
