@@ -271,7 +271,7 @@ impl Device {
     }
 
     /// An arena's bytes, in place: what the next command buffer reads and
-    /// where results appear (`docs/design.md`, "Host-visible arenas").
+    /// where results appear (`docs/dispatch.md`).
     pub fn arena(&self, arena: ArenaKind) -> &[u8] {
         self.mc.mem.arena(arena_index(arena))
     }

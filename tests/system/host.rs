@@ -1,6 +1,6 @@
 //! Host-visible arenas, executable images at the instruction base and
-//! asynchronous connections (`docs/design.md` "Host-visible arenas and
-//! dispatch", `docs/abi.md` §10, `docs/machine.md` §9) and the host API's errors.
+//! asynchronous connections (`docs/dispatch.md`, `docs/abi.md` §10,
+//! `docs/machine.md` §9) and the host API's errors.
 
 use ctm::abi::{Executable, write};
 use ctm::device::{BufferId, DeviceConfig, DeviceError};

@@ -1,5 +1,5 @@
-//! Rows on several workers (`docs/design.md`, "Host-visible arenas and
-//! dispatch"): each worker takes a block of rows and then helps with the
+//! Rows on several workers (`docs/dispatch.md`): each worker takes a block
+//! of rows and then helps with the
 //! others', yet a failing run reports the first failing row in row order
 //! whatever the thread count; engines kept between runs report each run
 //! alone.

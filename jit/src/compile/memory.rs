@@ -12,7 +12,7 @@
 //! code (Cranelift places a function's constants with its code, so ctm's
 //! modules have none) goes to Cranelift's own provider.
 //!
-//! Measured (`docs/compile.md`, "Code memory"): a strip's quick compile,
+//! Measured (`docs/compile.md`, "Where it stands"): a strip's quick compile,
 //! best of four alternations of a hundred, 4–10% shorter (`saxpy` 222 →
 //! 201 µs, `texture` 353 → 328, `matmul` 394 → 378).
 

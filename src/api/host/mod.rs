@@ -1,5 +1,5 @@
-//! Asynchronous connections (`docs/machine.md` §9, `docs/design.md`
-//! "Host-visible arenas and dispatch"): a [`Connection`] is a [`Device`]
+//! Asynchronous connections (`docs/machine.md` §9, `docs/dispatch.md`): a
+//! [`Connection`] is a [`Device`]
 //! with a worker thread of its own, as the board was to a CTM application.
 //!
 //! [`Connection::submit`] checks a command buffer's address and size and

@@ -11,7 +11,7 @@
 //! input keeps going through
 //! [`TextureUnit::fetch`](crate::runtime::TextureUnit::fetch). Every page of
 //! an arena is mapped; the zero page stands for what lies outside the
-//! surface (`docs/design.md`, "Host-visible arenas").
+//! surface (`docs/dispatch.md`).
 
 use super::format::TILED_IS_LINEAR;
 use super::{CacheId, CacheMode, Format, Mc, Surface};

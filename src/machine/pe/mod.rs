@@ -183,8 +183,7 @@ pub struct Pe {
 /// What the workers of earlier runs leave for the next run's: their group
 /// states, and their engines while the engine settings stay the same (a
 /// kept engine still holds its prepared program, so a re-run of it
-/// prepares nothing: `docs/design.md`, "Host-visible arenas and
-/// dispatch").
+/// prepares nothing: `docs/dispatch.md`).
 #[derive(Default)]
 struct Spare {
     lanes: Vec<Box<ctm_jit::state::Lanes>>,

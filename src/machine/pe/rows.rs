@@ -232,7 +232,7 @@ const POOLS: usize = 4;
 /// The threads that help the calling thread with a run of `workers`
 /// workers: `workers - 1` of them (`None` for one worker). Pools are the process's, one per thread count, kept
 /// for later runs: neither a re-run nor a run on a fresh device starts
-/// threads (`docs/design.md`, "Host-visible arenas and dispatch"). Runs of
+/// threads (`docs/dispatch.md`). Runs of
 /// several devices at once share a pool's threads.
 pub(crate) fn pool(workers: usize) -> Option<Arc<rayon::ThreadPool>> {
     // Whoever takes a pool is about to use it: threads lingering after a
@@ -262,7 +262,7 @@ pub(crate) fn pool(workers: usize) -> Option<Arc<rayon::ThreadPool>> {
 }
 
 /// How long a pool's threads stay awake after a run, waiting for the next
-/// (`docs/design.md`, "Host-visible arenas and dispatch"): waking a parked
+/// (`docs/dispatch.md`): waking a parked
 /// thread took 12–25 µs of each two-thread re-run of the tiny and texture
 /// kernels (runs of 100–250 µs) where the next run came after a pause.
 const LINGER: std::time::Duration = std::time::Duration::from_micros(500);
