@@ -332,14 +332,9 @@ impl ctm::runtime::TextureUnit for UnormOut {
     }
 }
 
-#[test]
-fn uncached_writes_compiled_for_another_output_format_go_through_the_runtime() {
-    // Compiled code that knows output 0's format appends uncached writes
-    // to the log only where the run's output has that format; for another
-    // it hands them to the runtime, which quantises them.
-    if !jit_available() {
-        return;
-    }
+/// An uncached program writing 0.5 to (i, j) of every pixel, and its
+/// constants.
+fn half_to_pixels() -> (Kernel, ctm::state::Uniforms) {
     let k = Kernel::assemble(
         ".uncached
     alu r1.rgb = mad(s0.r00, s1.111, s1.0rg) | r1.a = max.off(s0.0, s0.0) src0=c0 src1=r0
@@ -348,18 +343,52 @@ fn uncached_writes_compiled_for_another_output_format_go_through_the_runtime() {
     .unwrap();
     let mut uniforms = ctm::state::Uniforms::default();
     uniforms.consts[0] = [0.5f32.to_bits(), 0, 0, 0];
-    for known in [None, Some(false), Some(true)] {
-        let program = ctm::ir::Program {
-            uncached_unorm: known,
-            ..ctm_tools::bench::program_of(&k)
-        };
-        let mut engine = ctm::jit::JitEngine::new(JitOptions::default());
-        let mut out = UnormOut {
+    (k, uniforms)
+}
+
+/// `k`'s program, compiled for output 0 unorm or not as `known` says.
+fn compiled_for(k: &Kernel, known: Option<bool>) -> ctm::ir::Program {
+    ctm::ir::Program {
+        uncached_unorm: known,
+        ..ctm_tools::bench::program_of(k)
+    }
+}
+
+impl UnormOut {
+    /// Checks that `n` writes were logged, each 0.5 quantised to a byte:
+    /// 0.5 · 255 + 0.5, floored, 128.
+    fn assert_logged_halves(&self, n: usize, what: &str) {
+        assert_eq!(self.logged, n, "{what}");
+        assert!(
+            self.log.iter().all(|w| w.bytes[0] == 128 && w.len == 1),
+            "{what}: {:?}",
+            &self.log[..2]
+        );
+    }
+
+    fn offering_a_log() -> UnormOut {
+        UnormOut {
             log: Vec::new(),
             logged: 0,
             through_runtime: Vec::new(),
             offer_log: true,
-        };
+        }
+    }
+}
+
+#[test]
+fn uncached_writes_compiled_for_another_output_format_go_through_the_runtime() {
+    // Compiled code that knows output 0's format appends uncached writes
+    // to the log only where the run's output has that format; for another
+    // it hands them to the runtime, which quantises them.
+    if !jit_available() {
+        return;
+    }
+    let (k, uniforms) = half_to_pixels();
+    for known in [None, Some(false), Some(true)] {
+        let program = compiled_for(&k, known);
+        let mut engine = ctm::jit::JitEngine::new(JitOptions::default());
+        let mut out = UnormOut::offering_a_log();
         let mut sink = |_: u32, _: u32, _: &ctm::runtime::PixelOut| {};
         ctm::runtime::Runner::new(&program, &mut engine, &uniforms, Default::default())
             .run(ctm::runtime::Domain::new(8, 8), 0, &mut out, &mut sink)
@@ -373,14 +402,8 @@ fn uncached_writes_compiled_for_another_output_format_go_through_the_runtime() {
                 "{what}"
             );
         } else {
-            assert_eq!(out.logged, 64, "{what}");
             assert!(out.through_runtime.is_empty(), "{what}");
-            // 0.5 · 255 + 0.5, floored: 128.
-            assert!(
-                out.log.iter().all(|w| w.bytes[0] == 128 && w.len == 1),
-                "{what}: {:?}",
-                &out.log[..2]
-            );
+            out.assert_logged_halves(64, &what);
         }
     }
 }
@@ -395,32 +418,17 @@ fn a_strip_runs_only_with_a_log_of_the_output_format_it_was_compiled_for() {
     if !jit_available() {
         return;
     }
-    let k = Kernel::assemble(
-        ".uncached
-    alu r1.rgb = mad(s0.r00, s1.111, s1.0rg) | r1.a = max.off(s0.0, s0.0) src0=c0 src1=r0
-    out rtC.rgb = max.off(s0, s0) | rtC.a = max.off(s0, s0) src0=r1 wait last",
-    )
-    .unwrap();
-    let mut uniforms = ctm::state::Uniforms::default();
-    uniforms.consts[0] = [0.5f32.to_bits(), 0, 0, 0];
+    let (k, uniforms) = half_to_pixels();
     // The unit's log is of a unorm format (1.0 stores as 255).
     for known in [None, Some(false), Some(true)] {
-        let program = ctm::ir::Program {
-            uncached_unorm: known,
-            ..ctm_tools::bench::program_of(&k)
-        };
+        let program = compiled_for(&k, known);
         let mut engine = ctm::jit::JitEngine::new(JitOptions {
             tier: Tier::Optimised,
             ..JitOptions::default()
         });
         let plan = engine.strip(&program, 4).expect("the program has a strip");
         assert_eq!(plan.writes, 1);
-        let mut out = UnormOut {
-            log: Vec::new(),
-            logged: 0,
-            through_runtime: Vec::new(),
-            offer_log: true,
-        };
+        let mut out = UnormOut::offering_a_log();
         let strip = ctm::state::Strip {
             rows: [[std::ptr::null_mut(); 2]; 4],
             quads: 4,
@@ -441,13 +449,7 @@ fn a_strip_runs_only_with_a_log_of_the_output_format_it_was_compiled_for() {
             assert_eq!(out.logged, 0, "{what}");
         } else {
             ran.expect(&what);
-            assert_eq!(out.logged, 16, "{what}");
-            // 0.5 · 255 + 0.5, floored: 128.
-            assert!(
-                out.log.iter().all(|w| w.bytes[0] == 128 && w.len == 1),
-                "{what}: {:?}",
-                &out.log[..2]
-            );
+            out.assert_logged_halves(16, &what);
         }
         assert!(out.through_runtime.is_empty(), "{what}");
     }
