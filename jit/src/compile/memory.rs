@@ -85,20 +85,18 @@ impl JITMemoryProvider for PooledMemory {
             .filter(|a| a.is_power_of_two())
             .ok_or_else(|| io::Error::other("unsupported code alignment"))?;
         let at = self.at.next_multiple_of(align);
-        let room = self.writing.last().map_or(0, |m| m.len());
-        if at.checked_add(size).is_none_or(|end| end > room) {
-            let chunk = self.chunk(size)?;
-            self.writing.push(chunk);
-            self.at = size;
-            return Ok(self
-                .writing
-                .last_mut()
-                .map_or(std::ptr::null_mut(), |m| m.as_mut_ptr()));
+        if let Some(chunk) = self.writing.last_mut()
+            && at.checked_add(size).is_some_and(|end| end <= chunk.len())
+        {
+            self.at = at + size;
+            return Ok(chunk[at..].as_mut_ptr());
         }
-        self.at = at + size;
-        let chunk = self.writing.last_mut().expect("room in a chunk");
-        // In bounds: `at + size <= chunk.len()`.
-        Ok(chunk[at..].as_mut_ptr())
+        // A mapping does not move with the value that owns it.
+        let mut chunk = self.chunk(size)?;
+        let p = chunk.as_mut_ptr();
+        self.writing.push(chunk);
+        self.at = size;
+        Ok(p)
     }
 
     unsafe fn free_memory(&mut self) {

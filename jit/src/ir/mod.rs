@@ -576,6 +576,14 @@ pub struct Program {
 }
 
 impl Program {
+    /// Whether code compiled for this program's render-target formats
+    /// ([`Program::narrow`]) may write the targets `targets` of a strip
+    /// whose float32_1 targets are `narrow` (bit `t` = target `t`).
+    pub fn narrow_agrees(&self, narrow: u32, targets: u32) -> bool {
+        self.narrow
+            .is_none_or(|n| (u32::from(n) ^ narrow) & targets == 0)
+    }
+
     /// Temporaries the program can touch: one past the highest fixed index,
     /// or all of them if any access is relative to aL.
     pub fn temps_used(&self) -> usize {

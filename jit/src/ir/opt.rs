@@ -366,36 +366,22 @@ impl Program {
     /// Per clause, the register channels that a read at or after its start
     /// (live in) and after its end (live out) may see.
     pub(crate) fn liveness(&self) -> (Vec<Regs>, Vec<Regs>) {
-        let succ = self.successor_lists();
         let reads: Vec<Regs> = self.clauses.iter().map(Clause::reads).collect();
-        // live_in = reads ∪ live_out; live_out = ∪ live_in of successors.
-        let mut live_in = reads.clone();
-        let mut live_out = vec![Regs::default(); self.clauses.len()];
-        let mut changed = true;
-        while changed {
-            changed = false;
-            for c in (0..self.clauses.len()).rev() {
-                let mut out = Regs::default();
-                for &s in &succ[c] {
-                    out.union(&live_in[s]);
-                }
-                if out != live_out[c] {
-                    live_out[c] = out;
-                    let mut i = reads[c];
-                    i.union(&out);
-                    live_in[c] = i;
-                    changed = true;
-                }
-            }
-        }
-        (live_in, live_out)
+        self.live_fixpoint(|c, _| reads[c])
     }
 
     /// Per clause, the register channels a needed read after its end may
-    /// see (`Clause::needed`): the least fixed point, so a channel read
-    /// only to compute its own next value (an accumulator no output sees)
-    /// is not live.
+    /// see (`Clause::needed`), so a channel read only to compute its own
+    /// next value (an accumulator no output sees) is not live.
     fn needed_live_out(&self) -> Vec<Regs> {
+        self.live_fixpoint(|c, out| self.clauses[c].needed(out).1).1
+    }
+
+    /// The least fixed point of live_in(c) = read(c, live_out(c)) ∪
+    /// live_out(c), live_out(c) = ∪ live_in of c's successors, where
+    /// `read(c, out)` is what clause `c` reads from before it when `out` is
+    /// live after it (growing with `out`): (live in, live out) per clause.
+    fn live_fixpoint(&self, read: impl Fn(usize, &Regs) -> Regs) -> (Vec<Regs>, Vec<Regs>) {
         let succ = self.successor_lists();
         let n = self.clauses.len();
         let (mut live_in, mut live_out) = (vec![Regs::default(); n], vec![Regs::default(); n]);
@@ -407,7 +393,7 @@ impl Program {
                 for &s in &succ[c] {
                     out.union(&live_in[s]);
                 }
-                let (_, mut i) = self.clauses[c].needed(&out);
+                let mut i = read(c, &out);
                 i.union(&out);
                 if out != live_out[c] || i != live_in[c] {
                     (live_out[c], live_in[c]) = (out, i);
@@ -415,6 +401,6 @@ impl Program {
                 }
             }
         }
-        live_out
+        (live_in, live_out)
     }
 }

@@ -90,10 +90,7 @@ impl JitEngine {
             });
         }
         // Its targets as narrow as it was compiled for, where it was.
-        if program
-            .narrow
-            .is_some_and(|n| (u32::from(n) ^ strip.narrow) & u32::from(shape.targets) != 0)
-        {
+        if !program.narrow_agrees(strip.narrow, u32::from(shape.targets)) {
             return Err(RunError::Engine {
                 engine: "jit",
                 message: "a compiled strip's render targets were compiled for other formats".into(),

@@ -151,6 +151,14 @@ impl<'a> DirectInputs<'a> {
     }
 }
 
+/// Which of the render targets with these output formats hold float32_1
+/// elements (`Program::narrow`; bit `t` = target `t`).
+pub fn narrow_targets(formats: [Option<Format>; 4]) -> u8 {
+    (0..4).fold(0, |n, t| {
+        n | u8::from(formats[t] == Some(Format::Float32_1)) << t
+    })
+}
+
 /// What code compiled for an input of `format` may assume of its elements
 /// (`Program::forms`): what its descriptor says.
 pub fn input_form(format: Format) -> InputForm {

@@ -10,7 +10,7 @@
 
 use super::{Pe, PeError, ProgramDesc};
 use crate::abi::{self, ImageLen, ProgramInfo};
-use crate::mc::{CacheId, Format, Mc};
+use crate::mc::{CacheId, Mc};
 use crate::{frontend, isa};
 use ctm_jit::ir::Program;
 use std::sync::Arc;
@@ -71,10 +71,7 @@ impl Pe {
             .then(|| self.outputs[0].map(|s| crate::mc::input_form(s.fmt.format).unorm))
             .flatten();
         // And stores each render target as its format says.
-        let narrow = (0..4).fold(0u8, |n, t| {
-            let one = self.outputs[t].is_some_and(|s| s.fmt.format == Format::Float32_1);
-            n | u8::from(one) << t
-        });
+        let narrow = crate::mc::narrow_targets(self.outputs.map(|s| s.map(|s| s.fmt.format)));
         let key = (
             words,
             desc.uncached,

@@ -106,11 +106,7 @@ impl RowRun<'_> {
                 _ => return None,
             }
             // A program compiled for other formats: the shim.
-            if self
-                .program
-                .narrow
-                .is_some_and(|n| (u32::from(n) ^ strip.narrow) & (1 << t) != 0)
-            {
+            if !self.program.narrow_agrees(strip.narrow, 1 << t) {
                 return None;
             }
             for (p, at) in rows.iter_mut().enumerate() {

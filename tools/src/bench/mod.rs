@@ -294,10 +294,7 @@ pub fn program_of(kernel: &Kernel) -> Program {
 /// an uncached program, whether output 0 is unorm, which its compiled code
 /// assumes.
 pub fn program_for(kernel: &Kernel, job: &Job) -> Program {
-    let narrow = (0..4).fold(0, |n, t| {
-        let one = job.requested_output(t) == Some(ctm::mc::Format::Float32_1);
-        n | u8::from(one) << t
-    });
+    let narrow = ctm::mc::narrow_targets([0, 1, 2, 3].map(|t| job.requested_output(t)));
     let mut program = frontend::build(
         &isa::decode_program(&kernel.exe.code),
         frontend::Options {
