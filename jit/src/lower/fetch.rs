@@ -266,16 +266,8 @@ impl Lowering<'_, '_> {
         c: &[Value; GROUP_QUADS],
         size: Value,
         unscaled: bool,
-    ) -> Vec<(Value, Value)> {
-        let mut out: Vec<(Value, Value)> = Vec::with_capacity(self.w);
-        for k in 0..self.w {
-            let t = match out.last() {
-                Some(&t) if c[k] == c[k - 1] => t,
-                _ => self.texel(c[k], size, unscaled),
-            };
-            out.push(t);
-        }
-        out
+    ) -> [(Value, Value); GROUP_QUADS] {
+        self.per_quad(|k| c[k] == c[k - 1], |l, k| l.texel(c[k], size, unscaled))
     }
 
     /// One axis of the texel floor (`texel_floor` of the memory controller;

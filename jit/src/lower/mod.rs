@@ -557,23 +557,25 @@ impl Lowering<'_, '_> {
         ins: &[&[Value; GROUP_QUADS]],
         f: impl Fn(&mut Self, usize) -> Value,
     ) -> [Value; GROUP_QUADS] {
-        let first = f(self, 0);
-        let mut out = [first; GROUP_QUADS];
-        for k in 1..self.w {
-            out[k] = if ins.iter().all(|v| v[k] == v[k - 1]) {
-                out[k - 1]
-            } else {
-                f(self, k)
-            };
-        }
-        out
+        self.per_quad(|k| ins.iter().all(|v| v[k] == v[k - 1]), f)
     }
 
     fn each(&mut self, f: impl Fn(&mut Self, usize) -> Value) -> [Value; GROUP_QUADS] {
+        self.per_quad(|_| false, f)
+    }
+
+    /// `f` of each quad `k` of the batch, except that a quad `k > 0` for
+    /// which `same(k)` holds takes quad `k − 1`'s result; entries past the
+    /// batch repeat quad 0's.
+    fn per_quad<T: Copy>(
+        &mut self,
+        same: impl Fn(usize) -> bool,
+        f: impl Fn(&mut Self, usize) -> T,
+    ) -> [T; GROUP_QUADS] {
         let first = f(self, 0);
         let mut out = [first; GROUP_QUADS];
-        for (k, o) in out.iter_mut().enumerate().take(self.w).skip(1) {
-            *o = f(self, k);
+        for k in 1..self.w {
+            out[k] = if same(k) { out[k - 1] } else { f(self, k) };
         }
         out
     }
