@@ -170,19 +170,15 @@ pub struct Compiled {
     opts: JitOptions,
     /// The target ISA the lazily compiled bodies use.
     isa: OwnedTargetIsa,
-    /// The program's strip shape ([`crate::strip`]), and its code,
-    /// compiled on first use.
+    /// The program's strip shape ([`crate::strip`]).
     strip_shape: Option<crate::strip::StripShape>,
-    /// Its two forms ([`Compiled::strip`]).
-    strip: [OnceLock<Result<(crate::state::StripFn, u32), String>>; 2],
-    /// Which form is faster, as measured.
+    /// Its forms ([`Compiled::strip`]), each compiled on first use (none
+    /// without a shape).
+    strip: Vec<strip::Form>,
+    /// Which form is fastest, as measured.
     strip_tuning: Mutex<strip::Tuning>,
     /// The form chosen, plus one (0: not yet), read without the lock.
     strip_chosen: std::sync::atomic::AtomicU8,
-    /// Whether the options leave the strip's form to measurement.
-    strip_tunable: bool,
-    /// The target optimised for speed (the strip's second form).
-    speed_isa: OwnedTargetIsa,
     /// Compiled loop regions ([`crate::regions`]).
     loops: Vec<loops::CompiledLoop>,
     /// Why loop regions (or their lane-wise bodies) were not compiled.
@@ -323,14 +319,17 @@ pub fn compile(program: &Program, opts: JitOptions) -> Result<Compiled, JitError
     CodeCache::global().compile(program, opts)
 }
 
-/// Compiles every clause of `program` (verified; `opts` resolved) for
-/// `isa` (and keeps `speed_isa`, the same target optimised for speed, for
-/// a strip's second form).
+/// Compiles every clause of `program` (verified; `opts` resolved) for the
+/// first of `isas`, and keeps all three (the others the same target
+/// optimised for speed and unoptimised) for a strip's forms, of which there
+/// are several where `tunable` ([`strip::forms`]).
 fn compile_with(
     program: &Program,
     opts: JitOptions,
-    [isa, speed_isa]: [OwnedTargetIsa; 2],
+    tunable: bool,
+    isas: [OwnedTargetIsa; 3],
 ) -> Result<Compiled, JitError> {
+    let isa = isas[0].clone();
     let start = Instant::now();
     let mut module = build::new_module(isa.clone());
     let mut scratch = build::Scratch::take();
@@ -424,12 +423,13 @@ fn compile_with(
         general_modules: Mutex::new(Vec::new()),
         opts,
         isa,
+        strip: strip_shape
+            .as_ref()
+            .map(|shape| strip::forms(program, shape, opts, tunable, isas))
+            .unwrap_or_default(),
         strip_shape,
-        strip: [OnceLock::new(), OnceLock::new()],
         strip_tuning: Mutex::new(strip::Tuning::default()),
         strip_chosen: std::sync::atomic::AtomicU8::new(0),
-        strip_tunable: false,
-        speed_isa,
         loops,
         loop_fallbacks,
         compile_time: start.elapsed(),

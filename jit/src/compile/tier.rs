@@ -119,10 +119,9 @@ impl Compiled {
                 let _ = self.lanewise_fn(k, program);
             }
         }
-        if quick.strip[0].get().is_some() {
+        if quick.strip.first().is_some_and(|f| f.compiled()) {
             // Every form the optimised code may choose.
-            let forms = if self.strip_tunable { 2 } else { 1 };
-            for form in 0..forms {
+            for form in 0..self.strip_forms() {
                 let _ = self.strip(program, form);
             }
         }
