@@ -3,6 +3,36 @@
 
 use super::*;
 
+/// The operands of `$op` (an `&Op` or an `&mut Op`), each passed through
+/// `$f`, in one order for both: `$iter` and `$opt` are `iter` and `as_ref`
+/// for a shared operation, `iter_mut` and `as_mut` for a mutable one.
+macro_rules! operands {
+    ($op:expr, $iter:ident, $opt:ident, $f:expr) => {{
+        let f = $f;
+        match $op {
+            Op::Const { .. } | Op::Imm { .. } | Op::Temp { .. } => vec![],
+            Op::Unary { a, .. } | Op::QuadLane { a, .. } => vec![f(a)],
+            Op::Binary { a, b, .. } => vec![f(a), f(b)],
+            Op::Mad { a, b, c, .. } | Op::Select { c, a, b, .. } => vec![f(a), f(b), f(c)],
+            Op::Dot { pairs, addend, .. } => pairs
+                .$iter()
+                .flat_map(|(a, b)| [a, b])
+                .chain(addend.$opt())
+                .map(f)
+                .collect(),
+            Op::SetTemp { v, .. }
+            | Op::SetOut { v, .. }
+            | Op::SetDepth { v, .. }
+            | Op::SetPred { v, .. }
+            | Op::SetAluResult { v, .. } => vec![f(v)],
+            Op::Fetch { coords, .. } => coords.$iter().map(f).collect(),
+            Op::Kill { checks } => checks.$iter().map(|(v, _)| f(v)).collect(),
+            Op::UmrtWrite { value, x, y, .. } => vec![f(value), f(x), f(y)],
+            Op::SemWait | Op::SemAcquire { .. } => vec![],
+        }
+    }};
+}
+
 impl Op {
     /// Values this operation defines.
     pub fn defs(&self) -> Vec<V> {
@@ -23,7 +53,7 @@ impl Op {
 
     /// Values this operation reads.
     pub fn uses(&self) -> Vec<V> {
-        self.clone().uses_mut().into_iter().map(|v| *v).collect()
+        operands!(self, iter, as_ref, |v: &V| *v)
     }
 
     /// Whether the operation acts on inactive lanes too (`WRITE_INACTIVE`).
@@ -44,26 +74,7 @@ impl Op {
     /// The values this operation reads, to rewrite them (same order as
     /// [`Op::uses`]).
     pub fn uses_mut(&mut self) -> Vec<&mut V> {
-        match self {
-            Op::Const { .. } | Op::Imm { .. } | Op::Temp { .. } => vec![],
-            Op::Unary { a, .. } | Op::QuadLane { a, .. } => vec![a],
-            Op::Binary { a, b, .. } => vec![a, b],
-            Op::Mad { a, b, c, .. } | Op::Select { c, a, b, .. } => vec![a, b, c],
-            Op::Dot { pairs, addend, .. } => pairs
-                .iter_mut()
-                .flat_map(|(a, b)| [a, b])
-                .chain(addend.as_mut())
-                .collect(),
-            Op::SetTemp { v, .. }
-            | Op::SetOut { v, .. }
-            | Op::SetDepth { v, .. }
-            | Op::SetPred { v, .. }
-            | Op::SetAluResult { v, .. } => vec![v],
-            Op::Fetch { coords, .. } => coords.iter_mut().collect(),
-            Op::Kill { checks } => checks.iter_mut().map(|c| &mut c.0).collect(),
-            Op::UmrtWrite { value, x, y, .. } => vec![value, x, y],
-            Op::SemWait | Op::SemAcquire { .. } => vec![],
-        }
+        operands!(self, iter_mut, as_mut, |v| v)
     }
 
     /// True for operations whose result may carry an unspecified NaN payload
