@@ -28,8 +28,8 @@ fn best(n: usize, mut f: impl FnMut()) -> f64 {
 }
 
 /// The eight-chain MAD kernel in Rust (`benches/kernels/chains8.s`, in
-/// its order): chain k starts as r0·c(3+k) + c(11+k), then runs seven
-/// rounds of r·c0 + c1; the chains are summed pairwise.
+/// its order): chain k starts as r0.xxxx·c(3+k) + c(11+k), then runs
+/// seven rounds of r·c0 + c1; the chains are summed pairwise.
 #[inline(always)]
 #[allow(clippy::needless_range_loop)] // channels index several arrays alike
 fn chains8(w: u32, h: u32, c: &[[f32; 4]; 19], mad: impl Fn(f32, f32, f32) -> f32) -> f32 {
@@ -40,7 +40,7 @@ fn chains8(w: u32, h: u32, c: &[[f32; 4]; 19], mad: impl Fn(f32, f32, f32) -> f3
             let mut r = [[0f32; 4]; 8];
             for (k, reg) in r.iter_mut().enumerate() {
                 for ch in 0..4 {
-                    reg[ch] = mad(r0[ch], c[3 + k][ch], c[11 + k][ch]);
+                    reg[ch] = mad(r0[0], c[3 + k][ch], c[11 + k][ch]);
                 }
             }
             for _ in 0..7 {

@@ -1,6 +1,7 @@
 //! The bundled benchmark kernels (`ctm_tools::bench::suite`) run alike on both
 //! engines, and do the work their names say: every chain of the MAD-chain
-//! shapes reaches the output, so no compiler may fold one into another.
+//! shapes reaches the output, so no compiler may fold one into another, and
+//! no two quads of a row compute the same values.
 
 use crate::common;
 
@@ -43,6 +44,35 @@ fn every_chain_is_observed() {
             let job = c.job.clone().constant(11 + k, [0.5, 0.25, 0.125, 0.0625]);
             let moved = both(&c.kernel, &job).outputs;
             assert_ne!(moved, base, "{name}: chain {k} does not reach the output");
+        }
+    }
+}
+
+/// The ALU-bound kernels' work per quad is the quad's own: every channel
+/// of every chain starts from the pixel's column, so no two quads of a row
+/// (which a batch runs together) compute one value, which would let a
+/// compiler compute it once for the batch. Their outputs differ between
+/// the first two quads of every row, in every channel.
+#[test]
+fn no_two_quads_of_a_row_compute_the_same_values() {
+    for name in [
+        "chains8",
+        "chains4",
+        "chains2",
+        "chains1",
+        "dotmix",
+        "transcend",
+    ] {
+        let c = small(name);
+        let r = both(&c.kernel, &c.job);
+        let (_, out) = &r.outputs[0];
+        let px = out.to_f32();
+        let w = out.width as usize;
+        for j in 0..out.height as usize {
+            for ch in 0..4 {
+                let at = |i: usize| px[(j * w + i) * 4 + ch].to_bits();
+                assert_ne!(at(0), at(2), "{name}: row {j}, channel {ch}");
+            }
         }
     }
 }
