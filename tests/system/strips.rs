@@ -70,33 +70,6 @@ fn straight_programs_agree_with_the_interpreter_on_every_domain() {
     }
 }
 
-/// Long dependent chains (the `chains1` benchmark kernel): where the
-/// options leave a strip's form to ctm, its three forms (its own batches,
-/// four quads optimised, four quads unoptimised) take turns row by row,
-/// then the fastest runs every row, and every row agrees with the
-/// interpreter: the first run's 32 quad rows are 21 turns, then the
-/// chosen form; later runs are all the chosen form. Rows of ten quads
-/// end in two the shim runs.
-#[test]
-fn every_form_of_a_strip_agrees_with_the_interpreter() {
-    let case = ctm_tools::bench::suite::case("chains1").expect("a bundled kernel");
-    let cache = ctm::CodeCache::new(4);
-    let mut job = ctm_tools::bench::suite::chain_job(40, 64).code_cache(&cache);
-    job.settings_mut().jit = JitOptions {
-        tier: Tier::Optimised,
-        ..JitOptions::default()
-    };
-    if common::jit_available() {
-        let program = ctm_tools::bench::program_for(&case.kernel, &job);
-        let code = ctm_jit::compile::compile(&program, job.settings().jit).unwrap();
-        assert_eq!(code.strip_forms(), 3);
-    }
-    for _ in 0..2 {
-        let ran = strips_of(&case.kernel, &job, "chains1");
-        assert!(ran >= 32 || !common::jit_available(), "{ran} strips");
-    }
-}
-
 #[test]
 fn other_formats_and_disabled_channels_take_the_shim() {
     let job = job(13, 7, Format::Float32_2);

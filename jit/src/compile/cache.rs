@@ -156,12 +156,14 @@ impl CodeCache {
         let quick = opts.tier != Tier::Optimised;
         let tunable = opts.opt_level == OptLevel::Auto && opts.quads_per_iter == 0 && !quick;
         let opts = opts.resolved(program);
-        // A strip's other forms are compiled for speed and unoptimised
-        // (see `Compiled::strip_form`); quick code has one form.
-        let [speed, none] =
-            [OptLevel::Speed, OptLevel::None].map(|opt_level| JitOptions { opt_level, ..opts });
-        let isas = [self.isa(opts)?, self.isa(speed)?, self.isa(none)?];
-        let mut code = compile_with(program, opts, tunable, isas)?;
+        // A strip's second form is compiled for speed (see `Compiled::strip`);
+        // quick code has one form.
+        let speed = JitOptions {
+            opt_level: OptLevel::Speed,
+            ..opts
+        };
+        let mut code = compile_with(program, opts, [self.isa(opts)?, self.isa(speed)?])?;
+        code.strip_tunable = tunable;
         if opts.tier == Tier::Tiered {
             code.upgrade = Some(super::tier::Upgrade::new(code.compile_time));
         }

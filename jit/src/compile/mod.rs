@@ -170,15 +170,19 @@ pub struct Compiled {
     opts: JitOptions,
     /// The target ISA the lazily compiled bodies use.
     isa: OwnedTargetIsa,
-    /// The program's strip shape ([`crate::strip`]).
+    /// The program's strip shape ([`crate::strip`]), and its code,
+    /// compiled on first use.
     strip_shape: Option<crate::strip::StripShape>,
-    /// Its forms ([`Compiled::strip`]), each compiled on first use (none
-    /// without a shape).
-    strip: Vec<strip::Form>,
-    /// Which form is fastest, as measured.
+    /// Its two forms ([`Compiled::strip`]).
+    strip: [OnceLock<Result<(crate::state::StripFn, u32), String>>; 2],
+    /// Which form is faster, as measured.
     strip_tuning: Mutex<strip::Tuning>,
     /// The form chosen, plus one (0: not yet), read without the lock.
     strip_chosen: std::sync::atomic::AtomicU8,
+    /// Whether the options leave the strip's form to measurement.
+    strip_tunable: bool,
+    /// The target optimised for speed (the strip's second form).
+    speed_isa: OwnedTargetIsa,
     /// Compiled loop regions ([`crate::regions`]).
     loops: Vec<loops::CompiledLoop>,
     /// Why loop regions (or their lane-wise bodies) were not compiled.
@@ -319,17 +323,14 @@ pub fn compile(program: &Program, opts: JitOptions) -> Result<Compiled, JitError
     CodeCache::global().compile(program, opts)
 }
 
-/// Compiles every clause of `program` (verified; `opts` resolved) for the
-/// first of `isas`, and keeps all three (the others the same target
-/// optimised for speed and unoptimised) for a strip's forms, of which there
-/// are several where `tunable` ([`strip::forms`]).
+/// Compiles every clause of `program` (verified; `opts` resolved) for
+/// `isa` (and keeps `speed_isa`, the same target optimised for speed, for
+/// a strip's second form).
 fn compile_with(
     program: &Program,
     opts: JitOptions,
-    tunable: bool,
-    isas: [OwnedTargetIsa; 3],
+    [isa, speed_isa]: [OwnedTargetIsa; 2],
 ) -> Result<Compiled, JitError> {
-    let isa = isas[0].clone();
     let start = Instant::now();
     let mut module = build::new_module(isa.clone());
     let mut scratch = build::Scratch::take();
@@ -423,13 +424,12 @@ fn compile_with(
         general_modules: Mutex::new(Vec::new()),
         opts,
         isa,
-        strip: strip_shape
-            .as_ref()
-            .map(|shape| strip::forms(program, shape, opts, tunable, isas))
-            .unwrap_or_default(),
         strip_shape,
+        strip: [OnceLock::new(), OnceLock::new()],
         strip_tuning: Mutex::new(strip::Tuning::default()),
         strip_chosen: std::sync::atomic::AtomicU8::new(0),
+        strip_tunable: false,
+        speed_isa,
         loops,
         loop_fallbacks,
         compile_time: start.elapsed(),

@@ -119,9 +119,10 @@ impl Compiled {
                 let _ = self.lanewise_fn(k, program);
             }
         }
-        if quick.strip.first().is_some_and(|f| f.compiled()) {
+        if quick.strip[0].get().is_some() {
             // Every form the optimised code may choose.
-            for form in 0..self.strip_forms() {
+            let forms = if self.strip_tunable { 2 } else { 1 };
+            for form in 0..forms {
                 let _ = self.strip(program, form);
             }
         }

@@ -20,8 +20,7 @@ impl JitEngine {
 
     /// The strip of `program` for a row of `quads` whole quads, compiled
     /// on first use: the form the code's measurements ask for, or the
-    /// first other whose batches fit where that one's are wider than the
-    /// row; `None` where
+    /// other where that one's batches are wider than the row; `None` where
     /// the program has none, it could not be compiled (the reason is kept
     /// with the fallback reasons) or no batch fits.
     pub(super) fn strip_plan(&mut self, program: &Program, quads: u32) -> Option<StripPlan> {
@@ -31,8 +30,7 @@ impl JitEngine {
         self.follow_tier();
         let code = Self::current_code(&self.current)?;
         let (form, _) = code.strip_form();
-        let others = (0..code.strip_forms()).filter(|&k| k != form);
-        for form in std::iter::once(form).chain(others) {
+        for form in [form, form ^ 1] {
             let (compiled, took) = code.strip(program, form)?;
             if let Some(t) = took {
                 self.stats.strips_compiled += 1;
