@@ -34,13 +34,14 @@ fn best(n: usize, mut f: impl FnMut()) -> f64 {
 #[allow(clippy::needless_range_loop)] // channels index several arrays alike
 fn chains8(w: u32, h: u32, c: &[[f32; 4]; 19], mad: impl Fn(f32, f32, f32) -> f32) -> f32 {
     let mut acc = 0.0;
-    for j in 0..h {
+    for _ in 0..h {
         for i in 0..w {
-            let r0 = [i as f32, j as f32, 0.0, 1.0];
+            // r0.x, the pixel's column.
+            let col = i as f32;
             let mut r = [[0f32; 4]; 8];
             for (k, reg) in r.iter_mut().enumerate() {
                 for ch in 0..4 {
-                    reg[ch] = mad(r0[0], c[3 + k][ch], c[11 + k][ch]);
+                    reg[ch] = mad(col, c[3 + k][ch], c[11 + k][ch]);
                 }
             }
             for _ in 0..7 {
