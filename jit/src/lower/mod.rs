@@ -31,6 +31,7 @@ mod gather;
 mod lazy;
 mod masks;
 mod math;
+mod order;
 mod region;
 mod shape;
 mod strip;

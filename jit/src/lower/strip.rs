@@ -203,7 +203,18 @@ pub(crate) fn lower_strip(
     for clause in &clauses {
         crate::fault::check(clause, crate::fault::Site::Clause);
     }
-    for clause in &clauses[..before] {
+    // Each clause in groups of computations that fit the registers
+    // ([`super::order`]).
+    let ordered: Vec<Option<crate::ir::Clause>> = clauses
+        .iter()
+        .map(|c| super::order::grouped(c, w))
+        .collect();
+    let ordered: Vec<&crate::ir::Clause> = clauses
+        .iter()
+        .zip(&ordered)
+        .map(|(&c, o)| o.as_ref().unwrap_or(c))
+        .collect();
+    for clause in &ordered[..before] {
         l.uniforms(clause);
         l.full_nodes(clause, &mut file);
     }
@@ -212,7 +223,7 @@ pub(crate) fn lower_strip(
         l.strip_loop(program, lp, &mut file, events);
         l.al = al;
     }
-    for clause in &clauses[before..] {
+    for clause in &ordered[before..] {
         l.uniforms(clause);
         l.full_nodes(clause, &mut file);
     }
