@@ -51,6 +51,30 @@ impl Op {
         }
     }
 
+    /// Whether this operation does more than define its values: writes
+    /// state, reads or writes memory, kills, or waits.
+    pub fn has_effect(&self) -> bool {
+        matches!(
+            self,
+            Op::SetTemp { .. }
+                | Op::SetOut { .. }
+                | Op::SetDepth { .. }
+                | Op::SetPred { .. }
+                | Op::SetAluResult { .. }
+                | Op::Fetch { .. }
+                | Op::Kill { .. }
+                | Op::UmrtWrite { .. }
+                | Op::SemWait
+                | Op::SemAcquire { .. }
+        )
+    }
+
+    /// Whether this operation only computes a value from other values (no
+    /// register, output, predicate, memory or lane state).
+    pub fn is_value(&self) -> bool {
+        !self.has_effect() && !matches!(self, Op::Temp { .. })
+    }
+
     /// Values this operation reads.
     pub fn uses(&self) -> Vec<V> {
         operands!(self, iter, as_ref, |v: &V| *v)

@@ -39,7 +39,7 @@ impl Clause {
         let mut used = vec![false; self.values as usize];
         let mut keep = vec![true; self.nodes.len()];
         for (k, node) in self.nodes.iter().enumerate().rev() {
-            let pure = !has_effect(&node.op);
+            let pure = !node.op.has_effect();
             let defs = node.op.defs();
             if pure
                 && !defs
@@ -180,7 +180,7 @@ impl Clause {
                         || live_out.contains(index.base, *chan)
                         || reads.contains(index.base, *chan)
                 }
-                op if has_effect(op) => true,
+                op if op.has_effect() => true,
                 op => op
                     .defs()
                     .iter()
@@ -255,24 +255,6 @@ impl Clause {
             }
         }
     }
-}
-
-/// Whether `op` does more than define its values: writes state, reads or
-/// writes memory, kills, or waits.
-fn has_effect(op: &Op) -> bool {
-    matches!(
-        op,
-        Op::SetTemp { .. }
-            | Op::SetOut { .. }
-            | Op::SetDepth { .. }
-            | Op::SetPred { .. }
-            | Op::SetAluResult { .. }
-            | Op::Fetch { .. }
-            | Op::Kill { .. }
-            | Op::UmrtWrite { .. }
-            | Op::SemWait
-            | Op::SemAcquire { .. }
-    )
 }
 
 impl Program {

@@ -26,17 +26,9 @@ const IN_FLIGHT: usize = 8;
 /// Whether `op` may move (see the module docs).
 fn movable(op: &Op) -> bool {
     match op {
-        Op::Const { .. }
-        | Op::Imm { .. }
-        | Op::Unary { .. }
-        | Op::Binary { .. }
-        | Op::Mad { .. }
-        | Op::Dot { .. }
-        | Op::Select { .. }
-        | Op::QuadLane { .. }
-        | Op::Temp { .. } => true,
+        Op::Temp { .. } => true,
         Op::SetTemp { gate, fetched, .. } => gate.pred.is_none() && !fetched,
-        _ => false,
+        op => op.is_value(),
     }
 }
 

@@ -20,6 +20,7 @@ use crate::state::strip_offsets;
 use crate::strip::StripShape;
 use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Type, Value, types};
 use cranelift_frontend::FunctionBuilder;
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 /// Registers of a strip: r0 made from the pixels, the others zero until
@@ -205,14 +206,9 @@ pub(crate) fn lower_strip(
     }
     // Each clause in groups of computations that fit the registers
     // ([`super::order`]).
-    let ordered: Vec<Option<crate::ir::Clause>> = clauses
+    let ordered: Vec<Cow<'_, crate::ir::Clause>> = clauses
         .iter()
-        .map(|c| super::order::grouped(c, w))
-        .collect();
-    let ordered: Vec<&crate::ir::Clause> = clauses
-        .iter()
-        .zip(&ordered)
-        .map(|(&c, o)| o.as_ref().unwrap_or(c))
+        .map(|&c| super::order::grouped(c, w).map_or(Cow::Borrowed(c), Cow::Owned))
         .collect();
     for clause in &ordered[..before] {
         l.uniforms(clause);

@@ -154,210 +154,114 @@ fn nothing_moves_across_what_does_not_commute() {
     }
 }
 
-#[test]
-fn a_register_is_read_before_a_later_write_to_it() {
-    // Chain B starts first; chain A reads r5, which B then overwrites,
-    // and goes on. At eight quads a batch every computation would be a
-    // group of its own, B's first: the read and the write join A and B
-    // so that the read stays before the write.
-    let reg = |base: u8| Index { base, rel: false };
-    let c = Index {
-        base: 0,
-        rel: false,
+/// Register `base`, channel 0, read into `dst` at `pc`.
+fn read(pc: u16, dst: u32, base: u8) -> Node {
+    let index = Index { base, rel: false };
+    Node {
+        pc,
+        op: Op::Temp {
+            dst: V(dst),
+            index,
+            chan: 0,
+        },
+    }
+}
+
+/// Register `base`, channel 0, written with `v` at `pc`.
+fn write(pc: u16, base: u8, v: u32) -> Node {
+    let (index, gate) = (Index { base, rel: false }, Gate::ACTIVE);
+    Node {
+        pc,
+        op: Op::SetTemp {
+            index,
+            chan: 0,
+            v: V(v),
+            gate,
+            fetched: false,
+        },
+    }
+}
+
+/// `dst` = `a` · `b` + c0 at `pc` (value 0 is c0).
+fn mad(pc: u16, dst: u32, a: u32, b: u32) -> Node {
+    Node {
+        pc,
+        op: Op::Mad {
+            dst: V(dst),
+            a: V(a),
+            b: V(b),
+            c: V(0),
+        },
+    }
+}
+
+/// Where r5 is read and where it is written once `nodes` (c0 first) are
+/// grouped for batches of eight quads, where every computation would be a
+/// group of its own.
+fn r5_read_and_write(mut nodes: Vec<Node>) -> (Option<usize>, Option<usize>) {
+    let c0 = Op::Const {
+        dst: V(0),
+        index: Index {
+            base: 0,
+            rel: false,
+        },
+        chan: 0,
     };
-    let mk = |pc: u16, op: Op| Node { pc, op };
-    let w = Gate::ACTIVE;
-    let nodes = vec![
-        mk(
-            0,
-            Op::Const {
-                dst: V(0),
-                index: c,
-                chan: 0,
-            },
-        ),
-        mk(
-            0,
-            Op::Temp {
-                dst: V(1),
-                index: reg(6),
-                chan: 0,
-            },
-        ),
-        mk(
-            0,
-            Op::Mad {
-                dst: V(2),
-                a: V(1),
-                b: V(0),
-                c: V(0),
-            },
-        ),
-        mk(
-            0,
-            Op::Temp {
-                dst: V(3),
-                index: reg(5),
-                chan: 0,
-            },
-        ),
-        mk(
-            1,
-            Op::SetTemp {
-                index: reg(5),
-                chan: 0,
-                v: V(2),
-                gate: w,
-                fetched: false,
-            },
-        ),
-        mk(
-            1,
-            Op::Mad {
-                dst: V(4),
-                a: V(3),
-                b: V(0),
-                c: V(0),
-            },
-        ),
-        mk(
-            2,
-            Op::SetTemp {
-                index: reg(7),
-                chan: 0,
-                v: V(4),
-                gate: w,
-                fetched: false,
-            },
-        ),
-    ];
+    nodes.insert(0, Node { pc: 0, op: c0 });
+    let values = nodes
+        .iter()
+        .flat_map(|n| n.op.defs())
+        .map(|v| v.0 + 1)
+        .max()
+        .unwrap_or(0);
     let clause = Clause {
         start: 0,
         len: 3,
         nodes,
-        values: 5,
+        values,
         term: Term::End,
     };
     let g = grouped(&clause, 8).unwrap_or(clause);
-    let read = g
-        .nodes
-        .iter()
-        .position(|n| matches!(n.op, Op::Temp { index, .. } if index.base == 5));
-    let write = g
-        .nodes
-        .iter()
-        .position(|n| matches!(n.op, Op::SetTemp { index, .. } if index.base == 5));
-    assert!(read < write, "{:?}", g.nodes);
+    let at = |write: bool| {
+        g.nodes.iter().position(|n| match n.op {
+            Op::Temp { index, .. } => !write && index.base == 5,
+            Op::SetTemp { index, .. } => write && index.base == 5,
+            _ => false,
+        })
+    };
+    (at(false), at(true))
+}
+
+#[test]
+fn a_register_is_read_before_a_later_write_to_it() {
+    // Chain B starts first; chain A reads r5, which B then overwrites,
+    // and goes on: the read and the write join A and B, so that the read
+    // stays before the write.
+    let (read_at, write_at) = r5_read_and_write(vec![
+        read(0, 1, 6),
+        mad(0, 2, 1, 0),
+        read(0, 3, 5),
+        write(1, 5, 2),
+        mad(1, 4, 3, 0),
+        write(2, 7, 4),
+    ]);
+    assert!(read_at < write_at);
 }
 
 #[test]
 fn a_register_is_read_after_an_earlier_write_to_it() {
-    // Chain R starts first; chain W writes r5, which R then reads. At
-    // eight quads a batch R's group would come first: the write and
-    // the read join them so that the read stays after the write.
-    let reg = |base: u8| Index { base, rel: false };
-    let c = Index {
-        base: 0,
-        rel: false,
-    };
-    let mk = |pc: u16, op: Op| Node { pc, op };
-    let w = Gate::ACTIVE;
-    let nodes = vec![
-        mk(
-            0,
-            Op::Const {
-                dst: V(0),
-                index: c,
-                chan: 0,
-            },
-        ),
-        mk(
-            0,
-            Op::Temp {
-                dst: V(1),
-                index: reg(9),
-                chan: 0,
-            },
-        ),
-        mk(
-            0,
-            Op::Mad {
-                dst: V(2),
-                a: V(1),
-                b: V(0),
-                c: V(0),
-            },
-        ),
-        mk(
-            0,
-            Op::Temp {
-                dst: V(3),
-                index: reg(6),
-                chan: 0,
-            },
-        ),
-        mk(
-            0,
-            Op::Mad {
-                dst: V(4),
-                a: V(3),
-                b: V(0),
-                c: V(0),
-            },
-        ),
-        mk(
-            1,
-            Op::SetTemp {
-                index: reg(5),
-                chan: 0,
-                v: V(4),
-                gate: w,
-                fetched: false,
-            },
-        ),
-        mk(
-            2,
-            Op::Temp {
-                dst: V(5),
-                index: reg(5),
-                chan: 0,
-            },
-        ),
-        mk(
-            2,
-            Op::Mad {
-                dst: V(6),
-                a: V(2),
-                b: V(5),
-                c: V(0),
-            },
-        ),
-        mk(
-            2,
-            Op::SetTemp {
-                index: reg(7),
-                chan: 0,
-                v: V(6),
-                gate: w,
-                fetched: false,
-            },
-        ),
-    ];
-    let clause = Clause {
-        start: 0,
-        len: 3,
-        nodes,
-        values: 7,
-        term: Term::End,
-    };
-    let g = grouped(&clause, 8).unwrap_or(clause);
-    let write = g
-        .nodes
-        .iter()
-        .position(|n| matches!(n.op, Op::SetTemp { index, .. } if index.base == 5));
-    let read = g
-        .nodes
-        .iter()
-        .position(|n| matches!(n.op, Op::Temp { index, .. } if index.base == 5));
-    assert!(write < read, "{:?}", g.nodes);
+    // Chain R starts first; chain W writes r5, which R then reads: the
+    // write and the read join them, so that the read stays after the
+    // write.
+    let (read_at, write_at) = r5_read_and_write(vec![
+        read(0, 1, 9),
+        mad(0, 2, 1, 0),
+        read(0, 3, 6),
+        mad(0, 4, 3, 0),
+        write(1, 5, 4),
+        read(2, 5, 5),
+        mad(2, 6, 2, 5),
+        write(2, 7, 6),
+    ]);
+    assert!(write_at < read_at);
 }
