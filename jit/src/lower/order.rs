@@ -184,25 +184,25 @@ fn order_run(
 ) {
     let nodes = &clause.nodes;
     let leaf = |k: usize| leaves[k];
-    // The computations, in the order of their first operation.
-    let mut roots: Vec<usize> = Vec::new();
-    for k in run.clone() {
-        if !leaf(k) {
-            let r = sets.find(k);
-            if !roots.contains(&r) {
-                roots.push(r);
-            }
+    // The computations, in the order of their first operation, each with
+    // its operations (leaves aside) in the clause's order.
+    let mut computations: Vec<(usize, Vec<usize>)> = Vec::new();
+    for k in run.clone().filter(|&k| !leaf(k)) {
+        let root = sets.find(k);
+        match computations.iter_mut().find(|(r, _)| *r == root) {
+            Some((_, members)) => members.push(k),
+            None => computations.push((root, vec![k])),
         }
     }
-    if roots.len() < 2 {
+    if computations.len() < 2 {
         order.extend(run);
         return;
     }
-    // Each computation's width: the most of its values that one
-    // instruction hands to a later one (its independent chains).
-    let width = |sets: &mut Sets, root: usize| -> usize {
+    // A computation's width: the most of its values that one instruction
+    // hands to a later one (its independent chains).
+    let width = |members: &[usize]| -> usize {
         let mut span: std::collections::HashMap<u32, (u16, u16)> = Default::default();
-        for k in run.clone().filter(|&k| !leaf(k) && sets.find(k) == root) {
+        for &k in members {
             let pc = nodes[k].pc;
             for v in nodes[k].op.defs() {
                 span.insert(v.0, (pc, pc));
@@ -230,17 +230,15 @@ fn order_run(
     };
     let mut group_of = vec![usize::MAX; nodes.len()];
     let (mut group, mut live) = (0, 0);
-    for &root in &roots {
-        let w = width(sets, root) * quads.max(1);
+    for (_, members) in &computations {
+        let w = width(members) * quads.max(1);
         if live > 0 && live + w > IN_FLIGHT {
             group += 1;
             live = 0;
         }
         live += w;
-        for k in run.clone() {
-            if !leaf(k) && sets.find(k) == root {
-                group_of[k] = group;
-            }
+        for &k in members {
+            group_of[k] = group;
         }
     }
     // A constant or immediate goes with the first group that uses it.
