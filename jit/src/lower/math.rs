@@ -327,8 +327,12 @@ impl Lowering<'_, '_> {
         self.shuffle32(lo, hi, [0, 1, 4, 5])
     }
 
-    /// Lanes 0, 1 (or 2, 3 when `high`) of an F32X4 as F64X2.
+    /// Lanes 0, 1 (or 2, 3 when `high`) of an F32X4 as F64X2 (a uniform
+    /// factor's, widened where it was loaded, serves both).
     fn widen(&mut self, v: Value, high: bool) -> Value {
+        if let Some(&w) = self.wide.get(&v) {
+            return w;
+        }
         let v = if high {
             self.shuffle32(v, v, [2, 3, 2, 3])
         } else {

@@ -37,10 +37,11 @@ mod shape;
 mod strip;
 mod strip_loop;
 mod umrt;
+mod uniforms;
 mod values;
 mod walk;
 
-use crate::ir::{Clause, InputForm, Op};
+use crate::ir::{Clause, InputForm};
 use crate::state::{GROUP_LANES, GROUP_QUADS, io_offsets, offsets};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::immediates::Offset32;
@@ -125,6 +126,11 @@ pub(crate) struct Lowering<'a, 'f> {
     /// Values that are `x + K` for an immediate `K` a zero test may move
     /// to the other side ([`walk`]'s `truth`): `(x, K)`.
     shifted: Vec<Option<(crate::ir::V, u32)>>,
+    /// The clause's uniform values (constants, immediates) that dot
+    /// products read, widened to F64X2 once where they are loaded: every
+    /// lane holds the same value, so the high half's widening is the low
+    /// half's ([`math`]'s `dot`).
+    wide: HashMap<Value, Value>,
     /// How lookups reach memory.
     lookups: Lookups,
     /// What lookups may assume of each input's elements.
@@ -307,60 +313,12 @@ impl<'a, 'f> Lowering<'a, 'f> {
             imm: vec![None; values as usize],
             neg: vec![None; values as usize],
             shifted: vec![None; values as usize],
+            wide: HashMap::new(),
             lookups: Lookups::Either,
             forms: [InputForm::default(); 16],
             whole: false,
             helpers: None,
             uncached_unorm: None,
-        }
-    }
-
-    /// Starts the lowering of `clause`: no values yet, then its uniform
-    /// values (constants, immediates), each constant channel loaded once
-    /// however many nodes read it (relative ones too: aL does not change
-    /// within a clause).
-    fn uniforms(&mut self, clause: &Clause) {
-        let n = clause.values as usize;
-        self.vals = vec![None; n];
-        self.lazy = vec![lazy::Lazy::No; n];
-        self.imm = vec![None; n];
-        self.neg = vec![None; n];
-        self.shifted = vec![None; n];
-        // aL is the same throughout a clause: so are relative constants.
-        let mut loaded: HashMap<(u8, bool, u8), Value> = HashMap::new();
-        let mut rel = HashMap::new();
-        for node in &clause.nodes {
-            match node.op {
-                Op::Const { dst, index, chan } => {
-                    let key = (index.base, index.rel, chan);
-                    let v = match loaded.get(&key) {
-                        Some(&v) => v,
-                        None => {
-                            let v = self.load_const(index, chan, &mut rel);
-                            loaded.insert(key, v);
-                            v
-                        }
-                    };
-                    self.set(dst, [v; GROUP_QUADS]);
-                }
-                Op::Imm { dst, bits } => {
-                    let v = self.splat_bits(types::F32X4, bits);
-                    self.set(dst, [v; GROUP_QUADS]);
-                    self.imm[dst.0 as usize] = Some(bits);
-                }
-                Op::Unary {
-                    dst,
-                    op: crate::ir::Unary::Neg,
-                    a,
-                } => self.neg[dst.0 as usize] = Some(a),
-                Op::Unary {
-                    dst,
-                    op: crate::ir::Unary::Canon | crate::ir::Unary::Omod(0),
-                    a,
-                } => self.shifted[dst.0 as usize] = self.shifted[a.0 as usize],
-                Op::Mad { dst, a, b, c } => self.shifted[dst.0 as usize] = self.shift(a, b, c),
-                _ => {}
-            }
         }
     }
 }
@@ -432,51 +390,6 @@ impl Lowering<'_, '_> {
 
     fn get(&self, v: crate::ir::V) -> Val {
         self.vals[v.0 as usize].expect("the IR verifier guarantees definition before use")
-    }
-
-    /// The effective register index of `index` as a byte offset (scalar).
-    fn rel_offset(&mut self, index: crate::ir::Index, size: i64, stride: i64) -> Value {
-        let r = self.add_imm(self.al, i64::from(index.base));
-        let r = self.b.ins().band_imm_s(r, size - 1);
-        let r = self.b.ins().imul_imm_s(r, stride);
-        self.b.ins().uextend(self.ptr, r)
-    }
-
-    /// Channel `chan` of constant `index` as a vector; `rel` memoises the
-    /// address of a relative constant (`uni` plus its offset), which the
-    /// channels of one clause share.
-    fn load_const(
-        &mut self,
-        index: crate::ir::Index,
-        chan: u8,
-        rel: &mut HashMap<u8, Value>,
-    ) -> Value {
-        let flags = MemFlagsData::trusted().with_readonly();
-        let chan_off = i32::from(chan) * 4 + io_offsets::CONSTS as i32;
-        if !index.rel {
-            // Already broadcast by the host (`Io::splat`): one vector load.
-            // The engine fills `Io::splat` before it calls compiled code and
-            // nothing changes it during the call, so the load may be merged
-            // with its repeats, dropped where unused and hoisted out of the
-            // batch loop (eight MAD chains: re-runs 9.9 -> 8.9 ns per pixel).
-            let at =
-                io_offsets::SPLAT as i32 + (i32::from(index.base) * 4 + i32::from(chan & 3)) * 16;
-            return self
-                .b
-                .ins()
-                .load(types::F32X4, flags.with_can_move(), self.io, at);
-        }
-        let p = match rel.get(&index.base) {
-            Some(&p) => p,
-            None => {
-                let off = self.rel_offset(index, crate::ir::CONSTS as i64, 16);
-                let p = self.b.ins().iadd(self.uni, off);
-                rel.insert(index.base, p);
-                p
-            }
-        };
-        let x = self.b.ins().load(types::F32, flags, p, chan_off);
-        self.b.ins().splat(types::F32X4, x)
     }
 
     /// Pointer and offset of channel `chan` of temporary `index`, quad 0 of
