@@ -27,6 +27,7 @@ import subprocess
 import sys
 
 OUT = "target/llvmpipe"
+DEFAULT_CTM = "target/release/ctm"
 KERNELS = ["chains8", "chains4", "chains2", "chains1", "mandelbrot", "tiny"]
 
 # The suite's constants (tools/src/bench/suite.rs, chain_job and
@@ -61,8 +62,15 @@ def job(kernel):
     sys.exit(f"run.py: unknown kernel {kernel} (known: {' '.join(KERNELS)})")
 
 
+def spawn(cmd, env=None):
+    try:
+        return subprocess.run(cmd, capture_output=True, text=True, env=env)
+    except OSError as e:
+        sys.exit(f"run.py: cannot run {cmd[0]}: {e.strerror}")
+
+
 def run(cmd, env=None):
-    r = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    r = spawn(cmd, env)
     if r.returncode != 0:
         sys.exit(f"run.py: {' '.join(cmd)} failed ({r.returncode}):\n{r.stderr}{r.stdout}")
     return r.stdout
@@ -71,14 +79,20 @@ def run(cmd, env=None):
 def build(ctm):
     os.makedirs(OUT, exist_ok=True)
     peer = f"{OUT}/llvmpipe"
-    r = subprocess.run(
-        ["cc", "-O2", "-Wall", "-o", peer, "benches/llvmpipe/llvmpipe.c", "-lEGL", "-lOpenGL"],
-        capture_output=True, text=True)
+    cc = os.environ.get("CC", "cc")
+    try:
+        r = subprocess.run(
+            [cc, "-O2", "-Wall", "-o", peer, "benches/llvmpipe/llvmpipe.c", "-lEGL", "-lOpenGL"],
+            capture_output=True, text=True)
+    except OSError as e:
+        r = subprocess.CompletedProcess([], 1, "", f"{cc}: {e.strerror}\n")
     if r.returncode != 0:
         sys.exit("run.py: cannot build benches/llvmpipe/llvmpipe.c:\n" + r.stderr +
                  "It needs a C compiler and Mesa's EGL and OpenGL with headers; on Debian:\n"
                  "  apt-get install gcc libegl-dev libgl-dev libopengl-dev libegl-mesa0 libgl1-mesa-dri")
     if not os.path.exists(ctm):
+        if ctm != DEFAULT_CTM:
+            sys.exit(f"run.py: no ctm at {ctm}")
         run(["cargo", "build", "--release"])
     return peer
 
@@ -126,10 +140,13 @@ def span(values):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--ctm", default="target/release/ctm")
-    ap.add_argument("kernels", nargs="*", default=KERNELS)
+    ap.add_argument("--rounds", type=int, default=3, help="rounds of every measurement (default 3)")
+    ap.add_argument("--ctm", default=DEFAULT_CTM, help="the ctm binary (built if the default is missing)")
+    ap.add_argument("kernels", nargs="*", default=KERNELS, metavar="KERNEL",
+                    help="kernels to compare (default: all)")
     a = ap.parse_args()
+    if a.rounds < 1:
+        sys.exit("run.py: --rounds must be at least 1")
     if not os.path.exists("benches/llvmpipe/llvmpipe.c"):
         sys.exit("run.py: run it from the repository's root")
     for k in a.kernels:
@@ -160,7 +177,8 @@ def main():
                 print(f"round {rnd + 1}/{a.rounds}: {k}", file=sys.stderr)
 
     lines = [
-        f"ns per pixel, best of {a.rounds} rounds (median in brackets); llvmpipe: frames into "
+        f"ns per pixel, best of {a.rounds} round{'s' if a.rounds > 1 else ''} (median in brackets); "
+        "llvmpipe: frames into "
         "its framebuffer; ctm: whole runs (output read back) and a prepared job's re-runs.",
         "",
         "| kernel | llvmpipe, 1 thread | ctm JIT, 1 thread | speed, ctm / llvmpipe | ctm re-runs, "
