@@ -327,17 +327,20 @@ impl Lowering<'_, '_> {
         self.shuffle32(lo, hi, [0, 1, 4, 5])
     }
 
-    /// Lanes 0, 1 (or 2, 3 when `high`) of an F32X4 as F64X2 (a uniform
-    /// factor's, widened where it was loaded, serves both).
+    /// Lanes 0, 1 (or 2, 3 when `high`) of an F32X4 as F64X2, made once
+    /// per path (a uniform factor's, widened where it was loaded, serves
+    /// both halves).
     fn widen(&mut self, v: Value, high: bool) -> Value {
         if let Some(&w) = self.wide.get(&v) {
             return w;
         }
-        let v = if high {
-            self.shuffle32(v, v, [2, 3, 2, 3])
-        } else {
-            v
-        };
-        self.b.ins().fvpromote_low(v)
+        self.memoised(super::values::Memo::Widened(v, high), |l| {
+            let v = if high {
+                l.shuffle32(v, v, [2, 3, 2, 3])
+            } else {
+                v
+            };
+            l.b.ins().fvpromote_low(v)
+        })
     }
 }

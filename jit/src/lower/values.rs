@@ -27,6 +27,9 @@ pub(super) enum Memo {
     DescWord(Value, Type, i32),
     /// A scalar value broadcast to a vector type.
     Splat(Value, Type),
+    /// Lanes 0, 1 (`false`) or 2, 3 (`true`) of an F32X4 value as F64X2:
+    /// the dot products' factors, which several products may share.
+    Widened(Value, bool),
 }
 
 /// The memoised values of a path.
