@@ -328,12 +328,9 @@ impl Lowering<'_, '_> {
     }
 
     /// Lanes 0, 1 (or 2, 3 when `high`) of an F32X4 as F64X2, made once
-    /// per path (a uniform factor's, widened where it was loaded, serves
-    /// both halves).
+    /// per path (a uniform factor's, widened where the clause loads it,
+    /// serves both halves: [`super::uniforms`]).
     fn widen(&mut self, v: Value, high: bool) -> Value {
-        if let Some(&w) = self.wide.get(&v) {
-            return w;
-        }
         self.memoised(super::values::Memo::Widened(v, high), |l| {
             let v = if high {
                 l.shuffle32(v, v, [2, 3, 2, 3])

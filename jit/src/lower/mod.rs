@@ -59,7 +59,6 @@ pub(crate) use walk::eligible as full_walk;
 
 use masks::Masks;
 use std::cell::Cell;
-use std::collections::HashMap;
 
 thread_local! {
     /// The instruction being lowered on this thread, for the report of a
@@ -126,11 +125,6 @@ pub(crate) struct Lowering<'a, 'f> {
     /// Values that are `x + K` for an immediate `K` a zero test may move
     /// to the other side ([`walk`]'s `truth`): `(x, K)`.
     shifted: Vec<Option<(crate::ir::V, u32)>>,
-    /// The clause's uniform values (constants, immediates) that dot
-    /// products read, widened to F64X2 once where they are loaded: every
-    /// lane holds the same value, so the high half's widening is the low
-    /// half's ([`math`]'s `dot`).
-    wide: HashMap<Value, Value>,
     /// How lookups reach memory.
     lookups: Lookups,
     /// What lookups may assume of each input's elements.
@@ -313,7 +307,6 @@ impl<'a, 'f> Lowering<'a, 'f> {
             imm: vec![None; values as usize],
             neg: vec![None; values as usize],
             shifted: vec![None; values as usize],
-            wide: HashMap::new(),
             lookups: Lookups::Either,
             forms: [InputForm::default(); 16],
             whole: false,

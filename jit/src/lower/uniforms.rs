@@ -3,6 +3,7 @@
 //! that every batch of quads shares them (docs/isa.md §1.2 and §4.3: the
 //! constant registers and their aL-relative addressing).
 
+use super::values::Memo;
 use super::{Lowering, lazy};
 use crate::ir::{Clause, Op};
 use crate::state::{GROUP_QUADS, io_offsets};
@@ -62,20 +63,20 @@ impl Lowering<'_, '_> {
             }
         }
         // Dot products' uniform factors, widened here (dominating every
-        // use) rather than in both halves of every product.
-        self.wide.clear();
+        // use) and once for both halves: every lane holds the same value,
+        // so the high half's widening is the low half's ([`super::math`]'s
+        // `dot`).
         for node in &clause.nodes {
             let Op::Dot { pairs, addend, .. } = &node.op else {
                 continue;
             };
             let factors = pairs.iter().flat_map(|&(a, b)| [a, b]).chain(*addend);
-            for v in factors {
-                if uniform[v.0 as usize] {
-                    let v = self.get(v).q[0];
-                    if !self.wide.contains_key(&v) {
-                        let w = self.b.ins().fvpromote_low(v);
-                        self.wide.insert(v, w);
-                    }
+            for v in factors.filter(|v| uniform[v.0 as usize]) {
+                let v = self.get(v).q[0];
+                if !self.memo.contains_key(&Memo::Widened(v, false)) {
+                    let w = self.b.ins().fvpromote_low(v);
+                    self.memo.insert(Memo::Widened(v, false), w);
+                    self.memo.insert(Memo::Widened(v, true), w);
                 }
             }
         }
