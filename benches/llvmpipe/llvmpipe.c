@@ -238,7 +238,8 @@ int main(int argc, char **argv) {
   glReadPixels(0, 0, w, h, GL_RGBA, GL_FLOAT, got);
   FILE *f = fopen(argv[3], "rb");
   if (!f) fail("cannot open the reference output");
-  if (fread(want, 4, words, f) != words) fail("the reference output is not the domain's size (float32_4)");
+  if (fread(want, 4, words, f) != words || fgetc(f) != EOF)
+    fail("the reference output is not the domain's size (float32_4)");
   fclose(f);
   long differ = 0;
   for (size_t p = 0; p < words; p += 4)
