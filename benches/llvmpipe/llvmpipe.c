@@ -144,12 +144,12 @@ int main(int argc, char **argv) {
   const char *kernel = argv[1];
   int frames = atoi(argv[2]);
   if (frames < 1) fail("FRAMES must be at least 1");
-  int w = 512, h = 512, chain_count = 0;
+  int w = 512, h = 512, chain_count = 0, mandel = 0;
   if (!strcmp(kernel, "chains8")) chain_count = 8;
   else if (!strcmp(kernel, "chains4")) chain_count = 4;
   else if (!strcmp(kernel, "chains2")) chain_count = 2;
   else if (!strcmp(kernel, "chains1")) chain_count = 1;
-  else if (!strcmp(kernel, "mandelbrot")) w = 768;
+  else if (!strcmp(kernel, "mandelbrot")) mandel = 1, w = 768;
   else if (strcmp(kernel, "tiny")) fail("unknown kernel");
 
   // A context without a window (Mesa's surfaceless platform).
@@ -186,7 +186,7 @@ int main(int argc, char **argv) {
 
   // The kernel's shader and its constants (those of `ctm bench suite`).
   if (chain_count) chains(chain_count);
-  else if (w == 768) mandelbrot();
+  else if (mandel) mandelbrot();
   else tiny();
   GLuint prog = glCreateProgram();
   glAttachShader(prog, shader(GL_VERTEX_SHADER, VERTEX));
@@ -206,7 +206,7 @@ int main(int argc, char **argv) {
       snprintf(name, sizeof name, "b[%d]", k);
       uniform4(prog, name, 0.001f, 0.002f, 0.003f, 0.004f);
     }
-  } else if (w == 768) {
+  } else if (mandel) {
     uniform4(prog, "c0", 0.00390625f, 0.0048828125f, 0.0f, 0.0f);
     uniform4(prog, "c1", -2.25f, -1.25f, 0.0f, 0.0f);
     uniform4(prog, "c2", 0.031f, 0.047f, 0.071f, 0.0f);
