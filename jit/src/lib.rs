@@ -55,6 +55,7 @@
 //! of registers are data, masks select lanes, and branch conditions choose
 //! between code paths that each obey the rules above.
 
+pub mod branch;
 pub mod compile;
 #[cfg(feature = "fault-injection")]
 pub mod fault;

@@ -279,8 +279,13 @@ pub struct LoopState {
     pub step: i32,
     /// Helper lanes of the group (not counted in pixel-instructions).
     pub helper: Mask,
-    /// Padding.
-    pub pad: u32,
+    /// Lanes the outer loop frames hold (broken or continued): with this
+    /// frame's `broken` and `continued`, the lanes branch-counter
+    /// operations leave alone (docs/isa.md §6.4).
+    pub held: Mask,
+    /// Each lane's branch counter, which the lock-step driver's IF, ELSE
+    /// and ENDIF update (docs/isa.md §6.4).
+    pub branch_counters: [i32; GROUP_LANES],
     /// Instructions the group executed so far (the runaway budget's count).
     pub executed: u64,
     /// The runaway budget.
@@ -293,6 +298,10 @@ pub struct LoopState {
     /// loop when its count ran out, −1 for a lane that did not run.
     pub events: [i32; GROUP_LANES],
 }
+
+/// The depth of each flow-control stack, the branch counters' included:
+/// an operation that would reach it is an overflow (docs/isa.md §6).
+pub const STACK_DEPTH: usize = 32;
 
 /// [`LoopState::events`] of a lane still in the loop when its count ran out.
 pub const LANE_STAYED: i32 = i32::MAX;
@@ -329,6 +338,8 @@ pub mod loop_offsets {
     pub const STEP: usize = offset_of!(LoopState, step);
     /// `LoopState::helper`.
     pub const HELPER: usize = offset_of!(LoopState, helper);
+    /// `LoopState::held`.
+    pub const HELD: usize = offset_of!(LoopState, held);
     /// `LoopState::executed`.
     pub const EXECUTED: usize = offset_of!(LoopState, executed);
     /// `LoopState::budget`.
@@ -337,6 +348,9 @@ pub mod loop_offsets {
     pub const PIXEL_INSTRUCTIONS: usize = offset_of!(LoopState, pixel_instructions);
     /// `LoopState::events`.
     pub const EVENTS: usize = offset_of!(LoopState, events);
+    /// `LoopState::branch_counters` (16-byte aligned).
+    pub const BRANCH_COUNTERS: usize = offset_of!(LoopState, branch_counters);
+    const _: () = assert!(BRANCH_COUNTERS.is_multiple_of(16));
 }
 
 /// A strip of whole quads along one quad row, run by a compiled strip

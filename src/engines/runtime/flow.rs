@@ -5,7 +5,8 @@
 //! transitions that keep a loop going and hand every other one back.
 
 use super::{MAX_DEPTH, RunError, Stack, first_lane};
-use ctm_jit::ir::{Counter, Fc, FcOp, StackOp};
+use ctm_jit::branch;
+use ctm_jit::ir::{Fc, FcOp, StackOp};
 use ctm_jit::state::{GROUP_LANES, Lanes, Mask, Uniforms};
 
 /// One loop frame (docs/isa.md §6.6).
@@ -74,18 +75,6 @@ impl Flow {
     }
 }
 
-/// Lanes of `m`, one by one.
-pub(super) fn each(m: Mask) -> impl Iterator<Item = usize> {
-    let mut rest = m;
-    std::iter::from_fn(move || {
-        (rest != 0).then(|| {
-            let l = rest.trailing_zeros() as usize;
-            rest &= rest - 1;
-            l
-        })
-    })
-}
-
 /// Executes one flow-control instruction for the group (the DPP flow-control rules)
 /// and returns the next pc.
 pub(super) fn exec_fc(
@@ -112,10 +101,11 @@ pub(super) fn exec_fc(
         top.continued = 0;
     }
     if fc.b_else {
-        else_wake(lanes, flow);
+        let held = flow.held();
+        branch::else_wake(&mut lanes.active, running, &mut flow.bc, held);
     }
     let active = lanes.active & running;
-    let want = wanted(fc, lanes, uniforms) & active;
+    let want = branch::wanted(fc, lanes, uniforms) & active;
     let jump = if fc.any { want != 0 } else { want == active };
     let jump = stacks(fc, &at, k, lanes, flow, want, jump)?;
     counters(fc, &at, lanes, flow, want, jump)?;
@@ -172,41 +162,6 @@ fn check_frame(fc: &Fc, at: &At<'_>, flow: &Flow, running: Mask) -> Result<(), R
         });
     }
     Ok(())
-}
-
-/// B_ELSE (§6.4): among the lanes no loop holds, the active ones go to
-/// sleep with counter 0 and the sleeping ones with counter 0 wake.
-fn else_wake(lanes: &mut Lanes, flow: &mut Flow) {
-    let free = lanes.running & !flow.held();
-    let old_active = lanes.active & free;
-    let wake = each(free & !lanes.active)
-        .filter(|&l| flow.bc[l] == 0)
-        .fold(0, |m, l| m | 1 << l);
-    for l in each(old_active) {
-        flow.bc[l] = 0;
-    }
-    lanes.active = (lanes.active & !free) | wake;
-}
-
-/// The lanes whose jump function (§6.3) says jump: bit alu·4 + p·2 + b of
-/// `func` for a lane with ALU result `alu` and predicate `p` (`b` is
-/// uniform).
-fn wanted(fc: &Fc, lanes: &Lanes, uniforms: &Uniforms) -> Mask {
-    let b = (uniforms.bools >> (fc.bool_addr & 31)) & 1;
-    let alu = lanes.alu_result;
-    let p = match fc.pred.0 {
-        Some(c) => lanes.pred[usize::from(c & 3)],
-        None => !0,
-    } ^ if fc.pred.1 { !0 } else { 0 };
-    let mut want: Mask = 0;
-    for (a, am) in [(0, !alu), (1, alu)] {
-        for (q, pm) in [(0, !p), (1, p)] {
-            if (fc.func >> (a * 4 + q * 2 + b)) & 1 != 0 {
-                want |= am & pm;
-            }
-        }
-    }
-    want
 }
 
 /// The loop stack's part (§6.6): LOOP/REP push a frame, their ends count
@@ -292,36 +247,18 @@ fn counters(
     jump: bool,
 ) -> Result<(), RunError> {
     let free = lanes.running & !flow.held();
-    match if jump { fc.jump } else { fc.stay } {
-        Counter::None => {}
-        Counter::Incr => {
-            let active = lanes.active & free;
-            for l in each(free & !active) {
-                flow.bc[l] += 1;
-                if flow.bc[l] >= MAX_DEPTH as i32 {
-                    return Err(RunError::Overflow {
-                        pc: at.pc,
-                        stack: Stack::Branch,
-                        pixel: at.pixels[l],
-                    });
-                }
-            }
-            let leave = active & if jump { !want } else { want };
-            for l in each(leave) {
-                flow.bc[l] = 0;
-            }
-            lanes.active &= !leave;
-        }
-        Counter::Decr => {
-            for l in each(free & !lanes.active) {
-                flow.bc[l] -= i32::from(fc.pop);
-                if flow.bc[l] < 0 {
-                    lanes.active |= 1 << l;
-                }
-            }
-        }
-    }
-    Ok(())
+    let op = if jump { fc.jump } else { fc.stay };
+    branch::count(
+        (op, fc.pop),
+        &mut lanes.active,
+        &mut flow.bc,
+        (free, want, jump),
+    )
+    .map_err(|l| RunError::Overflow {
+        pc: at.pc,
+        stack: Stack::Branch,
+        pixel: at.pixels[l],
+    })
 }
 
 /// Where a jump goes: the target, or the address stack's top for a

@@ -254,7 +254,7 @@ impl<E: Engine> Runner<'_, E> {
         tex: &mut dyn TextureUnit,
     ) -> Result<Option<LoopExit>, RunError> {
         let k = self.uniforms.ints[usize::from(entry.int_addr) % self.uniforms.ints.len()];
-        let Some(top) = g.flow.loops.last_mut() else {
+        let Some((top, outer)) = g.flow.loops.split_last_mut() else {
             return Ok(None);
         };
         if top.is_loop != entry.is_loop || k.count == 0 {
@@ -268,7 +268,7 @@ impl<E: Engine> Runner<'_, E> {
             al: g.lanes.al,
             step: if entry.is_loop { i32::from(k.step) } else { 0 },
             helper: g.helper,
-            pad: 0,
+            held: outer.iter().fold(0, |m, f| m | f.broken | f.continued),
             executed: g.executed,
             // A slice at a time, so that the shim checks `stop` often.
             budget: self
@@ -277,6 +277,7 @@ impl<E: Engine> Runner<'_, E> {
                 .min(g.executed.saturating_add(LOOP_SLICE)),
             pixel_instructions: stats.pixel_instructions,
             events: [-1; GROUP_LANES],
+            branch_counters: g.flow.bc,
         };
         let mut ctx = Ctx {
             uniforms: self.uniforms,
@@ -288,6 +289,7 @@ impl<E: Engine> Runner<'_, E> {
             .engine
             .run_loop(self.program, entry, g.lanes, &mut ctx, &mut state)?;
         (top.count, top.broken, top.continued) = (state.count, state.broken, state.continued);
+        g.flow.bc = state.branch_counters;
         if entry.is_loop
             && let Some(al) = g.flow.al.last_mut()
         {

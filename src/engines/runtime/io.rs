@@ -2,7 +2,7 @@
 //! the DPP's lookups and uncached writes talk to (docs/isa.md §5), the
 //! domain, and the sinks that receive finished groups.
 
-use super::flow::each;
+use ctm_jit::branch::each;
 use ctm_jit::ir::FetchKind;
 use ctm_jit::state::{GROUP_LANES, Lanes, Mask, TexTable, UmrtLog};
 

@@ -40,7 +40,7 @@ use ctm_jit::state::{GROUP_LANES, GROUP_QUADS, Lanes, Mask, Uniforms};
 use hazard::Hazards;
 
 /// Maximum depth of each flow-control stack (full mode, docs/isa.md §6.8).
-pub const MAX_DEPTH: usize = 32;
+pub const MAX_DEPTH: usize = ctm_jit::state::STACK_DEPTH;
 
 /// Instructions one group of quads may execute by default: 2^24, a few
 /// seconds of an endless loop on the interpreter, far beyond the longest
