@@ -4,16 +4,19 @@
 //!
 //! A region is the body of a loop — from the clause its ENDLOOP/ENDREP jumps
 //! back to, through that ENDLOOP/ENDREP — whose clauses end only in
-//! fall-through, BREAKLOOP/BREAKREP or CONTINUE, and whose flow-control
-//! instructions touch neither the address stack nor, on the path that stays
-//! in the loop, the branch counters (no `B_ELSE`). Its clauses neither read
-//! nor write uncached memory; their lookups of inputs read memory directly
-//! (the runtime runs a region only where every input it looks up has a
-//! descriptor), so nothing in a region calls the runtime. Within a region the only flow-control state
-//! that changes while the loop goes on is the innermost frame (count,
-//! broken and continued lanes), aL and the lane masks; every transition
-//! that leaves the loop, or does anything else, is left to the runtime
-//! shim, which executes it from the unchanged state.
+//! fall-through, BREAKLOOP/BREAKREP, CONTINUE, or a JUMP forward to one of
+//! the region's later clauses (IF, ELSE and ENDIF, with their branch
+//! counters and `B_ELSE`). No flow-control instruction touches the address
+//! stack, and breaks, continues and the ends touch neither the branch
+//! counters nor `B_ELSE` on the path that stays in the loop. Its clauses
+//! neither read nor write uncached memory; their lookups of inputs read
+//! memory directly (the runtime runs a region only where every input it
+//! looks up has a descriptor), so nothing in a region calls the runtime.
+//! Within a region the only flow-control state that changes while the loop
+//! goes on is the innermost frame (count, broken and continued lanes), aL,
+//! the branch counters and the lane masks; every transition that leaves
+//! the loop, or does anything else (a branch counter's overflow included),
+//! is left to the runtime shim, which executes it from the unchanged state.
 
 use crate::ir::{Counter, Fc, FcOp, FetchKind, Op, Program, StackOp, Term};
 
@@ -90,10 +93,20 @@ fn body(program: &Program, start: u16, end: u32, is_loop: bool) -> Option<Vec<u3
         }
         clauses.push(ci);
         if ci == end {
-            return Some(clauses);
+            // Every JUMP goes forward, to a clause of the region.
+            let jumps_inside = (0..clauses.len()).all(|pos| {
+                let jumps = matches!(
+                    &program.clauses[clauses[pos] as usize].term,
+                    Term::Fc { fc, .. } if fc.op == FcOp::Jump
+                );
+                !jumps || jump_target(program, &clauses, pos).is_some()
+            });
+            return jumps_inside.then_some(clauses);
         }
         let next = match &clause.term {
             Term::Next(t) => *t,
+            // Both ways go on in the region: checked once it is whole.
+            Term::Fc { pc, fc } if fc.op == FcOp::Jump && fc.stack == StackOp::None => pc + 1,
             Term::Fc { pc, fc } => {
                 let fits = match fc.op {
                     FcOp::BreakLoop => is_loop,
@@ -111,4 +124,20 @@ fn body(program: &Program, start: u16, end: u32, is_loop: bool) -> Option<Vec<u3
         };
         ci = program.clause_at(next)?;
     }
+}
+
+/// The position in `clauses` (a region's, in execution order) that the
+/// JUMP ending the clause at position `pos` goes to, if it is a later one
+/// of them. A JUMP no lane ever wants whose group jumps only when one does
+/// (ENDIF: function 0, any) never jumps; its target is moot, and the next
+/// position stands for it.
+pub fn jump_target(program: &Program, clauses: &[u32], pos: usize) -> Option<usize> {
+    let Term::Fc { fc, .. } = &program.clauses[*clauses.get(pos)? as usize].term else {
+        return None;
+    };
+    if fc.func == 0 && fc.any {
+        return (pos + 1 < clauses.len()).then_some(pos + 1);
+    }
+    let target = program.clause_at(fc.target)?;
+    (pos + 1..clauses.len()).find(|&k| clauses[k] == target)
 }

@@ -12,6 +12,7 @@ mod bench_suite;
 mod fetch;
 mod jit;
 mod kernels;
+mod loop_branches;
 mod loop_lookups;
 mod loops;
 mod reliability;

@@ -4,7 +4,7 @@
 
 use super::{JitError, JitOptions, OptLevel};
 use crate::host::check_features;
-use crate::ir::Program;
+use crate::ir::{FcOp, Program, Term};
 use crate::lanewise::lanewise;
 use crate::lower::{Body, Lookups, PcMarks, direct_inputs, has_full_body, lower_clause};
 use crate::regions::LoopRegion;
@@ -190,9 +190,11 @@ pub(super) fn shape_of(program: &Program, regions: &[LoopRegion], ci: usize) -> 
         Some(_) => Lookups::Direct,
         None => Lookups::Either,
     };
-    if regions.iter().any(|r| r.clauses.contains(&(ci as u32))) {
-        // The lock-step driver is only the fallback of a lane-wise region.
-        if lanewise_only(program, regions, ci) {
+    let mut holding = regions.iter().filter(|r| r.clauses.contains(&(ci as u32)));
+    if let Some(first) = holding.next() {
+        // The lock-step driver is only the fallback of a lane-wise region;
+        // IF/ELSE in a region leave its lanes partly active.
+        if lanewise_only(program, regions, ci) || branches(program, first) {
             (Body::General, lookups)
         } else {
             (Body::Both, lookups)
@@ -204,6 +206,13 @@ pub(super) fn shape_of(program: &Program, regions: &[LoopRegion], ci: usize) -> 
             (Body::General, lookups)
         }
     }
+}
+
+/// Whether `region` holds an IF, ELSE or ENDIF (a JUMP).
+fn branches(program: &Program, region: &LoopRegion) -> bool {
+    region.clauses.iter().any(|&ci| {
+        matches!(&program.clauses[ci as usize].term, Term::Fc { fc, .. } if fc.op == FcOp::Jump)
+    })
 }
 
 /// Whether clause `ci` belongs to one loop region alone, one whose lanes

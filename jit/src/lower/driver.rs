@@ -6,14 +6,22 @@
 //! out) and the runaway budget's exhaustion return to the shim, which then
 //! executes it from the unchanged state.
 //!
+//! A region's IF, ELSE and ENDIF (forward JUMPs inside it) are performed
+//! here too, by a call of [`crate::branch::region_jump`]: `B_ELSE`, the
+//! group's decision and the branch counters of
+//! [`crate::state::LoopState::branch_counters`], by the shim's own rules.
+//!
 //! Signature: [`crate::state::LoopFn`]; the return value is
 //! [`crate::state::loop_exit`]`::KIND << 16 | j`.
 
+use crate::branch::{OVERFLOWS, pack, region_jump};
 use crate::ir::{Clause, Fc, FcOp, Program, Term};
-use crate::regions::LoopRegion;
+use crate::regions::{LoopRegion, jump_target};
 use crate::state::{io_offsets, loop_exit, loop_offsets, offsets};
 use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::{Block, FuncRef, InstBuilder, MemFlagsData, Type, Value, types};
+use cranelift_codegen::ir::{
+    AbiParam, Block, FuncRef, InstBuilder, MemFlagsData, Signature, Type, Value, types,
+};
 use cranelift_frontend::FunctionBuilder;
 
 struct Driver<'a, 'f> {
@@ -123,10 +131,16 @@ impl Driver<'_, '_> {
 
     /// Region clause `j` (`clause`, called through `f`) from the current
     /// block: the runaway budget (leaving before it when it would run
-    /// out), the counters, the call (leaving when it fails).
+    /// out, or when no lane runs: the shim ends the group there), the
+    /// counters, the call (leaving when it fails).
     fn call_clause(&mut self, clause: &Clause, j: usize, f: FuncRef) {
         let (lanes, st) = (self.lanes, self.st);
         let n = i64::from(clause.counted());
+        let before = self.leave(loop_exit::BEFORE, j);
+        let any = self.b.create_block();
+        let running = self.load(types::I32, lanes, offsets::RUNNING);
+        self.b.ins().brif(running, any, &[], before, &[]);
+        self.b.switch_to_block(any);
         let executed = self.load(types::I64, st, loop_offsets::EXECUTED);
         let budget = self.load(types::I64, st, loop_offsets::BUDGET);
         let executed = self.b.ins().iadd_imm_s(executed, n);
@@ -134,7 +148,6 @@ impl Driver<'_, '_> {
             .b
             .ins()
             .icmp(IntCC::UnsignedGreaterThan, executed, budget);
-        let before = self.leave(loop_exit::BEFORE, j);
         let run = self.b.create_block();
         self.b.ins().brif(over, before, &[], run, &[]);
         self.b.switch_to_block(run);
@@ -231,6 +244,34 @@ impl Driver<'_, '_> {
         }
         self.b.ins().jump(top, &[]);
     }
+
+    /// A JUMP ending clause `j` — IF, ELSE or ENDIF, to `target` when the
+    /// group jumps, else on to `next` — through [`region_jump`], the rules
+    /// the shim follows (docs/isa.md §6.2–§6.4). Where a branch counter
+    /// would overflow, nothing changes and the shim takes the instruction.
+    fn lower_jump(&mut self, fc: &Fc, j: usize, next: Block, target: Block) {
+        let ptr = self.b.func.dfg.value_type(self.lanes);
+        let mut sig = Signature::new(self.b.func.signature.call_conv);
+        sig.params = vec![AbiParam::new(ptr); 3];
+        sig.params.push(AbiParam::new(types::I32));
+        sig.returns.push(AbiParam::new(types::I32));
+        let sig = self.b.import_signature(sig);
+        let f = region_jump as unsafe extern "C" fn(_, _, _, _) -> u32;
+        let f = self.b.ins().iconst(ptr, f as usize as i64);
+        let packed = self.b.ins().iconst(types::I32, i64::from(pack(fc)));
+        let args = [self.lanes, self.uni, self.st, packed];
+        let call = self.b.ins().call_indirect(sig, f, &args);
+        let went = self.b.inst_results(call)[0];
+        let over = self
+            .b
+            .ins()
+            .icmp_imm_s(IntCC::Equal, went, i64::from(OVERFLOWS));
+        let at_term = self.leave(loop_exit::AT_TERM, j);
+        let decided = self.b.create_block();
+        self.b.ins().brif(over, at_term, &[], decided, &[]);
+        self.b.switch_to_block(decided);
+        self.b.ins().brif(went, target, &[], next, &[]);
+    }
 }
 
 /// Builds the driver of `region` into `b` (a function with the
@@ -270,6 +311,11 @@ pub(crate) fn lower_loop(
         match fc.op {
             FcOp::BreakLoop | FcOp::BreakRep | FcOp::Continue => d.lower_break(fc, j, next),
             FcOp::EndLoop | FcOp::EndRep => d.lower_end(fc, j, pre[0]),
+            FcOp::Jump => {
+                let to = jump_target(program, &region.clauses, j)
+                    .expect("a region's JUMPs go forward to its own clauses");
+                d.lower_jump(fc, j, next, pre[to]);
+            }
             _ => unreachable!("a region holds no other flow control"),
         }
     }
