@@ -296,7 +296,7 @@ mod tests {
         let counters = [Counter::None, Counter::Decr, Counter::Incr];
         let mut n = 0u32;
         for func in [0u8, 0x0F, 0xF0, 0xA5, 0xFF] {
-            for (k, &stay) in counters.iter().enumerate() {
+            for &stay in &counters {
                 for &jump in &counters {
                     for pred in [(None, false), (Some(2), true), (Some(3), false)] {
                         n += 1;
@@ -309,7 +309,7 @@ mod tests {
                             pop: (n * 37 % 256) as u8,
                             bool_addr: (n % 32) as u8,
                             pred,
-                            ..unpack(k as u32)
+                            ..unpack(0)
                         };
                         assert_eq!(unpack(pack(&fc)), fc);
                     }

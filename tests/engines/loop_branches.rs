@@ -13,9 +13,10 @@ use crate::common::{self, jit_available};
 
 /// r3 = i/2 + j, whose fraction is the parity of i. Pixels with i < c2.r
 /// sleep around the loop (their counters count the loop's IFs). In the
-/// loop, r1 counts iterations; pixels with even i add c1 to r2 and leave
-/// once r1 ≥ j (a BREAK inside a nested IF), odd ones subtract it; an IF
-/// on c3's sign is taken by every lane or none (a skipped arm).
+/// loop, r1 counts iterations; pixels with odd i add c1 to r2 and leave
+/// once r1 ≥ j (a BREAK inside a nested IF), even ones subtract it; the
+/// arm of an IF on c3's sign runs for every lane or for none (the group
+/// skips it).
 const PROGRAM: &str = "
     alu r1.rgb = max.off(s0, s0) | r1.a = max.off(s0, s0) src0=0.0
     alu r2.rgb = max.off(s0, s0) | r2.a = max.off(s0, s0) src0=0.0
