@@ -131,6 +131,13 @@ pub fn wanted(fc: &Fc, lanes: &Lanes, uniforms: &Uniforms) -> Mask {
     want
 }
 
+/// The group's decision (§6.3) among the active lanes `voting`, `want` of
+/// them wanting to jump: with `JUMP_ANY` it jumps if any wants to (never
+/// when none votes), else if all do (always when none votes).
+pub fn decide(fc: &Fc, want: Mask, voting: Mask) -> bool {
+    if fc.any { want != 0 } else { want == voting }
+}
+
 /// Counter operation `op` (§6.4) of an instruction popping `pop` levels,
 /// after the group decided (`jump`) with `want` the active lanes that
 /// wanted to jump; `free` the running lanes no loop holds. `Err(lane)`: an
@@ -258,7 +265,7 @@ pub unsafe extern "C" fn region_jump(
     }
     let voting = active & lanes.running;
     let want = wanted(&fc, lanes, uniforms) & voting;
-    let jump = if fc.any { want != 0 } else { want == voting };
+    let jump = decide(&fc, want, voting);
     let op = if jump { fc.jump } else { fc.stay };
     let free = lanes.running & !held;
     if count((op, fc.pop), &mut active, &mut bc, (free, want, jump)).is_err() {

@@ -106,7 +106,7 @@ pub(super) fn exec_fc(
     }
     let active = lanes.active & running;
     let want = branch::wanted(fc, lanes, uniforms) & active;
-    let jump = if fc.any { want != 0 } else { want == active };
+    let jump = branch::decide(fc, want, active);
     let jump = stacks(fc, &at, k, lanes, flow, want, jump)?;
     counters(fc, &at, lanes, flow, want, jump)?;
     if !jump {
