@@ -208,11 +208,24 @@ pub(super) fn shape_of(program: &Program, regions: &[LoopRegion], ci: usize) -> 
     }
 }
 
-/// Whether `region` holds an IF, ELSE or ENDIF (a JUMP).
-fn branches(program: &Program, region: &LoopRegion) -> bool {
+/// Whether `region` holds an IF, ELSE or ENDIF (a JUMP): its driver then
+/// holds its clauses' bodies.
+pub(super) fn branches(program: &Program, region: &LoopRegion) -> bool {
     region.clauses.iter().any(|&ci| {
         matches!(&program.clauses[ci as usize].term, Term::Fc { fc, .. } if fc.op == FcOp::Jump)
     })
+}
+
+/// Whether clause `ci` belongs to loop regions with IF/ELSE alone, whose
+/// drivers hold its body ([`branches`]): its own body serves only the
+/// shim where a driver cannot run (compiled on first use:
+/// [`super::ClauseCode::Deferred`]).
+pub(super) fn in_drivers_only(program: &Program, regions: &[LoopRegion], ci: usize) -> bool {
+    let mut holding = regions
+        .iter()
+        .filter(|r| r.clauses.contains(&(ci as u32)))
+        .peekable();
+    holding.peek().is_some() && holding.all(|r| branches(program, r))
 }
 
 /// Whether clause `ci` belongs to one loop region alone, one whose lanes

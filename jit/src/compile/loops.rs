@@ -3,13 +3,17 @@
 //! ([`crate::lanewise`]). A region with a lane-wise body gets that one body
 //! at first: its clauses' own bodies and its driver, which serve only where
 //! the lane-wise body cannot run, are compiled on first use
-//! ([`compile_driver`]).
+//! ([`compile_driver`]). A region with IF/ELSE inside gets one driver that
+//! holds its clauses' general bodies; their own functions serve only the
+//! shim, compiled on first use.
 
-use super::build::{Scratch, build_function, clause_signature, define, guarded, shape_of};
+use super::build::{
+    Scratch, branches, build_function, clause_signature, define, guarded, shape_of,
+};
 use super::{JitOptions, Tier};
 use crate::ir::Program;
 use crate::lanewise::{Lanewise, lanewise};
-use crate::lower::{lower_lanewise, lower_loop, region_looks_up};
+use crate::lower::{DriverBody, lower_lanewise, lower_loop, region_looks_up};
 use crate::regions::{LoopRegion, loop_regions};
 use crate::state::LoopFn;
 use cranelift_codegen::Context;
@@ -60,16 +64,21 @@ pub(super) fn compile_loops(
     for region in loop_regions(program) {
         let what = format!("loop region at instruction {}", region.start);
         let n = loop_ids.len() as u32;
-        // A region with a clause left to first use has its driver compiled
-        // then too (with every clause body it calls).
-        let on_first_use = region.clauses.iter().any(|&ci| deferred[ci as usize]);
+        // A region with IF/ELSE has its clauses' bodies built into its
+        // driver. Another with a clause left to first use has its driver
+        // compiled then too (with every clause body it calls).
+        let inline = branches(program, &region);
+        let on_first_use = !inline && region.clauses.iter().any(|&ci| deferred[ci as usize]);
         let driver = if on_first_use {
             None
         } else {
-            let fns: Result<Vec<FuncId>, u32> = region
+            let fns: Result<Vec<Option<FuncId>>, u32> = region
                 .clauses
                 .iter()
-                .map(|&ci| ids[ci as usize].as_ref().ok().copied().ok_or(ci))
+                .map(|&ci| match inline {
+                    true => Ok(None),
+                    false => ids[ci as usize].as_ref().ok().copied().map(Some).ok_or(ci),
+                })
                 .collect();
             let fns = match fns {
                 Ok(fns) => fns,
@@ -79,7 +88,7 @@ pub(super) fn compile_loops(
                 }
             };
             let name = format!("loop{}", region.start);
-            match driver_function(module, fctx, 2 * n, (program, &region, &fns))
+            match driver_function(module, fctx, 2 * n, (program, &region, &fns), opts)
                 .and_then(|f| define_loop(module, ctx, &name, f, code_bytes))
             {
                 Ok(id) => Some(id),
@@ -139,14 +148,21 @@ fn driver_function(
     module: &mut JITModule,
     fctx: &mut FunctionBuilderContext,
     index: u32,
-    (program, region, fns): (&Program, &LoopRegion, &[FuncId]),
+    (program, region, fns): (&Program, &LoopRegion, &[Option<FuncId>]),
+    opts: JitOptions,
 ) -> Result<Function, String> {
     loop_function(module, fctx, index, |b, module| {
-        let refs: Vec<_> = fns
+        let bodies: Vec<_> = fns
             .iter()
-            .map(|&id| module.declare_func_in_func(id, b.func))
+            .map(|id| match id {
+                Some(id) => DriverBody::Call(module.declare_func_in_func(*id, b.func)),
+                None => DriverBody::Inline {
+                    w: opts.clause_quads(),
+                    program,
+                },
+            })
             .collect();
-        lower_loop(b, program, region, &refs);
+        lower_loop(b, program, region, &bodies);
     })
 }
 
@@ -164,14 +180,19 @@ pub(super) fn compile_driver(
     let mut scratch = Scratch::take();
     let (ctx, fctx) = scratch.parts();
     let mut fns = Vec::with_capacity(region.clauses.len());
+    let inline = branches(program, region);
     for &ci in &region.clauses {
         let ci = ci as usize;
+        if inline {
+            fns.push(None);
+            continue;
+        }
         let shape = shape_of(program, &regions, ci);
         ctx.clear();
         build_function(&module, program, (ci, shape), opts, (fctx, &mut ctx.func))?;
-        fns.push(define(&mut module, ctx, &format!("clause{ci}"))?);
+        fns.push(Some(define(&mut module, ctx, &format!("clause{ci}"))?));
     }
-    let func = driver_function(&mut module, fctx, 0, (program, region, &fns))?;
+    let func = driver_function(&mut module, fctx, 0, (program, region, &fns), opts)?;
     finish_loop(module, ctx, "loop", func)
 }
 

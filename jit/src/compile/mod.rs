@@ -58,7 +58,8 @@ pub enum ClauseCode {
     /// take the general body ([`Compiled::general`]).
     Full(FullBatches),
     /// Compiled on first use ([`Compiled::general`]): a clause of a loop
-    /// region that runs lane-wise, needed only where that body cannot run.
+    /// region that runs lane-wise, or whose driver holds its body (IF/ELSE
+    /// inside), needed only where that code cannot run.
     Deferred,
     /// Compiled on first use with its own body ([`Compiled::own`]): a
     /// clause of a program that runs in compiled strips, needed only for
@@ -341,16 +342,21 @@ fn compile_with(
     let shapes: Vec<(Body, Lookups)> = (0..program.clauses.len())
         .map(|ci| shape_of(program, &regions, ci))
         .collect();
-    // One body per loop region: the lane-wise one; its clauses' own bodies
-    // and its lock-step driver are compiled on first use.
-    let lanewise_only: Vec<bool> = (0..program.clauses.len())
-        .map(|ci| build::lanewise_only(program, &regions, ci))
+    // One body per loop region: the lane-wise one, or the driver that
+    // holds its clauses' bodies (IF/ELSE inside); its clauses' own bodies
+    // (and a lane-wise region's lock-step driver) are compiled on first
+    // use.
+    let region_only: Vec<bool> = (0..program.clauses.len())
+        .map(|ci| {
+            build::lanewise_only(program, &regions, ci)
+                || build::in_drivers_only(program, &regions, ci)
+        })
         .collect();
     // A program that runs in strips: everything else on first use too, as
     // its strip is (a run compiles what its rows take).
     let strip_shape = crate::strip::strip_shape(program);
     let later = strip_shape.is_some();
-    let deferred: Vec<bool> = lanewise_only.iter().map(|&d| d || later).collect();
+    let deferred: Vec<bool> = region_only.iter().map(|&d| d || later).collect();
     for (ci, &shape) in shapes.iter().enumerate() {
         if deferred[ci] {
             ids.push(Err(String::new()));
@@ -385,7 +391,7 @@ fn compile_with(
         .zip(&shapes)
         .enumerate()
         .map(|(ci, (r, &(body, lookups)))| match r {
-            _ if lanewise_only[ci] => ClauseCode::Deferred,
+            _ if region_only[ci] => ClauseCode::Deferred,
             _ if deferred[ci] => ClauseCode::Later,
             Ok(id) => {
                 let code = clause_fn(&module, id);

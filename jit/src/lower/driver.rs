@@ -1,5 +1,6 @@
 //! A loop region ([`crate::regions`]) as one function: it calls the
-//! region's compiled clauses in turn and performs, on the group's bit
+//! region's compiled clauses in turn (or, for a region with IF/ELSE
+//! inside, holds their general bodies) and performs, on the group's bit
 //! masks, the flow-control transitions that keep the loop going — exactly
 //! as the runtime shim's `exec_fc` does (`src/engines/runtime/flow.rs` of the `ctm` crate). Any other
 //! transition (leaving the loop, a break of every lane, the count running
@@ -14,6 +15,7 @@
 //! Signature: [`crate::state::LoopFn`]; the return value is
 //! [`crate::state::loop_exit`]`::KIND << 16 | j`.
 
+use super::{Lookups, direct_inputs, inline_clause};
 use crate::branch::{OVERFLOWS, pack, region_jump};
 use crate::ir::{Clause, Fc, FcOp, Program, Term};
 use crate::regions::{LoopRegion, jump_target};
@@ -133,7 +135,7 @@ impl Driver<'_, '_> {
     /// block: the runaway budget (leaving before it when it would run
     /// out, or when no lane runs: the shim ends the group there), the
     /// counters, the call (leaving when it fails).
-    fn call_clause(&mut self, clause: &Clause, j: usize, f: FuncRef) {
+    fn call_clause(&mut self, clause: &Clause, j: usize, f: &Body<'_>) {
         let (lanes, st) = (self.lanes, self.st);
         let n = i64::from(clause.counted());
         let before = self.leave(loop_exit::BEFORE, j);
@@ -161,11 +163,27 @@ impl Driver<'_, '_> {
         let pix = self.load(types::I64, st, loop_offsets::PIXEL_INSTRUCTIONS);
         let pix = self.b.ins().iadd(pix, add);
         self.store(pix, st, loop_offsets::PIXEL_INSTRUCTIONS);
-        let call = self.b.ins().call(f, &[lanes, self.uni, self.io]);
-        let status = self.b.inst_results(call)[0];
         let failed = self.leave(loop_exit::FAILED, j);
         let term = self.b.create_block();
-        self.b.ins().brif(status, failed, &[], term, &[]);
+        match *f {
+            Body::Call(f) => {
+                let call = self.b.ins().call(f, &[lanes, self.uni, self.io]);
+                let status = self.b.inst_results(call)[0];
+                self.b.ins().brif(status, failed, &[], term, &[]);
+            }
+            Body::Inline { w, program } => {
+                let err = self.b.create_block();
+                self.b.append_block_param(err, types::I32);
+                let lookups = match direct_inputs(clause) {
+                    Some(_) => Lookups::Direct,
+                    None => Lookups::Either,
+                };
+                let args = [lanes, self.uni, self.io];
+                inline_clause(self.b, clause, w, (lookups, program), args, (term, err));
+                self.b.switch_to_block(err);
+                self.b.ins().jump(failed, &[]);
+            }
+        }
         self.b.switch_to_block(term);
     }
 
@@ -274,14 +292,23 @@ impl Driver<'_, '_> {
     }
 }
 
+/// How the driver runs a clause of its region.
+pub(crate) enum Body<'p> {
+    /// A call of the clause's compiled function.
+    Call(FuncRef),
+    /// Its general body, built into the driver for batches of `w` quads
+    /// (asked for: [`super::lower_clause`]'s `w`).
+    Inline { w: usize, program: &'p Program },
+}
+
 /// Builds the driver of `region` into `b` (a function with the
-/// [`crate::state::LoopFn`] signature); `clause_fns[j]` calls the region's
+/// [`crate::state::LoopFn`] signature); `bodies[j]` runs the region's
 /// clause `j`.
 pub(crate) fn lower_loop(
     b: &mut FunctionBuilder<'_>,
     program: &Program,
     region: &LoopRegion,
-    clause_fns: &[FuncRef],
+    bodies: &[Body<'_>],
 ) {
     let entry = b.create_block();
     b.append_block_params_for_function_params(entry);
@@ -302,7 +329,7 @@ pub(crate) fn lower_loop(
     for (j, &ci) in region.clauses.iter().enumerate() {
         let clause = &program.clauses[ci as usize];
         d.b.switch_to_block(pre[j]);
-        d.call_clause(clause, j, clause_fns[j]);
+        d.call_clause(clause, j, &bodies[j]);
         let next = pre.get(j + 1).copied().unwrap_or(pre[0]);
         let Term::Fc { fc, .. } = &clause.term else {
             d.b.ins().jump(next, &[]);

@@ -49,7 +49,7 @@ use cranelift_codegen::ir::{
     AbiParam, Block, InstBuilder, MemFlagsData, SigRef, Signature, Type, Value, types,
 };
 use cranelift_frontend::FunctionBuilder;
-pub(crate) use driver::lower_loop;
+pub(crate) use driver::{Body as DriverBody, lower_loop};
 pub(crate) use region::lower_lanewise;
 pub(crate) use shape::{
     batch_quads, direct_inputs, has_full_body, needs_whole_group, region_looks_up, writes_inactive,
@@ -182,78 +182,124 @@ pub(crate) fn lower_clause(
     ptr: Type,
     call_conv: cranelift_codegen::isa::CallConv,
 ) -> PcMarks {
-    let w = batch_quads(clause, w, lookups);
-    debug_assert!(w.is_power_of_two() && w <= GROUP_QUADS);
-    let fast = walk::eligible(clause) && bodies != Body::General;
-    debug_assert!(fast || bodies != Body::Full, "no full-batch body to build");
     let entry = b.create_block();
     b.append_block_params_for_function_params(entry);
     b.switch_to_block(entry);
     let params = b.block_params(entry).to_vec();
-    let (lanes, uni, io) = (params[0], params[1], params[2]);
-    let quads = b.ins().load(
-        types::I32,
-        MemFlagsData::trusted(),
-        lanes,
-        offsets::QUADS as i32,
-    );
-    let al = b.ins().load(
-        types::I32,
-        MemFlagsData::trusted(),
-        lanes,
-        offsets::AL as i32,
-    );
-    let mut l = Lowering::new(b, w, ptr, call_conv, [lanes, uni, io], clause.values, al);
-    l.lookups = lookups;
-    l.forms = program.forms;
-    l.uncached_unorm = program.uncached_unorm;
-    l.uniforms(clause);
-    #[cfg(feature = "fault-injection")]
-    crate::fault::check(clause, crate::fault::Site::Clause);
-    // head(q0): q0 < quads ? body : exit
-    let (head, exit, next, _) = l.batch_loop(quads, ptr);
-    // Skip the batch when none of its lanes can write.
-    let writes_inactive = writes_inactive(clause);
-    let batch = (1i64 << (4 * w)) - 1;
-    let running = l.load_bits(offsets::RUNNING);
-    let active = l.load_bits(offsets::ACTIVE);
-    // The batch's running-and-active bits (also the full-batch test).
-    let both = l.b.ins().band(running, active);
-    let both = l.b.ins().ushr(both, l.lane0);
-    let both = l.b.ins().band_imm_s(both, batch);
-    let live = if writes_inactive {
-        let r = l.b.ins().ushr(running, l.lane0);
-        l.b.ins().band_imm_s(r, batch)
-    } else {
-        both
-    };
-    let work = l.b.create_block();
-    l.b.ins().brif(live, work, &[], head, &[next.into()]);
-
-    l.b.switch_to_block(work);
-    if bodies == Body::Full {
-        l.full_batch(clause);
-        l.b.ins().jump(head, &[next.into()]);
-    } else {
-        // Values defined so far (the uniforms) serve both bodies; anything
-        // memoised inside one body must not leak into the other.
-        let (vals, lazy, memo) = (l.vals.clone(), l.lazy.clone(), l.memo.clone());
-        if fast {
-            let full = l.b.ins().icmp_imm_s(IntCC::Equal, both, batch);
-            let (fast_body, general) = (l.b.create_block(), l.b.create_block());
-            l.b.ins().brif(full, fast_body, &[], general, &[]);
-            l.b.switch_to_block(fast_body);
-            l.full_batch(clause);
-            l.b.ins().jump(head, &[next.into()]);
-            l.b.switch_to_block(general);
-            (l.vals, l.lazy, l.memo) = (vals, lazy, memo);
-        }
-        l.masked_batch(clause);
-        l.b.ins().jump(head, &[next.into()]);
-    }
-
+    let args = [params[0], params[1], params[2]];
+    let mut l = Lowering::for_clause(b, clause, w, (lookups, program), (ptr, call_conv), args);
+    let exit = l.clause_body(clause, bodies);
     l.finish(exit);
     l.marks
+}
+
+/// Builds the general body of `clause` into the current block of `b` (a
+/// loop region's driver) for the group at `lanes` with `uni` and `io`: on
+/// to `ok` when done, to `err` (one I32 parameter) with the status of a
+/// runtime call that failed. `w` as for [`lower_clause`].
+pub(crate) fn inline_clause(
+    b: &mut FunctionBuilder<'_>,
+    clause: &Clause,
+    w: usize,
+    (lookups, program): (Lookups, &crate::ir::Program),
+    args: [Value; 3],
+    (ok, err): (Block, Block),
+) {
+    let ptr = b.func.dfg.value_type(args[0]);
+    let call_conv = b.func.signature.call_conv;
+    let mut l = Lowering::for_clause(b, clause, w, (lookups, program), (ptr, call_conv), args);
+    l.err = err;
+    let exit = l.clause_body(clause, Body::General);
+    l.b.switch_to_block(exit);
+    l.b.ins().jump(ok, &[]);
+}
+
+impl<'a, 'f> Lowering<'a, 'f> {
+    /// A lowering of `clause` into the current block of `b`, for the group
+    /// at `lanes` (with `uni`, `io`): its batch width from `w`, its
+    /// lookups, the program's input forms, the clause's uniforms.
+    fn for_clause(
+        b: &'a mut FunctionBuilder<'f>,
+        clause: &Clause,
+        w: usize,
+        (lookups, program): (Lookups, &crate::ir::Program),
+        (ptr, call_conv): (Type, cranelift_codegen::isa::CallConv),
+        [lanes, uni, io]: [Value; 3],
+    ) -> Self {
+        let w = batch_quads(clause, w, lookups);
+        debug_assert!(w.is_power_of_two() && w <= GROUP_QUADS);
+        let al = b.ins().load(
+            types::I32,
+            MemFlagsData::trusted(),
+            lanes,
+            offsets::AL as i32,
+        );
+        let mut l = Lowering::new(b, w, ptr, call_conv, [lanes, uni, io], clause.values, al);
+        l.lookups = lookups;
+        l.forms = program.forms;
+        l.uncached_unorm = program.uncached_unorm;
+        l.uniforms(clause);
+        #[cfg(feature = "fault-injection")]
+        crate::fault::check(clause, crate::fault::Site::Clause);
+        l
+    }
+
+    /// The loop over the group's batches running `bodies` of `clause`,
+    /// from the current block; returns the block the loop leaves by.
+    fn clause_body(&mut self, clause: &Clause, bodies: Body) -> Block {
+        let fast = walk::eligible(clause) && bodies != Body::General;
+        debug_assert!(fast || bodies != Body::Full, "no full-batch body to build");
+        let w = self.w;
+        let quads = self.b.ins().load(
+            types::I32,
+            MemFlagsData::trusted(),
+            self.lanes,
+            offsets::QUADS as i32,
+        );
+        let l = self;
+        // head(q0): q0 < quads ? body : exit
+        let (head, exit, next, _) = l.batch_loop(quads, l.ptr);
+        // Skip the batch when none of its lanes can write.
+        let writes_inactive = writes_inactive(clause);
+        let batch = (1i64 << (4 * w)) - 1;
+        let running = l.load_bits(offsets::RUNNING);
+        let active = l.load_bits(offsets::ACTIVE);
+        // The batch's running-and-active bits (also the full-batch test).
+        let both = l.b.ins().band(running, active);
+        let both = l.b.ins().ushr(both, l.lane0);
+        let both = l.b.ins().band_imm_s(both, batch);
+        let live = if writes_inactive {
+            let r = l.b.ins().ushr(running, l.lane0);
+            l.b.ins().band_imm_s(r, batch)
+        } else {
+            both
+        };
+        let work = l.b.create_block();
+        l.b.ins().brif(live, work, &[], head, &[next.into()]);
+
+        l.b.switch_to_block(work);
+        if bodies == Body::Full {
+            l.full_batch(clause);
+            l.b.ins().jump(head, &[next.into()]);
+        } else {
+            // Values defined so far (the uniforms) serve both bodies; anything
+            // memoised inside one body must not leak into the other.
+            let (vals, lazy, memo) = (l.vals.clone(), l.lazy.clone(), l.memo.clone());
+            if fast {
+                let full = l.b.ins().icmp_imm_s(IntCC::Equal, both, batch);
+                let (fast_body, general) = (l.b.create_block(), l.b.create_block());
+                l.b.ins().brif(full, fast_body, &[], general, &[]);
+                l.b.switch_to_block(fast_body);
+                l.full_batch(clause);
+                l.b.ins().jump(head, &[next.into()]);
+                l.b.switch_to_block(general);
+                (l.vals, l.lazy, l.memo) = (vals, lazy, memo);
+            }
+            l.masked_batch(clause);
+            l.b.ins().jump(head, &[next.into()]);
+        }
+        exit
+    }
 }
 
 impl<'a, 'f> Lowering<'a, 'f> {
