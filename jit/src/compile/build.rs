@@ -6,7 +6,7 @@ use super::{JitError, JitOptions, OptLevel};
 use crate::host::check_features;
 use crate::ir::{FcOp, Program, Term};
 use crate::lanewise::lanewise;
-use crate::lower::{Body, Lookups, PcMarks, direct_inputs, has_full_body, lower_clause};
+use crate::lower::{Body, Lookups, PcMarks, has_full_body, lookups_of, lower_clause};
 use crate::regions::LoopRegion;
 use crate::state::ClauseFn;
 use cranelift_codegen::Context;
@@ -181,15 +181,12 @@ pub(super) fn guarded<T>(
 /// functions) — the general body alone where that driver is only the
 /// fallback of a lane-wise region —, the full-batch body alone where the
 /// clause has one, else the general body. Lookups read memory directly
-/// where they can ([`direct_inputs`]); a region's clauses can (regions
+/// where they can ([`lookups_of`]); a region's clauses can (regions
 /// make no uncached read or write), and the runtime runs a region only
 /// where every input it looks up has a descriptor.
 pub(super) fn shape_of(program: &Program, regions: &[LoopRegion], ci: usize) -> (Body, Lookups) {
     let clause = &program.clauses[ci];
-    let lookups = match direct_inputs(clause) {
-        Some(_) => Lookups::Direct,
-        None => Lookups::Either,
-    };
+    let lookups = lookups_of(clause);
     let mut holding = regions.iter().filter(|r| r.clauses.contains(&(ci as u32)));
     if let Some(first) = holding.next() {
         // The lock-step driver is only the fallback of a lane-wise region;

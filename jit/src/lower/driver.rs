@@ -15,7 +15,7 @@
 //! Signature: [`crate::state::LoopFn`]; the return value is
 //! [`crate::state::loop_exit`]`::KIND << 16 | j`.
 
-use super::{Lookups, direct_inputs, inline_clause};
+use super::{inline_clause, lookups_of};
 use crate::branch::{OVERFLOWS, pack, region_jump};
 use crate::ir::{Clause, Fc, FcOp, Program, Term};
 use crate::regions::{LoopRegion, jump_target};
@@ -174,11 +174,8 @@ impl Driver<'_, '_> {
             Body::Inline { w, program } => {
                 let err = self.b.create_block();
                 self.b.append_block_param(err, types::I32);
-                let lookups = match direct_inputs(clause) {
-                    Some(_) => Lookups::Direct,
-                    None => Lookups::Either,
-                };
                 let args = [lanes, self.uni, self.io];
+                let lookups = lookups_of(clause);
                 inline_clause(self.b, clause, w, (lookups, program), args, (term, err));
                 self.b.switch_to_block(err);
                 self.b.ins().jump(failed, &[]);

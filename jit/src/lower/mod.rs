@@ -52,7 +52,8 @@ use cranelift_frontend::FunctionBuilder;
 pub(crate) use driver::{Body as DriverBody, lower_loop};
 pub(crate) use region::lower_lanewise;
 pub(crate) use shape::{
-    batch_quads, direct_inputs, has_full_body, needs_whole_group, region_looks_up, writes_inactive,
+    batch_quads, direct_inputs, has_full_body, lookups_of, needs_whole_group, region_looks_up,
+    writes_inactive,
 };
 pub(crate) use strip::{lower_strip, strip_batch};
 pub(crate) use walk::eligible as full_walk;

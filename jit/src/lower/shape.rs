@@ -37,6 +37,17 @@ pub(crate) fn direct_inputs(clause: &Clause) -> Option<u16> {
     (inputs != 0 && writes <= 1).then_some(inputs)
 }
 
+/// How `clause`'s lookups reach memory in code that runs where the runtime
+/// has a descriptor for every input it looks up (a clause's own body, a
+/// loop region): directly where [`direct_inputs`] allows, else each
+/// lookup as its input's descriptor says.
+pub(crate) fn lookups_of(clause: &Clause) -> Lookups {
+    match direct_inputs(clause) {
+        Some(_) => Lookups::Direct,
+        None => Lookups::Either,
+    }
+}
+
 /// Whether a loop region of `program` made of `clauses` looks up inputs
 /// (reading memory directly: [`direct_inputs`]).
 pub(crate) fn region_looks_up(program: &Program, clauses: &[u32]) -> bool {
