@@ -187,11 +187,9 @@ pub(super) fn guarded<T>(
 pub(super) fn shape_of(program: &Program, regions: &[LoopRegion], ci: usize) -> (Body, Lookups) {
     let clause = &program.clauses[ci];
     let lookups = lookups_of(clause);
-    let mut holding = regions.iter().filter(|r| r.clauses.contains(&(ci as u32)));
-    if let Some(first) = holding.next() {
-        // The lock-step driver is only the fallback of a lane-wise region;
-        // IF/ELSE in a region leave its lanes partly active.
-        if lanewise_only(program, regions, ci) || branches(program, first) {
+    if regions.iter().any(|r| r.clauses.contains(&(ci as u32))) {
+        // The lock-step driver is only the fallback of a lane-wise region.
+        if lanewise_only(program, regions, ci) {
             (Body::General, lookups)
         } else {
             (Body::Both, lookups)

@@ -22,7 +22,7 @@ use crate::regions::{LoopRegion, jump_target};
 use crate::state::{io_offsets, loop_exit, loop_offsets, offsets};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{
-    AbiParam, Block, FuncRef, InstBuilder, MemFlagsData, Signature, Type, Value, types,
+    AbiParam, Block, FuncRef, InstBuilder, MemFlagsData, SigRef, Signature, Type, Value, types,
 };
 use cranelift_frontend::FunctionBuilder;
 
@@ -35,6 +35,8 @@ struct Driver<'a, 'f> {
     st: Value,
     /// Blocks that return a code, filled at the end.
     leaves: Vec<(Block, u32)>,
+    /// [`region_jump`]'s signature, imported at its first call.
+    jump_sig: Option<SigRef>,
 }
 
 /// The lanes that want `fc`'s jump (`exec_fc`'s jump function, §6.3), not
@@ -266,11 +268,13 @@ impl Driver<'_, '_> {
     /// would overflow, nothing changes and the shim takes the instruction.
     fn lower_jump(&mut self, fc: &Fc, j: usize, next: Block, target: Block) {
         let ptr = self.b.func.dfg.value_type(self.lanes);
-        let mut sig = Signature::new(self.b.func.signature.call_conv);
-        sig.params = vec![AbiParam::new(ptr); 3];
-        sig.params.push(AbiParam::new(types::I32));
-        sig.returns.push(AbiParam::new(types::I32));
-        let sig = self.b.import_signature(sig);
+        let sig = *self.jump_sig.get_or_insert_with(|| {
+            let mut sig = Signature::new(self.b.func.signature.call_conv);
+            sig.params = vec![AbiParam::new(ptr); 3];
+            sig.params.push(AbiParam::new(types::I32));
+            sig.returns.push(AbiParam::new(types::I32));
+            self.b.import_signature(sig)
+        });
         let f = region_jump as unsafe extern "C" fn(_, _, _, _) -> u32;
         let f = self.b.ins().iconst(ptr, f as usize as i64);
         let packed = self.b.ins().iconst(types::I32, i64::from(pack(fc)));
@@ -322,6 +326,7 @@ pub(crate) fn lower_loop(
         io: params[2],
         st: params[3],
         leaves: Vec::new(),
+        jump_sig: None,
     };
     for (j, &ci) in region.clauses.iter().enumerate() {
         let clause = &program.clauses[ci as usize];

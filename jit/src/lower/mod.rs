@@ -188,7 +188,15 @@ pub(crate) fn lower_clause(
     b.switch_to_block(entry);
     let params = b.block_params(entry).to_vec();
     let args = [params[0], params[1], params[2]];
-    let mut l = Lowering::for_clause(b, clause, w, (lookups, program), (ptr, call_conv), args);
+    let mut l = Lowering::for_clause(
+        b,
+        clause,
+        w,
+        (lookups, program),
+        (ptr, call_conv),
+        args,
+        None,
+    );
     let exit = l.clause_body(clause, bodies);
     l.finish(exit);
     l.marks
@@ -208,8 +216,8 @@ pub(crate) fn inline_clause(
 ) {
     let ptr = b.func.dfg.value_type(args[0]);
     let call_conv = b.func.signature.call_conv;
-    let mut l = Lowering::for_clause(b, clause, w, (lookups, program), (ptr, call_conv), args);
-    l.err = err;
+    let parts = (lookups, program);
+    let mut l = Lowering::for_clause(b, clause, w, parts, (ptr, call_conv), args, Some(err));
     let exit = l.clause_body(clause, Body::General);
     l.b.switch_to_block(exit);
     l.b.ins().jump(ok, &[]);
@@ -218,7 +226,9 @@ pub(crate) fn inline_clause(
 impl<'a, 'f> Lowering<'a, 'f> {
     /// A lowering of `clause` into the current block of `b`, for the group
     /// at `lanes` (with `uni`, `io`): its batch width from `w`, its
-    /// lookups, the program's input forms, the clause's uniforms.
+    /// lookups, the program's input forms, the clause's uniforms; a failed
+    /// runtime call goes to `err` (one I32 parameter: the status), or to a
+    /// block of its own ([`Lowering::finish`] returns the status).
     fn for_clause(
         b: &'a mut FunctionBuilder<'f>,
         clause: &Clause,
@@ -226,6 +236,7 @@ impl<'a, 'f> Lowering<'a, 'f> {
         (lookups, program): (Lookups, &crate::ir::Program),
         (ptr, call_conv): (Type, cranelift_codegen::isa::CallConv),
         [lanes, uni, io]: [Value; 3],
+        err: Option<Block>,
     ) -> Self {
         let w = batch_quads(clause, w, lookups);
         debug_assert!(w.is_power_of_two() && w <= GROUP_QUADS);
@@ -235,7 +246,8 @@ impl<'a, 'f> Lowering<'a, 'f> {
             lanes,
             offsets::AL as i32,
         );
-        let mut l = Lowering::new(b, w, ptr, call_conv, [lanes, uni, io], clause.values, al);
+        let parts = (clause.values, al);
+        let mut l = Lowering::new(b, w, ptr, call_conv, [lanes, uni, io], parts, err);
         l.lookups = lookups;
         l.forms = program.forms;
         l.uncached_unorm = program.uncached_unorm;
@@ -313,8 +325,8 @@ impl<'a, 'f> Lowering<'a, 'f> {
         ptr: Type,
         call_conv: cranelift_codegen::isa::CallConv,
         [lanes, uni, io]: [Value; 3],
-        values: u32,
-        al: Value,
+        (values, al): (u32, Value),
+        err: Option<Block>,
     ) -> Self {
         let mut sig = Signature::new(call_conv);
         sig.params.push(AbiParam::new(ptr));
@@ -323,8 +335,11 @@ impl<'a, 'f> Lowering<'a, 'f> {
         }
         sig.returns.push(AbiParam::new(types::I32));
         let host_sig = b.import_signature(sig);
-        let err = b.create_block();
-        b.append_block_param(err, types::I32);
+        let err = err.unwrap_or_else(|| {
+            let err = b.create_block();
+            b.append_block_param(err, types::I32);
+            err
+        });
         let one = b.ins().load(
             types::F32,
             MemFlagsData::trusted().with_readonly(),

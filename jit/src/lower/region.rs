@@ -320,7 +320,7 @@ pub(crate) fn lower_lanewise(
         .map(|&ci| program.clauses[ci as usize].values)
         .max()
         .unwrap_or(0);
-    let mut l = Lowering::new(b, w, ptr, call_conv, [lanes, uni, io], values, al0);
+    let mut l = Lowering::new(b, w, ptr, call_conv, [lanes, uni, io], (values, al0), None);
     // The runtime runs this function only where every input the region
     // looks up has a descriptor.
     l.lookups = Lookups::Direct;

@@ -150,7 +150,7 @@ pub(crate) fn lower_strip(
         .narrow
         .is_none()
         .then(|| load(b, types::I32, strip_offsets::NARROW));
-    let mut l = Lowering::new(b, w, ptr, call_conv, [strip, uni, io], values, al);
+    let mut l = Lowering::new(b, w, ptr, call_conv, [strip, uni, io], (values, al), None);
     // Lookups read memory themselves (the caller hands over a descriptor
     // for every input the strip reads), and no lane is a helper.
     l.lookups = super::Lookups::Direct;
