@@ -1,11 +1,19 @@
 //! Lane masks in the general clause body: the group's bit masks
 //! (running, active, killed, predicate bits, ALU result, outputs written)
 //! read into one I32X4 lane mask per quad of the batch, updated as
-//! operations run, and written back at the end of the batch; and the gate
-//! rule of a write (`interp::enabled`'s twin).
+//! operations run, and written back at the end of the batch; the gate
+//! rule of a write (`interp::enabled`'s twin); and the blends of writes.
+//!
+//! A write to a register or output at a fixed address is held until
+//! something could see the memory it goes to — a read of that register,
+//! a read or write addressed through aL, a runtime call, the batch's end —
+//! and a later write to the same place under the same lanes replaces it:
+//! the lanes end with the last value either way, and the general body
+//! loads, blends and stores each place once per batch instead of once per
+//! write.
 
 use super::{GROUP_QUADS, Lowering};
-use crate::ir::{Clause, Gate, Op};
+use crate::ir::{Clause, Gate, Op, V};
 use crate::state::offsets;
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Value, types};
@@ -23,6 +31,26 @@ pub(super) struct Masks {
     pub(super) dirty_flow: bool,
     pub(super) dirty_pred: [bool; 4],
     pub(super) dirty_alu: bool,
+    /// The lanes of each gate asked for since the masks last changed.
+    gates: Vec<(Gate, Vec<Value>)>,
+    /// Writes not yet made, at most one per place.
+    held: Vec<Held>,
+}
+
+/// A write held back ([`Lowering::hold_write`]): the canonical form of `v`
+/// into the lanes `lanes` (per quad) of the vectors at `p + off`.
+struct Held {
+    p: Value,
+    off: i32,
+    lanes: Vec<Value>,
+    v: V,
+}
+
+impl Masks {
+    /// Forgets the gates' lanes: for a change of the masks they read.
+    pub(super) fn changed(&mut self) {
+        self.gates.clear();
+    }
 }
 
 impl Lowering<'_, '_> {
@@ -102,6 +130,8 @@ impl Lowering<'_, '_> {
             dirty_flow: false,
             dirty_pred: [false; 4],
             dirty_alu: false,
+            gates: Vec::new(),
+            held: Vec::new(),
         }
     }
 
@@ -145,6 +175,7 @@ impl Lowering<'_, '_> {
     }
 
     pub(super) fn store_masks(&mut self) {
+        self.make_writes(None);
         let m = self.masks.take().expect("masks loaded");
         if m.dirty_flow {
             self.store_bits(offsets::RUNNING, &m.running, false);
@@ -169,12 +200,15 @@ impl Lowering<'_, '_> {
     /// The lanes a gated write touches, per quad (`interp::enabled`).
     pub(super) fn enabled(&mut self, gate: Gate) -> Vec<Value> {
         let m = self.masks.as_ref().expect("masks loaded");
+        if let Some((_, lanes)) = m.gates.iter().find(|(g, _)| *g == gate) {
+            return lanes.clone();
+        }
         let running = m.running.clone();
         let active = m.active.clone();
         let pred = gate
             .pred
             .map(|(c, inv)| (m.pred[usize::from(c & 3)].clone(), inv));
-        (0..self.w)
+        let lanes = (0..self.w)
             .map(|k| {
                 let mut e = if gate.inactive {
                     running[k]
@@ -190,7 +224,42 @@ impl Lowering<'_, '_> {
                 }
                 e
             })
-            .collect()
+            .collect::<Vec<_>>();
+        let m = self.masks.as_mut().expect("masks loaded");
+        m.gates.push((gate, lanes.clone()));
+        lanes
+    }
+
+    /// Writes the canonical form of `v` into the lanes `lanes` (per quad)
+    /// of the vectors at `p + off`, a place whose address does not depend
+    /// on aL, when something could see it (module doc): what a later
+    /// write to the same place under the same lanes replaces is never
+    /// made.
+    pub(super) fn hold_write(&mut self, (p, off): (Value, i32), lanes: Vec<Value>, v: V) {
+        let m = self.masks.as_mut().expect("masks loaded");
+        if let Some(i) = m.held.iter().position(|h| h.p == p && h.off == off) {
+            if m.held[i].lanes == lanes {
+                m.held[i].v = v;
+                return;
+            }
+            self.make_writes(Some((p, off)));
+        }
+        let m = self.masks.as_mut().expect("masks loaded");
+        m.held.push(Held { p, off, lanes, v });
+    }
+
+    /// Makes the held writes to `at` (`None`: every held write).
+    pub(super) fn make_writes(&mut self, at: Option<(Value, i32)>) {
+        let Some(m) = self.masks.as_mut() else { return };
+        let held = std::mem::take(&mut m.held);
+        let (now, keep): (Vec<_>, Vec<_>) = held
+            .into_iter()
+            .partition(|h| at.is_none_or(|a| a == (h.p, h.off)));
+        self.masks.as_mut().expect("masks loaded").held = keep;
+        for h in now {
+            let q = self.canonical(h.v);
+            self.blend_store(q, &h.lanes, h.p, h.off);
+        }
     }
 
     /// Blends `v` into the vectors at `p + off` under `m`.

@@ -7,7 +7,8 @@
 //!
 //! * **masked** (the general body): gates are lane masks
 //!   ([`super::masks`]), registers and outputs live in the lanes' memory and
-//!   writes blend the new value into the old one; or
+//!   writes blend the new value into the old one (once per place and
+//!   batch where the place is fixed: [`super::masks`]); or
 //! * **full** (a batch whose every lane is running and active): a gated
 //!   write is a plain write, registers live in SSA values across the
 //!   clause — read from a [`RegFile`] on first use, handed back to it once
@@ -166,6 +167,8 @@ impl Lowering<'_, '_> {
         match walk {
             Walk::Masked => {
                 let (p, off) = self.temp_addr(index, chan);
+                // A held write there, or anywhere when aL picks the place.
+                self.make_writes((!index.rel).then_some((p, off)));
                 (self.each(|l, k| l.load_vec(p, off, k)), Lazy::No)
             }
             Walk::Full { file, out } => match out.regs.get(&(index.base, chan)) {
@@ -318,7 +321,6 @@ impl Lowering<'_, '_> {
             return;
         }
         let m = self.gate(gate, walk);
-        let q = self.canonical(v);
         // Output channel `target · 4 + chan`, for a register file that
         // takes outputs itself.
         let out_at = match op {
@@ -342,12 +344,20 @@ impl Lowering<'_, '_> {
         };
         match (walk, m) {
             (Walk::Masked, Some(m)) => {
-                self.blend_store(q, &m, p, off);
                 if let Some(w) = written {
                     self.note_written(w, &m);
                 }
+                match op {
+                    Op::SetTemp { index, .. } if index.rel => {
+                        self.make_writes(None);
+                        let q = self.canonical(v);
+                        self.blend_store(q, &m, p, off);
+                    }
+                    _ => self.hold_write((p, off), m, v),
+                }
             }
             (Walk::Full { file, out }, _) => {
+                let q = self.canonical(v);
                 if let Some(at) = out_at
                     && file.output(self, at, q)
                 {
@@ -381,6 +391,7 @@ impl Lowering<'_, '_> {
             .map(|k| self.b.ins().bitselect(m[k], t[k], old[k]))
             .collect();
         let mut masks: Masks = masks;
+        masks.changed();
         match bits {
             Bits::Pred(c) => (masks.pred[c], masks.dirty_pred[c]) = (new, true),
             Bits::Alu => (masks.alu, masks.dirty_alu) = (new, true),
@@ -460,11 +471,14 @@ impl Lowering<'_, '_> {
             m.active[k] = self.b.ins().band_not(m.active[k], kill);
         }
         m.dirty_flow = true;
+        m.changed();
         self.masks = Some(m);
     }
 
     /// Fetches and uncached writes, with canonical operands.
     fn memory(&mut self, index: u32, op: &Op, walk: &mut Walk<'_>) {
+        // The runtime may be called: the lanes' memory is made current.
+        self.make_writes(None);
         match op {
             Op::Fetch {
                 dst,
