@@ -10,6 +10,7 @@
 //! Lane masks are I32X4 (all ones / all zeros per lane).
 
 use super::Lowering;
+use super::values::Memo;
 use crate::fp;
 use cranelift_codegen::ir::condcodes::FloatCC;
 use cranelift_codegen::ir::{InstBuilder, Value, types};
@@ -84,18 +85,21 @@ impl Lowering<'_, '_> {
         self.select_f(lt, a, b)
     }
 
-    /// A sign modifier (NEG, ABS, NAB) on the pattern.
+    /// A sign modifier (NEG, ABS, NAB) on the pattern (memoised: clauses
+    /// negate the same constant in instruction after instruction).
     pub(super) fn sign(&mut self, op: crate::ir::Unary, x: Value) -> Value {
         use crate::ir::Unary::*;
-        let x = self.as_int(x);
-        let s = self.splat_i(0x8000_0000);
-        let r = match op {
-            Neg => self.b.ins().bxor(x, s),
-            Abs => self.b.ins().band_not(x, s),
-            Nab => self.b.ins().bor(x, s),
-            _ => unreachable!("not a sign modifier: {op:?}"),
-        };
-        self.as_float(r)
+        self.memoised(Memo::Sign(op, x), |l| {
+            let x = l.as_int(x);
+            let s = l.splat_i(0x8000_0000);
+            let r = match op {
+                Neg => l.b.ins().bxor(x, s),
+                Abs => l.b.ins().band_not(x, s),
+                Nab => l.b.ins().bor(x, s),
+                _ => unreachable!("not a sign modifier: {op:?}"),
+            };
+            l.as_float(r)
+        })
     }
 
     /// The scaling of `fp::omod` alone (2^k, k in −3..=3), without NaN

@@ -41,7 +41,7 @@ mod uniforms;
 mod values;
 mod walk;
 
-use crate::ir::{Clause, InputForm};
+use crate::ir::{Clause, InputForm, Op};
 use crate::state::{GROUP_LANES, GROUP_QUADS, io_offsets, offsets};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::immediates::Offset32;
@@ -223,6 +223,17 @@ pub(crate) fn inline_clause(
     l.b.ins().jump(ok, &[]);
 }
 
+/// Whether `clause`'s operations neither write nor call anything (an
+/// ENDLOOP's clause has none): its body is empty.
+fn inert(clause: &Clause) -> bool {
+    clause.nodes.iter().all(|n| {
+        matches!(
+            n.op,
+            Op::Const { .. } | Op::Imm { .. } | Op::SemWait | Op::SemAcquire { .. }
+        )
+    })
+}
+
 impl<'a, 'f> Lowering<'a, 'f> {
     /// A lowering of `clause` into the current block of `b`, for the group
     /// at `lanes` (with `uni`, `io`): its batch width from `w`, its
@@ -260,6 +271,12 @@ impl<'a, 'f> Lowering<'a, 'f> {
     /// The loop over the group's batches running `bodies` of `clause`,
     /// from the current block; returns the block the loop leaves by.
     fn clause_body(&mut self, clause: &Clause, bodies: Body) -> Block {
+        if inert(clause) {
+            // Nothing a batch would do: no loop over them.
+            let exit = self.b.create_block();
+            self.b.ins().jump(exit, &[]);
+            return exit;
+        }
         let fast = walk::eligible(clause) && bodies != Body::General;
         debug_assert!(fast || bodies != Body::Full, "no full-batch body to build");
         let w = self.w;

@@ -30,6 +30,8 @@ pub(super) enum Memo {
     /// Lanes 0, 1 (`false`) or 2, 3 (`true`) of an F32X4 value as F64X2:
     /// the dot products' factors, which several products may share.
     Widened(Value, bool),
+    /// A sign modifier applied to a value.
+    Sign(crate::ir::Unary, Value),
 }
 
 /// The memoised values of a path.
