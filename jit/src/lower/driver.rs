@@ -165,22 +165,22 @@ impl Driver<'_, '_> {
         let pix = self.load(types::I64, st, loop_offsets::PIXEL_INSTRUCTIONS);
         let pix = self.b.ins().iadd(pix, add);
         self.store(pix, st, loop_offsets::PIXEL_INSTRUCTIONS);
+        // Handed the failed call's status, which the code replaces.
         let failed = self.leave(loop_exit::FAILED, j);
+        self.b.append_block_param(failed, types::I32);
         let term = self.b.create_block();
         match *f {
             Body::Call(f) => {
                 let call = self.b.ins().call(f, &[lanes, self.uni, self.io]);
                 let status = self.b.inst_results(call)[0];
-                self.b.ins().brif(status, failed, &[], term, &[]);
+                self.b
+                    .ins()
+                    .brif(status, failed, &[status.into()], term, &[]);
             }
             Body::Inline { w, program } => {
-                let err = self.b.create_block();
-                self.b.append_block_param(err, types::I32);
                 let args = [lanes, self.uni, self.io];
                 let lookups = lookups_of(clause);
-                inline_clause(self.b, clause, w, (lookups, program), args, (term, err));
-                self.b.switch_to_block(err);
-                self.b.ins().jump(failed, &[]);
+                inline_clause(self.b, clause, w, (lookups, program), args, (term, failed));
             }
         }
         self.b.switch_to_block(term);

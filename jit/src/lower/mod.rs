@@ -197,7 +197,8 @@ pub(crate) fn lower_clause(
         args,
         None,
     );
-    let exit = l.clause_body(clause, bodies);
+    let exit = l.b.create_block();
+    l.clause_body(clause, bodies, exit);
     l.finish(exit);
     l.marks
 }
@@ -218,9 +219,7 @@ pub(crate) fn inline_clause(
     let call_conv = b.func.signature.call_conv;
     let parts = (lookups, program);
     let mut l = Lowering::for_clause(b, clause, w, parts, (ptr, call_conv), args, Some(err));
-    let exit = l.clause_body(clause, Body::General);
-    l.b.switch_to_block(exit);
-    l.b.ins().jump(ok, &[]);
+    l.clause_body(clause, Body::General, ok);
 }
 
 /// Whether `clause`'s operations neither write nor call anything (an
@@ -269,13 +268,13 @@ impl<'a, 'f> Lowering<'a, 'f> {
     }
 
     /// The loop over the group's batches running `bodies` of `clause`,
-    /// from the current block; returns the block the loop leaves by.
-    fn clause_body(&mut self, clause: &Clause, bodies: Body) -> Block {
+    /// from the current block, leaving by `exit` (a block without
+    /// parameters).
+    fn clause_body(&mut self, clause: &Clause, bodies: Body, exit: Block) {
         if inert(clause) {
             // Nothing a batch would do: no loop over them.
-            let exit = self.b.create_block();
             self.b.ins().jump(exit, &[]);
-            return exit;
+            return;
         }
         let fast = walk::eligible(clause) && bodies != Body::General;
         debug_assert!(fast || bodies != Body::Full, "no full-batch body to build");
@@ -288,7 +287,7 @@ impl<'a, 'f> Lowering<'a, 'f> {
         );
         let l = self;
         // head(q0): q0 < quads ? body : exit
-        let (head, exit, next, _) = l.batch_loop(quads, l.ptr);
+        let (head, next, _) = l.batch_loop_to(quads, l.ptr, exit);
         // Skip the batch when none of its lanes can write.
         let writes_inactive = writes_inactive(clause);
         let batch = (1i64 << (4 * w)) - 1;
@@ -328,7 +327,6 @@ impl<'a, 'f> Lowering<'a, 'f> {
             l.masked_batch(clause);
             l.b.ins().jump(head, &[next.into()]);
         }
-        exit
     }
 }
 
@@ -403,13 +401,20 @@ impl Lowering<'_, '_> {
     /// block. Returns (head, exit, `q0 + w`, the byte offset of the batch's
     /// first quad).
     fn batch_loop(&mut self, quads: Value, ptr: Type) -> (Block, Block, Value, Value) {
+        let exit = self.b.create_block();
+        let (head, next, off) = self.batch_loop_to(quads, ptr, exit);
+        (head, exit, next, off)
+    }
+
+    /// [`Self::batch_loop`] leaving by `exit`.
+    fn batch_loop_to(&mut self, quads: Value, ptr: Type, exit: Block) -> (Block, Value, Value) {
         let head = self.b.create_block();
         self.b.append_block_param(head, types::I32);
         let zero = self.b.ins().iconst(types::I32, 0);
         self.b.ins().jump(head, &[zero.into()]);
         self.b.switch_to_block(head);
         let q0 = self.b.block_params(head)[0];
-        let (body, exit) = (self.b.create_block(), self.b.create_block());
+        let body = self.b.create_block();
         let more = self.b.ins().icmp(IntCC::UnsignedLessThan, q0, quads);
         self.b.ins().brif(more, body, &[], exit, &[]);
         self.b.switch_to_block(body);
@@ -419,7 +424,7 @@ impl Lowering<'_, '_> {
         let off = self.b.ins().uextend(ptr, off);
         self.base = self.b.ins().iadd(self.lanes, off);
         self.io_base = self.b.ins().iadd(self.io, off);
-        (head, exit, next, off)
+        (head, next, off)
     }
 
     /// Ends the function: `exit` returns 0, the error block the status it
