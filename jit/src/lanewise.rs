@@ -91,6 +91,9 @@ impl Lanewise {
 /// The lane-wise form of `region`, if its lanes are independent (see the
 /// module docs).
 pub fn lanewise(program: &Program, region: &LoopRegion) -> Option<Lanewise> {
+    if region.branch {
+        return None;
+    }
     let last = region.clauses.len().checked_sub(1)?;
     let mut lw = Lanewise {
         regs: Vec::new(),

@@ -165,7 +165,9 @@ fn strip_loop(program: &Program, pc: u16, fc: &Fc) -> Option<(StripLoop, u16)> {
     }
     let region = crate::regions::loop_regions(program)
         .into_iter()
-        .find(|r| r.start == pc + 1 && r.is_loop == is_loop && r.int_addr == fc.int_addr)?;
+        .find(|r| {
+            !r.branch && r.start == pc + 1 && r.is_loop == is_loop && r.int_addr == fc.int_addr
+        })?;
     let lanewise = Arc::new(crate::lanewise::lanewise(program, &region)?);
     let (&last, body) = region.clauses.split_last()?;
     let Term::Fc { pc: end, fc: back } = &program.clauses[last as usize].term else {

@@ -472,6 +472,7 @@ impl Engine for JitEngine {
             index,
             is_loop: region.is_loop,
             int_addr: region.int_addr,
+            branch: region.branch,
         })
     }
 

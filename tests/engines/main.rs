@@ -9,6 +9,7 @@
 mod common;
 
 mod bench_suite;
+mod branch_regions;
 mod fetch;
 mod jit;
 mod kernels;

@@ -279,7 +279,7 @@ pub fn ran_natively(e: &EngineStats, ran: bool) -> Result<(), String> {
             e.fallback_reasons
         ));
     }
-    if ran && e.native_runs == 0 && e.strip_runs == 0 {
+    if ran && e.native_runs == 0 && e.strip_runs == 0 && e.loop_runs == 0 {
         return Err(format!("the JIT ran no clause natively: {e:?}"));
     }
     Ok(())

@@ -62,7 +62,8 @@ pub(super) fn compile_loops(
     // cannot be compiled is left to the shim, with its reason.
     let (mut loop_ids, mut failed) = (Vec::new(), Vec::new());
     for region in loop_regions(program) {
-        let what = format!("loop region at instruction {}", region.start);
+        let kind = if region.branch { "branch" } else { "loop" };
+        let what = format!("{kind} region at instruction {}", region.start);
         let n = loop_ids.len() as u32;
         // A region with IF/ELSE has its clauses' bodies built into its
         // driver. Another with a clause left to first use has its driver

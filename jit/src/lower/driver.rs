@@ -333,6 +333,13 @@ pub(crate) fn lower_loop(
         d.b.switch_to_block(pre[j]);
         d.call_clause(clause, j, &bodies[j]);
         let next = pre.get(j + 1).copied().unwrap_or(pre[0]);
+        if region.branch && j + 1 == pre.len() {
+            // A branch region leaves its last clause's terminator to the
+            // shim.
+            let at_term = d.leave(loop_exit::AT_TERM, j);
+            d.b.ins().jump(at_term, &[]);
+            continue;
+        }
         let Term::Fc { fc, .. } = &clause.term else {
             d.b.ins().jump(next, &[]);
             continue;

@@ -22,8 +22,8 @@ pub struct Ctx<'a> {
 pub struct EngineStats {
     /// Clause executions in native code.
     pub native_runs: u64,
-    /// Calls of compiled loop regions (each runs clauses natively until
-    /// the loop leaves or needs the shim).
+    /// Calls of compiled regions, loop regions and branch regions (each
+    /// runs clauses natively until the region is left or needs the shim).
     pub loop_runs: u64,
     /// Of those, the calls that ran the region lane-wise (each batch of
     /// quads through all its iterations at once).
@@ -301,8 +301,9 @@ pub struct StripLoopPlan {
     pub lanewise: std::sync::Arc<ctm_jit::lanewise::Lanewise>,
 }
 
-/// A loop region an engine runs natively: its index in the engine's code,
-/// the kind of frame it belongs to and its ENDLOOP/ENDREP's integer constant.
+/// A region an engine runs natively: its index in the engine's code, and
+/// for a loop region the kind of frame it belongs to and its
+/// ENDLOOP/ENDREP's integer constant.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LoopEntry {
     /// Index in the engine's compiled code.
@@ -311,6 +312,9 @@ pub struct LoopEntry {
     pub is_loop: bool,
     /// The integer constant of the ENDLOOP/ENDREP.
     pub int_addr: u8,
+    /// A branch region (IF/ELSE outside loop regions): no frame of its
+    /// own; `is_loop` and `int_addr` mean nothing.
+    pub branch: bool,
 }
 
 /// Where the shim goes on after a loop region returned.

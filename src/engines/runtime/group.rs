@@ -244,8 +244,9 @@ impl<E: Engine> Runner<'_, E> {
         }
     }
 
-    /// Runs the loop region `entry` natively if the group's innermost frame
-    /// is its loop (and the loop has iterations); `None` if not.
+    /// Runs the region `entry` natively: a loop region if the group's
+    /// innermost frame is its loop (and the loop has iterations), a branch
+    /// region always; `None` if not.
     fn native_loop(
         &mut self,
         entry: LoopEntry,
@@ -253,20 +254,29 @@ impl<E: Engine> Runner<'_, E> {
         stats: &mut RunStats,
         tex: &mut dyn TextureUnit,
     ) -> Result<Option<LoopExit>, RunError> {
-        let k = self.uniforms.ints[usize::from(entry.int_addr) % self.uniforms.ints.len()];
-        let Some((top, outer)) = g.flow.loops.split_last_mut() else {
-            return Ok(None);
+        // A loop region's frame is the innermost one; a branch region has
+        // none of its own, and every frame's lanes are held.
+        let (own, step) = if entry.branch {
+            (None, 0)
+        } else {
+            let k = self.uniforms.ints[usize::from(entry.int_addr) % self.uniforms.ints.len()];
+            match g.flow.loops.last() {
+                Some(top) if top.is_loop == entry.is_loop && k.count != 0 => {}
+                _ => return Ok(None),
+            }
+            let step = if entry.is_loop { i32::from(k.step) } else { 0 };
+            (g.flow.loops.len().checked_sub(1), step)
         };
-        if top.is_loop != entry.is_loop || k.count == 0 {
-            return Ok(None);
-        }
+        let frames = &g.flow.loops;
+        let outer = &frames[..own.unwrap_or(frames.len())];
+        let top = own.map(|i| &frames[i]);
         let mut state = LoopState {
-            count: top.count,
-            entry: top.entry,
-            broken: top.broken,
-            continued: top.continued,
+            count: top.map_or(0, |t| t.count),
+            entry: top.map_or(0, |t| t.entry),
+            broken: top.map_or(0, |t| t.broken),
+            continued: top.map_or(0, |t| t.continued),
             al: g.lanes.al,
-            step: if entry.is_loop { i32::from(k.step) } else { 0 },
+            step,
             helper: g.helper,
             held: outer.iter().fold(0, |m, f| m | f.broken | f.continued),
             executed: g.executed,
@@ -288,13 +298,15 @@ impl<E: Engine> Runner<'_, E> {
         let exit = self
             .engine
             .run_loop(self.program, entry, g.lanes, &mut ctx, &mut state)?;
-        (top.count, top.broken, top.continued) = (state.count, state.broken, state.continued);
-        g.flow.bc = state.branch_counters;
-        if entry.is_loop
-            && let Some(al) = g.flow.al.last_mut()
-        {
-            *al = state.al;
+        if let Some(top) = own.map(|i| &mut g.flow.loops[i]) {
+            (top.count, top.broken, top.continued) = (state.count, state.broken, state.continued);
+            if entry.is_loop
+                && let Some(al) = g.flow.al.last_mut()
+            {
+                *al = state.al;
+            }
         }
+        g.flow.bc = state.branch_counters;
         g.executed = state.executed;
         stats.pixel_instructions = state.pixel_instructions;
         Ok(Some(exit))

@@ -244,7 +244,7 @@ pub fn engine_stats(engine: EngineKind, e: &ctm::runtime::EngineStats) -> String
     let mut s = format!("engine: {engine}");
     if engine == EngineKind::Jit {
         s += &format!(
-            "\n  compiled: {} program(s), {} instructions in {:.2} ms ({:.1} µs per instruction; {} bod(ies) and {} strip form(s) compiled on first use); {} code-cache hit(s)\n  clauses: {} executed natively (plus {} compiled loop-region calls, {} of them lane-wise, and {} strips of quads in compiled strips; {} uncached writes made by compiled code), {} interpreted as fallbacks ({} fallback clause(s)), {} interpreted for hazard checks",
+            "\n  compiled: {} program(s), {} instructions in {:.2} ms ({:.1} µs per instruction; {} bod(ies) and {} strip form(s) compiled on first use); {} code-cache hit(s)\n  clauses: {} executed natively (plus {} compiled region calls, {} of them lane-wise, and {} strips of quads in compiled strips; {} uncached writes made by compiled code), {} interpreted as fallbacks ({} fallback clause(s)), {} interpreted for hazard checks",
             e.compiled,
             e.compiled_instructions,
             e.compile_time.as_secs_f64() * 1e3,
