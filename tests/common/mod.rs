@@ -28,6 +28,16 @@ pub fn both(kernel: &Kernel, job: &Job) -> JobResult {
         .unwrap_or_else(|e| panic!("the job failed on both engines: {e}"))
 }
 
+/// Runs `job` on the interpreter and on the JIT through the harness's
+/// comparator, which must find them agreeing (a failed run's error
+/// included); returns the run's error message, empty where it ran.
+pub fn both_error(kernel: &Kernel, job: &Job) -> String {
+    match run_both(kernel, job).unwrap_or_else(|report| panic!("{report}")) {
+        Ok(_) => String::new(),
+        Err(e) => e.to_string(),
+    }
+}
+
 /// The z-buffer job of `examples/zbuffer.s` on a `w × h` domain: a plane
 /// at depth 0.1·i tested `Less` against a buffer of 0.5 at the DPP, with
 /// the passing depth written back; colour (1, 1, 1, 1) into output 0.
