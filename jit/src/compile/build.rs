@@ -203,15 +203,15 @@ pub(super) fn shape_of(program: &Program, regions: &[LoopRegion], ci: usize) -> 
     }
 }
 
-/// Whether `region` holds an IF, ELSE or ENDIF (a JUMP): its driver then
-/// holds its clauses' bodies.
+/// Whether `region` holds an IF, ELSE or ENDIF (a JUMP; every branch region
+/// does): its driver then holds its clauses' bodies.
 pub(super) fn branches(program: &Program, region: &LoopRegion) -> bool {
     region.clauses.iter().any(|&ci| {
         matches!(&program.clauses[ci as usize].term, Term::Fc { fc, .. } if fc.op == FcOp::Jump)
     })
 }
 
-/// Whether clause `ci` belongs to loop regions with IF/ELSE alone, whose
+/// Whether clause `ci` belongs to regions with IF/ELSE alone, whose
 /// drivers hold its body ([`branches`]): its own body serves only the
 /// shim where a driver cannot run (compiled on first use:
 /// [`super::ClauseCode::Deferred`]).
