@@ -111,7 +111,7 @@ fn run_part(part: u64, parts: u64) {
         PROGRESS[part as usize % PROGRESS.len()].store(k + 1, Ordering::Relaxed);
     }
     eprintln!(
-        "differential part {part}/{parts}: {programs} programs of seeds {seed0}..{} agree; compiled loop regions ran in {loop_runs}, lane-wise in {lanewise_runs}",
+        "differential part {part}/{parts}: {programs} programs of seeds {seed0}..{} agree; compiled regions (loop and branch) ran in {loop_runs}, lane-wise in {lanewise_runs}",
         seed0 + total
     );
     // Compiled loop regions, lock-step and lane-wise, run in enough
