@@ -123,3 +123,29 @@ fn a_branch_counter_overflowing_inside_a_branch_region_is_the_interpreter_s_erro
     let err = common::both_error(&k, &job);
     assert!(err.contains("overflow"), "{err}");
 }
+
+#[test]
+fn a_region_s_last_terminator_runs_after_its_clause_killed_every_lane() {
+    // The clause after the ENDIF kills every pixel, then returns from no
+    // call: the interpreter's step executes the RET (an error) though no
+    // lane runs, and so must the JIT's shim after the region.
+    let k = Kernel::assemble(
+        "    alu r2.rgb = max.off(-s0, -s0) | r2.a = max.off(-s0, -s0) src0=1.0
+    alu _ = max.off(s0.rrr, s0.rrr) | _ = max.off(s0.r, s0.r) src0=c3 res=r>=0
+    IF alu_result == 0 -> skip
+    out rtA.rgb = max.off(s0, s0) | rtA.a = max.off(s0, s0) src0=1.0
+    ENDIF
+skip:
+    tex kill r2.rgba, in0.rgba, r2.rgba
+    RET",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let texels = vec![0.5; 8 * 4 * 4];
+    let surface = ctm::kernel::HostSurface::from_f32(Format::Float32_4, 8, 4, &texels).unwrap();
+    let job = Job::new(8, 4)
+        .constant(3, [1.0; 4])
+        .input(0, surface)
+        .output(0, Format::Float32_4);
+    let err = common::both_error(&k, &job);
+    assert!(err.contains("address stack underflow"), "{err}");
+}

@@ -79,7 +79,10 @@ impl<E: Engine> Runner<'_, E> {
             h.start_group();
         }
         let mut next = Next::At(0);
-        while g.lanes.running != 0 {
+        // A clause that ran has its terminator executed even where it
+        // stopped every lane, as the step after any clause does (one that
+        // a region ran included: the terminator may be an error).
+        while g.lanes.running != 0 || matches!(next, Next::Term(_)) {
             let ci = match next {
                 Next::Term(ci) => ci,
                 Next::At(pc) | Next::Shim(pc) if pc >= self.program.len => {
