@@ -38,9 +38,8 @@ pub(super) struct Masks {
 }
 
 /// A write held back ([`Lowering::hold_write`]): the canonical form of `v`
-/// into the lanes `lanes` (per quad) of the vectors at `p + off`.
+/// into the lanes `lanes` (per quad) of the batch's vectors at `off`.
 struct Held {
-    p: Value,
     off: i32,
     lanes: Vec<Value>,
     v: V,
@@ -231,34 +230,35 @@ impl Lowering<'_, '_> {
     }
 
     /// Writes the canonical form of `v` into the lanes `lanes` (per quad)
-    /// of the vectors at `p + off`, a place whose address does not depend
-    /// on aL, when something could see it (module doc): what a later
-    /// write to the same place under the same lanes replaces is never
-    /// made.
-    pub(super) fn hold_write(&mut self, (p, off): (Value, i32), lanes: Vec<Value>, v: V) {
+    /// of the batch's vectors at `off` (a place whose address does not
+    /// depend on aL) when something could see it (module doc): what a
+    /// later write to the same place under the same lanes replaces is
+    /// never made.
+    pub(super) fn hold_write(&mut self, off: i32, lanes: Vec<Value>, v: V) {
         let m = self.masks.as_mut().expect("masks loaded");
-        if let Some(i) = m.held.iter().position(|h| h.p == p && h.off == off) {
+        if let Some(i) = m.held.iter().position(|h| h.off == off) {
             if m.held[i].lanes == lanes {
                 m.held[i].v = v;
                 return;
             }
-            self.make_writes(Some((p, off)));
+            self.make_writes(Some(off));
         }
         let m = self.masks.as_mut().expect("masks loaded");
-        m.held.push(Held { p, off, lanes, v });
+        m.held.push(Held { off, lanes, v });
     }
 
-    /// Makes the held writes to `at` (`None`: every held write).
-    pub(super) fn make_writes(&mut self, at: Option<(Value, i32)>) {
+    /// Makes the held writes to the batch's vectors at `at` (`None`: every
+    /// held write).
+    pub(super) fn make_writes(&mut self, at: Option<i32>) {
         let Some(m) = self.masks.as_mut() else { return };
         let held = std::mem::take(&mut m.held);
         let (now, keep): (Vec<_>, Vec<_>) = held
             .into_iter()
-            .partition(|h| at.is_none_or(|a| a == (h.p, h.off)));
+            .partition(|h| at.is_none_or(|a| a == h.off));
         self.masks.as_mut().expect("masks loaded").held = keep;
         for h in now {
             let q = self.canonical(h.v);
-            self.blend_store(q, &h.lanes, h.p, h.off);
+            self.blend_store(q, &h.lanes, self.base, h.off);
         }
     }
 

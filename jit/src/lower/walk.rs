@@ -168,7 +168,7 @@ impl Lowering<'_, '_> {
             Walk::Masked => {
                 let (p, off) = self.temp_addr(index, chan);
                 // A held write there, or anywhere when aL picks the place.
-                self.make_writes((!index.rel).then_some((p, off)));
+                self.make_writes((!index.rel).then_some(off));
                 (self.each(|l, k| l.load_vec(p, off, k)), Lazy::No)
             }
             Walk::Full { file, out } => match out.regs.get(&(index.base, chan)) {
@@ -353,7 +353,10 @@ impl Lowering<'_, '_> {
                         let q = self.canonical(v);
                         self.blend_store(q, &m, p, off);
                     }
-                    _ => self.hold_write((p, off), m, v),
+                    _ => {
+                        debug_assert!(p == self.base, "a fixed place is the batch's");
+                        self.hold_write(off, m, v)
+                    }
                 }
             }
             (Walk::Full { file, out }, _) => {
