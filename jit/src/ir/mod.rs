@@ -21,6 +21,7 @@
 //! predicate bit is on. All reads of an instruction precede its writes.
 
 mod op;
+pub use op::Operands;
 mod opt;
 mod print;
 mod verify;

@@ -2,6 +2,12 @@
 //! the rewrites and the back ends ask of an [`Op`].
 
 use super::*;
+use smallvec::{SmallVec, smallvec};
+
+/// An operation's operands or definitions: up to four inline (every
+/// operation but a dot product's or a lookup's), so that asking costs no
+/// allocation.
+pub type Operands<T> = SmallVec<[T; 4]>;
 
 /// The operands of `$op` (an `&Op` or an `&mut Op`), each passed through
 /// `$f`, in one order for both: `$iter` and `$opt` are `iter` and `as_ref`
@@ -10,10 +16,10 @@ macro_rules! operands {
     ($op:expr, $iter:ident, $opt:ident, $f:expr) => {{
         let f = $f;
         match $op {
-            Op::Const { .. } | Op::Imm { .. } | Op::Temp { .. } => vec![],
-            Op::Unary { a, .. } | Op::QuadLane { a, .. } => vec![f(a)],
-            Op::Binary { a, b, .. } => vec![f(a), f(b)],
-            Op::Mad { a, b, c, .. } | Op::Select { c, a, b, .. } => vec![f(a), f(b), f(c)],
+            Op::Const { .. } | Op::Imm { .. } | Op::Temp { .. } => smallvec![],
+            Op::Unary { a, .. } | Op::QuadLane { a, .. } => smallvec![f(a)],
+            Op::Binary { a, b, .. } => smallvec![f(a), f(b)],
+            Op::Mad { a, b, c, .. } | Op::Select { c, a, b, .. } => smallvec![f(a), f(b), f(c)],
             Op::Dot { pairs, addend, .. } => pairs
                 .$iter()
                 .flat_map(|(a, b)| [a, b])
@@ -24,18 +30,18 @@ macro_rules! operands {
             | Op::SetOut { v, .. }
             | Op::SetDepth { v, .. }
             | Op::SetPred { v, .. }
-            | Op::SetAluResult { v, .. } => vec![f(v)],
+            | Op::SetAluResult { v, .. } => smallvec![f(v)],
             Op::Fetch { coords, .. } => coords.$iter().map(f).collect(),
             Op::Kill { checks } => checks.$iter().map(|(v, _)| f(v)).collect(),
-            Op::UmrtWrite { value, x, y, .. } => vec![f(value), f(x), f(y)],
-            Op::SemWait | Op::SemAcquire { .. } => vec![],
+            Op::UmrtWrite { value, x, y, .. } => smallvec![f(value), f(x), f(y)],
+            Op::SemWait | Op::SemAcquire { .. } => smallvec![],
         }
     }};
 }
 
 impl Op {
     /// Values this operation defines.
-    pub fn defs(&self) -> Vec<V> {
+    pub fn defs(&self) -> Operands<V> {
         match self {
             Op::Const { dst, .. }
             | Op::Imm { dst, .. }
@@ -45,9 +51,9 @@ impl Op {
             | Op::Mad { dst, .. }
             | Op::Dot { dst, .. }
             | Op::Select { dst, .. }
-            | Op::QuadLane { dst, .. } => vec![*dst],
-            Op::Fetch { dst, .. } => dst.to_vec(),
-            _ => vec![],
+            | Op::QuadLane { dst, .. } => smallvec![*dst],
+            Op::Fetch { dst, .. } => dst.iter().copied().collect(),
+            _ => smallvec![],
         }
     }
 
@@ -76,7 +82,7 @@ impl Op {
     }
 
     /// Values this operation reads.
-    pub fn uses(&self) -> Vec<V> {
+    pub fn uses(&self) -> Operands<V> {
         operands!(self, iter, as_ref, |v: &V| *v)
     }
 
@@ -97,7 +103,7 @@ impl Op {
 
     /// The values this operation reads, to rewrite them (same order as
     /// [`Op::uses`]).
-    pub fn uses_mut(&mut self) -> Vec<&mut V> {
+    pub fn uses_mut(&mut self) -> Operands<&mut V> {
         operands!(self, iter_mut, as_mut, |v| v)
     }
 

@@ -1,6 +1,8 @@
 //! The IR verifier: the structural rules every engine relies on.
 
+use super::op::Operands;
 use super::*;
+use smallvec::smallvec;
 
 /// A structural fault in IR (a frontend bug or hand-built IR).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -144,22 +146,22 @@ impl Program {
 }
 
 /// The values whose bits `op` observes.
-fn observed(op: &Op) -> Vec<V> {
+fn observed(op: &Op) -> Operands<V> {
     match op {
         Op::SetTemp {
             v, fetched: false, ..
         }
         | Op::SetOut { v, .. }
-        | Op::SetDepth { v, .. } => vec![*v],
-        Op::UmrtWrite { value, .. } => vec![*value],
+        | Op::SetDepth { v, .. } => smallvec![*v],
+        Op::UmrtWrite { value, .. } => smallvec![*value],
         Op::Binary {
             op: Binary::Min | Binary::Max,
             a,
             b,
             ..
         }
-        | Op::Select { a, b, .. } => vec![*a, *b],
-        _ => vec![],
+        | Op::Select { a, b, .. } => smallvec![*a, *b],
+        _ => smallvec![],
     }
 }
 

@@ -12,12 +12,12 @@
 //! loads, blends and stores each place once per batch instead of once per
 //! write.
 
+use super::hash::FastMap;
 use super::{GROUP_QUADS, Lowering};
 use crate::ir::{Clause, Gate, Op, V};
 use crate::state::offsets;
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Value, types};
-use std::collections::HashMap;
 
 /// Lane masks of the batch, one I32X4 per quad, and which changed.
 pub(super) struct Masks {
@@ -27,7 +27,7 @@ pub(super) struct Masks {
     pub(super) pred: [Vec<Value>; 4],
     pub(super) alu: Vec<Value>,
     /// Output channels and the depth value written, OR-ed per quad.
-    pub(super) written: HashMap<usize, Vec<Value>>,
+    pub(super) written: FastMap<usize, Vec<Value>>,
     pub(super) dirty_flow: bool,
     pub(super) dirty_pred: [bool; 4],
     pub(super) dirty_alu: bool,
@@ -125,7 +125,7 @@ impl Lowering<'_, '_> {
             killed: load(self, kills, offsets::KILLED),
             pred,
             alu: load(self, alu_used, offsets::ALU_RESULT),
-            written: HashMap::new(),
+            written: FastMap::default(),
             dirty_flow: false,
             dirty_pred: [false; 4],
             dirty_alu: false,

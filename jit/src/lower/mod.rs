@@ -28,6 +28,7 @@ mod driver;
 mod elements;
 mod fetch;
 mod gather;
+mod hash;
 mod lazy;
 mod masks;
 mod math;

@@ -91,7 +91,7 @@ pub(crate) fn grouped(clause: &Clause, quads: usize) -> Option<Clause> {
     // Leaves: constants, immediates and reads of a register the run does
     // not write (r0, or what earlier clauses left). They join nothing and
     // go with the first group that uses them.
-    let written: std::collections::HashSet<(usize, u8, u8)> = nodes
+    let written: super::hash::FastSet<(usize, u8, u8)> = nodes
         .iter()
         .enumerate()
         .filter_map(|(k, node)| match &node.op {
@@ -112,8 +112,7 @@ pub(crate) fn grouped(clause: &Clause, quads: usize) -> Option<Clause> {
     // Per register: its last write and the reads since, in this run. A
     // read joins the write before it; a write joins the write and the
     // reads before it.
-    let mut regs: std::collections::HashMap<(u8, u8), (Option<usize>, Vec<usize>)> =
-        Default::default();
+    let mut regs: super::hash::FastMap<(u8, u8), (Option<usize>, Vec<usize>)> = Default::default();
     for (k, node) in nodes.iter().enumerate() {
         if !movable(&node.op) {
             regs.clear();
@@ -166,7 +165,10 @@ pub(crate) fn grouped(clause: &Clause, quads: usize) -> Option<Clause> {
     }
     Some(Clause {
         nodes: order.into_iter().map(|k| nodes[k].clone()).collect(),
-        ..clause.clone()
+        start: clause.start,
+        len: clause.len,
+        values: clause.values,
+        term: clause.term.clone(),
     })
 }
 
@@ -201,7 +203,7 @@ fn order_run(
     // A computation's width: the most of its values that one instruction
     // hands to a later one (its independent chains).
     let width = |members: &[usize]| -> usize {
-        let mut span: std::collections::HashMap<u32, (u16, u16)> = Default::default();
+        let mut span: super::hash::FastMap<u32, (u16, u16)> = Default::default();
         for &k in members {
             let pc = nodes[k].pc;
             for v in nodes[k].op.defs() {

@@ -3,7 +3,7 @@
 //! running, whether the clause has a full-batch body.
 
 use super::Lookups;
-use crate::ir::{Clause, FetchKind, Op, Program, V};
+use crate::ir::{Clause, FetchKind, Op, Program};
 use crate::state::GROUP_QUADS;
 
 /// Whether a clause calls the runtime from its code, which then needs
@@ -128,7 +128,7 @@ pub(crate) fn peak_live(clause: &Clause) -> usize {
             }
         }
         peak = peak.max(live);
-        let mut ended: Vec<V> = n.op.uses();
+        let mut ended = n.op.uses();
         ended.sort_unstable_by_key(|v| v.0);
         ended.dedup();
         for v in ended {

@@ -12,6 +12,7 @@
 //! Predicates, the ALU result and registers left at the end are not
 //! observable after the program ends and are dropped.
 
+use super::hash::FastMap;
 use super::lazy::{Lazy, RegFile, Writes};
 use super::{GROUP_QUADS, Lowering, batch_quads};
 use crate::ir::Program;
@@ -21,7 +22,6 @@ use crate::strip::StripShape;
 use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Type, Value, types};
 use cranelift_frontend::FunctionBuilder;
 use std::borrow::Cow;
-use std::collections::HashMap;
 
 /// Registers of a strip: r0 made from the pixels, the others zero until
 /// written, carried from clause to clause; outputs kept for the stores.
@@ -30,13 +30,13 @@ pub(super) struct Fresh {
     r0: [[Value; GROUP_QUADS]; 4],
     zero: Value,
     /// Registers written so far: their vectors and how they relate.
-    pub(super) regs: HashMap<(u8, u8), ([Value; GROUP_QUADS], Lazy)>,
+    pub(super) regs: FastMap<(u8, u8), ([Value; GROUP_QUADS], Lazy)>,
     /// Predicate channels and the ALU result as last set (I32X4 lane
     /// masks; zero until set): a strip's loop reads them.
     pub(super) pred: [Option<[Value; GROUP_QUADS]>; 4],
     pub(super) alu: Option<[Value; GROUP_QUADS]>,
     /// Output channels written (target · 4 + channel), canonical.
-    outs: HashMap<usize, [Value; GROUP_QUADS]>,
+    outs: FastMap<usize, [Value; GROUP_QUADS]>,
 }
 
 impl RegFile for Fresh {
@@ -193,10 +193,10 @@ pub(crate) fn lower_strip(
     let mut file = Fresh {
         r0,
         zero,
-        regs: HashMap::new(),
+        regs: FastMap::default(),
         pred: [None; 4],
         alu: None,
-        outs: HashMap::new(),
+        outs: FastMap::default(),
     };
     let before = looped.map_or(clauses.len(), |lp| lp.before);
     // A strip lowers the clauses' own code (its loop: the region's).

@@ -3,12 +3,12 @@
 //! that every batch of quads shares them (docs/isa.md §1.2 and §4.3: the
 //! constant registers and their aL-relative addressing).
 
+use super::hash::FastMap;
 use super::values::Memo;
 use super::{Lowering, lazy};
 use crate::ir::{Clause, Op};
 use crate::state::{GROUP_QUADS, io_offsets};
 use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Value, types};
-use std::collections::HashMap;
 
 impl Lowering<'_, '_> {
     /// Starts the lowering of `clause`: no values yet, then its uniform
@@ -23,8 +23,8 @@ impl Lowering<'_, '_> {
         self.neg = vec![None; n];
         self.shifted = vec![None; n];
         // aL is the same throughout a clause: so are relative constants.
-        let mut loaded: HashMap<(u8, bool, u8), Value> = HashMap::new();
-        let mut rel = HashMap::new();
+        let mut loaded: FastMap<(u8, bool, u8), Value> = FastMap::default();
+        let mut rel = FastMap::default();
         let mut uniform = vec![false; n];
         for node in &clause.nodes {
             if let Op::Const { dst, .. } | Op::Imm { dst, .. } = node.op {
@@ -97,7 +97,7 @@ impl Lowering<'_, '_> {
         &mut self,
         index: crate::ir::Index,
         chan: u8,
-        rel: &mut HashMap<u8, Value>,
+        rel: &mut FastMap<u8, Value>,
     ) -> Value {
         let flags = MemFlagsData::trusted().with_readonly();
         let chan_off = i32::from(chan) * 4 + io_offsets::CONSTS as i32;

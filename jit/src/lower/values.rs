@@ -7,7 +7,6 @@ use cranelift_codegen::ir::{
     Block, ConstantData, Endianness, InstBuilder, InstructionData, MemFlagsData, Opcode, Type,
     Value, types,
 };
-use std::collections::HashMap;
 
 /// A value the lowering makes once and uses again: it depends on nothing
 /// compiled code changes. A memoised value is valid only where the block
@@ -35,7 +34,7 @@ pub(super) enum Memo {
 }
 
 /// The memoised values of a path.
-pub(super) type Memos = HashMap<Memo, Value>;
+pub(super) type Memos = super::hash::FastMap<Memo, Value>;
 
 impl Lowering<'_, '_> {
     /// `v`'s bits as `ty`: `v` itself where it has that type, the value a
@@ -96,9 +95,12 @@ impl Lowering<'_, '_> {
 
     /// A vector constant of type `ty`, its 32-bit lanes `x` (memoised).
     fn vconst(&mut self, ty: Type, x: [u32; 4]) -> Value {
-        let bytes: Vec<u8> = x.iter().flat_map(|v| v.to_le_bytes()).collect();
-        let key = u128::from_le_bytes(bytes[..].try_into().expect("16 bytes"));
+        let key = x
+            .iter()
+            .rev()
+            .fold(0u128, |k, &lane| (k << 32) | u128::from(lane));
         self.memoised(Memo::Const(key, ty), |l| {
+            let bytes = key.to_le_bytes().to_vec();
             let c = l.b.func.dfg.constants.insert(ConstantData::from(bytes));
             l.b.ins().vconst(ty, c)
         })
