@@ -2,7 +2,9 @@
 //!
 //! Every function here mirrors the scalar function of the same name in
 //! `fp.rs` operation for operation — the same IEEE operations on the same
-//! operands in the same order. Compiled code runs with MXCSR.DAZ set, which
+//! operands in the same order — but where a function says which exact step
+//! it makes differently (an exponent changed as an integer where `fp.rs`
+//! scales by a power of two). Compiled code runs with MXCSR.DAZ set, which
 //! is exactly `fp::daz` on every arithmetic and comparison input; results
 //! are flushed only where a pattern becomes observable (`omod`/`canon`, as
 //! `x · 1` under DAZ), never through MXCSR.FTZ, whose tininess-after-rounding
@@ -44,9 +46,15 @@ impl Lowering<'_, '_> {
     /// `minps`/`maxps`, which under DAZ would return a flushed operand where
     /// the DPP returns the raw one.
     pub(super) fn select_f(&mut self, mask: Value, a: Value, b: Value) -> Value {
-        let (a, b) = (self.as_int(a), self.as_int(b));
-        let r = self.b.ins().bitselect(mask, a, b);
+        let r = self.select_bits(mask, a, b);
         self.as_float(r)
+    }
+
+    /// [`Self::select_f`] with the result left as I32X4, for a chain of
+    /// selections (each would otherwise leave an unused F32X4 cast).
+    fn select_bits(&mut self, mask: Value, a: Value, b: Value) -> Value {
+        let (a, b) = (self.as_int(a), self.as_int(b));
+        self.b.ins().bitselect(mask, a, b)
     }
 
     /// An F32X4 comparison as an I32X4 mask.
@@ -134,7 +142,7 @@ impl Lowering<'_, '_> {
         let one = self.splat_f(1.0);
         let gt0 = self.fcmp(FloatCC::GreaterThan, v, zero);
         let lt1 = self.fcmp(FloatCC::LessThan, v, one);
-        let inner = self.select_f(lt1, x, one);
+        let inner = self.select_bits(lt1, x, one);
         self.select_f(gt0, inner, zero)
     }
 
@@ -180,15 +188,14 @@ impl Lowering<'_, '_> {
         p
     }
 
-    /// 2^n as a float for integer lanes −126 ≤ n ≤ 127.
-    fn pow2(&mut self, n: Value) -> Value {
-        let bias = self.splat_i(127);
-        let e = self.b.ins().iadd(n, bias);
-        let e = self.b.ins().ishl_imm_s(e, 23);
-        self.as_float(e)
-    }
-
-    /// `fp::ex2` on a flushed operand.
+    /// `fp::ex2` on a flushed operand. The scaling p · 2^n is made in the
+    /// integer domain, n added to p's exponent field, where `fp::ex2` makes
+    /// two multiplications: the same bits on every lane the selections
+    /// keep. There −126 ≤ x < 128, so p ∈ [2^−½, 2^½] (exponent −1 or 0)
+    /// and the result's exponent is a normal one (−126 ≤ n + e(p) ≤ 127),
+    /// where scaling by a power of two is exact — but for n = 128 and
+    /// p = 1, whose pattern 0x3F80_0000 + (128 << 23) is +Inf, the product's
+    /// overflow.
     pub(super) fn ex2(&mut self, x: Value) -> Value {
         let n = self.b.ins().nearest(x);
         let f = self.b.ins().fsub(x, n);
@@ -196,18 +203,15 @@ impl Lowering<'_, '_> {
         let m = self.b.ins().fmul(p, f);
         let one = self.splat_f(1.0);
         p = self.b.ins().fadd(m, one);
-        // n as an integer (exact for the lanes the result keeps).
+        // n + 1.5 · 2^23 holds n in its low bits (two's complement, exact for
+        // |n| < 2^22); shifted into the exponent field, MAGIC's own bits
+        // (22 and up) leave the word.
         let magic = self.splat_f(f32::from_bits(MAGIC));
         let nb = self.b.ins().fadd(n, magic);
         let nb = self.as_int(nb);
-        let mi = self.splat_i(MAGIC);
-        let ni = self.b.ins().isub(nb, mi);
-        let h = self.b.ins().sshr_imm_s(ni, 1);
-        let rest = self.b.ins().isub(ni, h);
-        let ph = self.pow2(h);
-        let pr = self.pow2(rest);
-        let r = self.b.ins().fmul(p, ph);
-        let r = self.b.ins().fmul(r, pr);
+        let e = self.b.ins().ishl_imm_s(nb, 23);
+        let pb = self.as_int(p);
+        let r = self.b.ins().iadd(pb, e);
         let lim_hi = self.splat_f(fp::EX2_INF_FROM);
         let big = self.fcmp(FloatCC::GreaterThanOrEqual, x, lim_hi);
         let lim_lo = self.splat_f(fp::EX2_ZERO_BELOW);
@@ -216,29 +220,31 @@ impl Lowering<'_, '_> {
         let inf = self.splat_i(INF);
         let zero = self.splat_f(0.0);
         let std = self.splat_i(fp::STD_NAN);
-        let r = self.select_f(small, zero, r);
-        let r = self.select_f(big, inf, r);
+        let r = self.select_bits(small, zero, r);
+        let r = self.select_bits(big, inf, r);
         self.select_f(nan, std, r)
     }
 
     /// `fp::ln2` on a flushed operand.
     pub(super) fn ln2(&mut self, x: Value) -> Value {
         let bits = self.as_int(x);
+        // The sign bit is clear on every lane the selections keep (x > 0),
+        // so the exponent field is the word shifted down.
         let e = self.b.ins().ushr_imm_s(bits, 23);
-        let ff = self.splat_i(0xFF);
-        let e = self.b.ins().band(e, ff);
         let bias = self.splat_i(127);
         let e = self.b.ins().isub(e, bias);
         let mant = self.splat_i(0x007F_FFFF);
         let m = self.b.ins().band(bits, mant);
         let one_i = self.splat_i(fp::ONE);
-        let m = self.b.ins().bor(m, one_i);
-        let m = self.as_float(m);
+        let mb = self.b.ins().bor(m, one_i);
+        let m = self.as_float(mb);
         let sqrt2 = self.splat_f(std::f32::consts::SQRT_2);
         let big = self.fcmp(FloatCC::GreaterThan, m, sqrt2);
-        let half = self.splat_f(0.5);
-        let mh = self.b.ins().fmul(m, half);
-        let m = self.select_f(big, mh, m);
+        // m · ½ (exact, m in (√2, 2)) as one less in the exponent field.
+        let unit = self.splat_i(0x0080_0000);
+        let down = self.b.ins().band(big, unit);
+        let mb = self.b.ins().isub(mb, down);
+        let m = self.as_float(mb);
         // The mask is −1 where m was halved: e − (−1) = e + 1.
         let e = self.b.ins().isub(e, big);
         let one = self.splat_f(1.0);
@@ -258,8 +264,8 @@ impl Lowering<'_, '_> {
         let bad = self.fcmp(FloatCC::UnorderedOrLessThan, x, zero);
         let ninf = self.splat_i(NEG_INF);
         let std = self.splat_i(fp::STD_NAN);
-        let r = self.select_f(is_inf, inf, r);
-        let r = self.select_f(is_zero, ninf, r);
+        let r = self.select_bits(is_inf, inf, r);
+        let r = self.select_bits(is_zero, ninf, r);
         self.select_f(bad, std, r)
     }
 
@@ -295,7 +301,7 @@ impl Lowering<'_, '_> {
         let up = self.b.ins().fsub(half, r);
         let mhalf = self.splat_f(-0.5);
         let down = self.b.ins().fsub(mhalf, r);
-        let folded = self.select_f(lo, down, r);
+        let folded = self.select_bits(lo, down, r);
         let r = self.select_f(hi, up, folded);
         let r2 = self.b.ins().fmul(r, r);
         let p = self.horner(&fp::SIN_POLY, r2);
