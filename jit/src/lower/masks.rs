@@ -79,6 +79,11 @@ impl Lowering<'_, '_> {
 
     pub(super) fn mask_vecs(&mut self, off: usize) -> Vec<Value> {
         let word = self.load_bits(off);
+        self.quad_masks(word)
+    }
+
+    /// The lane masks of the batch's quads in `word`.
+    fn quad_masks(&mut self, word: Value) -> Vec<Value> {
         (0..self.w).map(|k| self.quad_mask(word, k)).collect()
     }
 
@@ -119,9 +124,14 @@ impl Lowering<'_, '_> {
             if used { l.mask_vecs(off) } else { Vec::new() }
         };
         let pred = [0, 1, 2, 3].map(|c| load(self, pred_used[c], offsets::PRED + 4 * c));
+        // The batch loop's test read the running and active words already.
+        let [running, active] = match self.batch_bits {
+            Some(words) => words,
+            None => [offsets::RUNNING, offsets::ACTIVE].map(|off| self.load_bits(off)),
+        };
         Masks {
-            running: self.mask_vecs(offsets::RUNNING),
-            active: self.mask_vecs(offsets::ACTIVE),
+            running: self.quad_masks(running),
+            active: self.quad_masks(active),
             killed: load(self, kills, offsets::KILLED),
             pred,
             alu: load(self, alu_used, offsets::ALU_RESULT),

@@ -38,7 +38,8 @@ impl Lowering<'_, '_> {
     /// and returns it; every other non-NaN `x` comes back unchanged. (NaN
     /// lanes are replaced by the standard NaN wherever this is used.)
     pub(super) fn flush(&mut self, x: Value) -> Value {
-        self.b.ins().fmul(x, self.one)
+        let one = self.one();
+        self.b.ins().fmul(x, one)
     }
 
     /// Selects per lane between two F32X4 values by an I32X4 mask, in the

@@ -118,8 +118,12 @@ pub(crate) struct Lowering<'a, 'f> {
     host_sig: SigRef,
     err: Block,
     marks: PcMarks,
-    /// 1.0 in every lane, loaded from `Io::one` (see [`math`]).
-    one: Value,
+    /// 1.0 in every lane, loaded from `Io::one` (see [`math`]) once used:
+    /// [`Lowering::one`].
+    one: Option<Value>,
+    /// The running and active words the batch loop tested, for the masks
+    /// of the batch it runs (set inside a clause's batch loop alone).
+    batch_bits: Option<[Value; 2]>,
     /// The bits of values defined by `Op::Imm`.
     imm: Vec<Option<u32>>,
     /// Values defined as the negation (`Unary::Neg`) of another.
@@ -251,12 +255,24 @@ impl<'a, 'f> Lowering<'a, 'f> {
     ) -> Self {
         let w = batch_quads(clause, w, lookups);
         debug_assert!(w.is_power_of_two() && w <= GROUP_QUADS);
-        let al = b.ins().load(
-            types::I32,
-            MemFlagsData::trusted(),
-            lanes,
-            offsets::AL as i32,
-        );
+        // aL serves relative addresses alone (the batch loop sets the
+        // first lane): a clause without them does not load it.
+        let relative = clause.nodes.iter().any(|n| match &n.op {
+            Op::Temp { index, .. } | Op::SetTemp { index, .. } | Op::Const { index, .. } => {
+                index.rel
+            }
+            _ => false,
+        });
+        let al = if relative {
+            b.ins().load(
+                types::I32,
+                MemFlagsData::trusted(),
+                lanes,
+                offsets::AL as i32,
+            )
+        } else {
+            b.ins().iconst(types::I32, 0)
+        };
         let parts = (clause.values, al);
         let mut l = Lowering::new(b, w, ptr, call_conv, [lanes, uni, io], parts, err);
         l.lookups = lookups;
@@ -308,6 +324,7 @@ impl<'a, 'f> Lowering<'a, 'f> {
         l.b.ins().brif(live, work, &[], head, &[next.into()]);
 
         l.b.switch_to_block(work);
+        l.batch_bits = Some([running, active]);
         if bodies == Body::Full {
             l.full_batch(clause);
             l.b.ins().jump(head, &[next.into()]);
@@ -328,6 +345,7 @@ impl<'a, 'f> Lowering<'a, 'f> {
             l.masked_batch(clause);
             l.b.ins().jump(head, &[next.into()]);
         }
+        l.batch_bits = None;
     }
 }
 
@@ -356,13 +374,6 @@ impl<'a, 'f> Lowering<'a, 'f> {
             b.append_block_param(err, types::I32);
             err
         });
-        let one = b.ins().load(
-            types::F32,
-            MemFlagsData::trusted().with_readonly(),
-            io,
-            io_offsets::ONE as i32,
-        );
-        let one = b.ins().splat(types::F32X4, one);
         Lowering {
             b,
             w,
@@ -381,7 +392,8 @@ impl<'a, 'f> Lowering<'a, 'f> {
             host_sig,
             err,
             marks: Vec::new(),
-            one,
+            one: None,
+            batch_bits: None,
             imm: vec![None; values as usize],
             neg: vec![None; values as usize],
             shifted: vec![None; values as usize],

@@ -187,7 +187,7 @@ pub(crate) fn lower_strip(
             }
             1 => jf,
             2 => vv,
-            _ => l.one,
+            _ => l.one(),
         })
     });
     let mut file = Fresh {

@@ -3,9 +3,11 @@
 //! shuffles of 32-bit lanes.
 
 use super::Lowering;
+use crate::state::io_offsets;
+use cranelift_codegen::cursor::{Cursor, FuncCursor};
 use cranelift_codegen::ir::{
-    Block, ConstantData, Endianness, InstBuilder, InstructionData, MemFlagsData, Opcode, Type,
-    Value, types,
+    Block, ConstantData, Endianness, Function, InstBuilder, InstructionData, MemFlagsData, Opcode,
+    Type, Value, ValueDef, types,
 };
 
 /// A value the lowering makes once and uses again: it depends on nothing
@@ -106,6 +108,50 @@ impl Lowering<'_, '_> {
         })
     }
 
+    /// 1.0 in every lane, loaded from `Io::one` (see [`super::math`]) once
+    /// per function, in its entry block — which dominates every use, and
+    /// where the lowering of an earlier clause of the same function (a loop
+    /// region's driver lowers several) may have loaded it already.
+    pub(super) fn one(&mut self) -> Value {
+        if let Some(v) = self.one {
+            return v;
+        }
+        let io = self.io;
+        let func = &*self.b.func;
+        let entry = func
+            .layout
+            .entry_block()
+            .expect("a function being built has an entry");
+        let io_in_entry = matches!(func.dfg.value_def(io), ValueDef::Param(b, _) if b == entry);
+        let flags = MemFlagsData::trusted().with_readonly();
+        let v = if !io_in_entry {
+            // Not a parameter: made here, for this use alone.
+            let x = self
+                .b
+                .ins()
+                .load(types::F32, flags, io, io_offsets::ONE as i32);
+            return self.b.ins().splat(types::F32X4, x);
+        } else if let Some(v) = loaded_one(func, entry, io) {
+            v
+        } else if self.b.current_block() == Some(entry) {
+            let x = self
+                .b
+                .ins()
+                .load(types::F32, flags, io, io_offsets::ONE as i32);
+            self.b.ins().splat(types::F32X4, x)
+        } else {
+            // The entry block is filled: before its terminator.
+            let term = func.layout.last_inst(entry).expect("a filled block ends");
+            let mut pos = FuncCursor::new(self.b.func).at_inst(term);
+            let x = pos
+                .ins()
+                .load(types::F32, flags, io, io_offsets::ONE as i32);
+            pos.ins().splat(types::F32X4, x)
+        };
+        self.one = Some(v);
+        v
+    }
+
     /// The value memoised as `key` on this path, made by `make` first.
     pub(super) fn memoised(&mut self, key: Memo, make: impl FnOnce(&mut Self) -> Value) -> Value {
         if let Some(&v) = self.memo.get(&key) {
@@ -178,4 +224,29 @@ impl Lowering<'_, '_> {
             self.shuffle_bytes(hi01, hi23, [2, 3, 6, 7]),
         ]
     }
+}
+
+/// The splat of `Io::one` loaded from `io` in block `entry`, if there is one.
+fn loaded_one(func: &Function, entry: Block, io: Value) -> Option<Value> {
+    func.layout.block_insts(entry).find_map(|inst| {
+        let dfg = &func.dfg;
+        if dfg.insts[inst].opcode() != Opcode::Splat {
+            return None;
+        }
+        let [x] = *dfg.inst_args(inst) else {
+            return None;
+        };
+        let load = dfg.value_def(x).inst()?;
+        match dfg.insts[load] {
+            InstructionData::Load {
+                opcode: Opcode::Load,
+                arg,
+                offset,
+                ..
+            } if arg == io && i32::from(offset) == io_offsets::ONE as i32 => {
+                Some(dfg.first_result(inst))
+            }
+            _ => None,
+        }
+    })
 }
