@@ -22,7 +22,8 @@ use crate::regions::{LoopRegion, jump_target};
 use crate::state::{io_offsets, loop_exit, loop_offsets, offsets};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{
-    AbiParam, Block, FuncRef, InstBuilder, MemFlagsData, SigRef, Signature, Type, Value, types,
+    AbiParam, Block, BlockArg, FuncRef, InstBuilder, MemFlagsData, SigRef, Signature, Type, Value,
+    types,
 };
 use cranelift_frontend::FunctionBuilder;
 
@@ -35,15 +36,68 @@ struct Driver<'a, 'f> {
     st: Value,
     /// Blocks that return a code, filled at the end.
     leaves: Vec<(Block, u32)>,
+    /// The block that returns its parameter from the function.
+    exit: Block,
+    /// The runaway budget and the helper lanes (`LoopState::budget`,
+    /// `helper`), which no call changes: read once, in the entry block.
+    budget: Value,
+    helper: Value,
     /// [`region_jump`]'s signature, imported at its first call.
     jump_sig: Option<SigRef>,
+}
+
+/// What [`jump_wanted`] reads for `fc`: the ALU result, the predicate,
+/// the boolean constant. A jump function the same for both values of one
+/// of them does not read it (an ENDLOOP's, which always jumps, reads none).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct JumpNeeds {
+    pub(super) alu: bool,
+    pub(super) pred: bool,
+    pub(super) bools: bool,
+}
+
+/// The terms of `fc`'s jump function (§6.2) as (ALU literal, predicate
+/// literal, b condition): the lanes with that ALU result (any where
+/// `None`) and predicate value (any where `None`) want the jump when b
+/// satisfies the condition (1: b = 0, 2: b = 1, 3: either).
+fn jump_terms(fc: &Fc) -> Vec<(Option<u32>, Option<u32>, u32)> {
+    let f = |a: u32, q: u32| (u32::from(fc.func) >> (a * 4 + q * 2)) & 3;
+    let alu_moot = (0..2).all(|q| f(0, q) == f(1, q));
+    let alus: &[Option<u32>] = if alu_moot {
+        &[None]
+    } else {
+        &[Some(0), Some(1)]
+    };
+    let mut terms = Vec::new();
+    for &a in alus {
+        let fa = |q| f(a.unwrap_or(0), q);
+        if fa(0) == fa(1) {
+            terms.push((a, None, fa(0)));
+        } else {
+            terms.extend((0..2).map(|q| (a, Some(q), fa(q))));
+        }
+    }
+    terms.retain(|t| t.2 != 0);
+    terms
+}
+
+/// What [`jump_wanted`] reads for `fc`.
+pub(super) fn jump_needs(fc: &Fc) -> JumpNeeds {
+    let terms = jump_terms(fc);
+    JumpNeeds {
+        alu: terms.iter().any(|t| t.0.is_some()),
+        pred: terms.iter().any(|t| t.1.is_some()),
+        bools: terms.iter().any(|t| t.2 != 3),
+    }
 }
 
 /// The lanes that want `fc`'s jump (`exec_fc`'s jump function, §6.3), not
 /// yet restricted to the active lanes: `alu` and `pred` (the predicate
 /// channel `fc` reads, all ones when it reads none) are lane masks of one
 /// type — bits of an I32 word or lanes of an I32X4 — and `zero` is the
-/// empty mask of that type.
+/// empty mask of that type. Of `alu`, `pred` and `bools`, only what
+/// [`jump_needs`] asks for is read (the others may be any value of their
+/// type).
 pub(super) fn jump_wanted(
     b: &mut FunctionBuilder<'_>,
     fc: &Fc,
@@ -51,47 +105,50 @@ pub(super) fn jump_wanted(
     bools: Value,
 ) -> Value {
     let ty = b.func.dfg.value_type(zero);
-    let p = if fc.pred.1 { b.ins().bnot(pred) } else { pred };
-    let bit = b.ins().ushr_imm_s(bools, i64::from(fc.bool_addr & 31));
-    let bit = b.ins().band_imm_s(bit, 1);
+    let terms = jump_terms(fc);
+    let needs = jump_needs(fc);
+    let p = if needs.pred && fc.pred.1 {
+        b.ins().bnot(pred)
+    } else {
+        pred
+    };
+    let bit = needs.bools.then(|| {
+        let bit = b.ins().ushr_imm_s(bools, i64::from(fc.bool_addr & 31));
+        b.ins().band_imm_s(bit, 1)
+    });
     let mut want: Option<Value> = None;
-    for a in 0..2u32 {
-        let f = |q: u32| (u32::from(fc.func) >> (a * 4 + q * 2)) & 3;
-        // The same for both predicate values: the predicate is moot.
-        let moot = f(0) == f(1);
-        for q in 0..2u32 {
-            // Bits for b = 0 and b = 1 of this (alu, p) combination.
-            let f = f(q);
-            if f == 0 || (moot && q == 1) {
-                continue;
-            }
-            let am = if a == 1 { alu } else { b.ins().bnot(alu) };
-            let mut term = if moot {
-                am
+    for (a, q, f) in terms {
+        let am = a.map(|a| if a == 1 { alu } else { b.ins().bnot(alu) });
+        let pm = q.map(|q| if q == 1 { p } else { b.ins().bnot(p) });
+        let mut term = match (am, pm) {
+            (Some(am), Some(pm)) => Some(b.ins().band(am, pm)),
+            (m, None) | (None, m) => m,
+        };
+        if f != 3 {
+            // Only for one value of b: all ones when it holds.
+            let bit = bit.expect("read where a term depends on b");
+            let on = if f == 2 {
+                bit
             } else {
-                let pm = if q == 1 { p } else { b.ins().bnot(p) };
-                b.ins().band(am, pm)
+                b.ins().bxor_imm_s(bit, 1)
             };
-            if f != 3 {
-                // Only for one value of b: all ones when it holds.
-                let on = if f == 2 {
-                    bit
-                } else {
-                    b.ins().bxor_imm_s(bit, 1)
-                };
-                let on = b.ins().ineg(on);
-                let on = if ty.is_vector() {
-                    b.ins().splat(ty, on)
-                } else {
-                    on
-                };
-                term = b.ins().band(term, on);
-            }
-            want = Some(match want {
-                Some(w) => b.ins().bor(w, term),
-                None => term,
+            let on = b.ins().ineg(on);
+            let on = if ty.is_vector() {
+                b.ins().splat(ty, on)
+            } else {
+                on
+            };
+            term = Some(match term {
+                Some(t) => b.ins().band(t, on),
+                None => on,
             });
         }
+        // A term without a literal or condition holds for every lane.
+        let term = term.unwrap_or_else(|| b.ins().bnot(zero));
+        want = Some(match want {
+            Some(w) => b.ins().bor(w, term),
+            None => term,
+        });
     }
     want.unwrap_or(zero)
 }
@@ -109,27 +166,43 @@ impl Driver<'_, '_> {
             .store(MemFlagsData::trusted(), v, base, off as i32);
     }
 
-    /// A block that returns `kind << 16 | j` from the function.
-    fn leave(&mut self, kind: u32, j: usize) -> Block {
+    /// A block that returns `kind << 16 | j` from the function, whatever
+    /// its parameter (a failed call's status).
+    fn leave_block(&mut self, kind: u32, j: usize) -> Block {
         let block = self.b.create_block();
         self.leaves.push((block, (kind << 16) | j as u32));
         block
     }
 
+    /// `kind << 16 | j`, made in the current block, for a branch straight
+    /// to [`Driver::exit`] (no block of its own).
+    fn leave(&mut self, kind: u32, j: usize) -> BlockArg {
+        let code = (kind << 16) | j as u32;
+        self.b.ins().iconst(types::I32, i64::from(code)).into()
+    }
+
     /// The lanes that want to jump, as bits, not yet restricted to the
     /// active lanes.
     fn want(&mut self, fc: &Fc) -> Value {
-        let alu = self.load(types::I32, self.lanes, offsets::ALU_RESULT);
-        let pred = match fc.pred.0 {
-            Some(c) => self.load(
+        let needs = jump_needs(fc);
+        let zero = self.b.ins().iconst(types::I32, 0);
+        let alu = match needs.alu {
+            true => self.load(types::I32, self.lanes, offsets::ALU_RESULT),
+            false => zero,
+        };
+        let pred = match (needs.pred, fc.pred.0) {
+            (true, Some(c)) => self.load(
                 types::I32,
                 self.lanes,
                 offsets::PRED + 4 * usize::from(c & 3),
             ),
-            None => self.b.ins().iconst(types::I32, -1),
+            (true, None) => self.b.ins().iconst(types::I32, -1),
+            (false, _) => zero,
         };
-        let zero = self.b.ins().iconst(types::I32, 0);
-        let bools = self.load(types::I32, self.uni, io_offsets::BOOLS);
+        let bools = match needs.bools {
+            true => self.load(types::I32, self.uni, io_offsets::BOOLS),
+            false => zero,
+        };
         jump_wanted(self.b, fc, [alu, pred, zero], bools)
     }
 
@@ -143,30 +216,31 @@ impl Driver<'_, '_> {
         let before = self.leave(loop_exit::BEFORE, j);
         let any = self.b.create_block();
         let running = self.load(types::I32, lanes, offsets::RUNNING);
-        self.b.ins().brif(running, any, &[], before, &[]);
+        self.b.ins().brif(running, any, &[], self.exit, &[before]);
         self.b.switch_to_block(any);
         let executed = self.load(types::I64, st, loop_offsets::EXECUTED);
-        let budget = self.load(types::I64, st, loop_offsets::BUDGET);
+        let budget = self.budget;
         let executed = self.b.ins().iadd_imm_s(executed, n);
         let over = self
             .b
             .ins()
             .icmp(IntCC::UnsignedGreaterThan, executed, budget);
         let run = self.b.create_block();
-        self.b.ins().brif(over, before, &[], run, &[]);
+        self.b.ins().brif(over, self.exit, &[before], run, &[]);
         self.b.switch_to_block(run);
         self.store(executed, st, loop_offsets::EXECUTED);
-        let running = self.load(types::I32, lanes, offsets::RUNNING);
-        let helper = self.load(types::I32, st, loop_offsets::HELPER);
-        let live = self.b.ins().band_not(running, helper);
+        let live = self.b.ins().band_not(running, self.helper);
         let live = self.b.ins().popcnt(live);
         let live = self.b.ins().uextend(types::I64, live);
-        let add = self.b.ins().imul_imm_s(live, n);
+        let add = match n {
+            1 => live,
+            _ => self.b.ins().imul_imm_s(live, n),
+        };
         let pix = self.load(types::I64, st, loop_offsets::PIXEL_INSTRUCTIONS);
         let pix = self.b.ins().iadd(pix, add);
         self.store(pix, st, loop_offsets::PIXEL_INSTRUCTIONS);
         // Handed the failed call's status, which the code replaces.
-        let failed = self.leave(loop_exit::FAILED, j);
+        let failed = self.leave_block(loop_exit::FAILED, j);
         self.b.append_block_param(failed, types::I32);
         let term = self.b.create_block();
         match *f {
@@ -186,10 +260,10 @@ impl Driver<'_, '_> {
         self.b.switch_to_block(term);
     }
 
-    /// What clause `j`'s flow-control instruction starts from: the block
+    /// What clause `j`'s flow-control instruction starts from: the code
     /// that leaves it to the shim, the block that stays in the loop (to be
     /// filled), and the running and active lanes.
-    fn terminator(&mut self, j: usize) -> (Block, Block, Value, Value) {
+    fn terminator(&mut self, j: usize) -> (BlockArg, Block, Value, Value) {
         let at_term = self.leave(loop_exit::AT_TERM, j);
         let running = self.load(types::I32, self.lanes, offsets::RUNNING);
         let active = self.load(types::I32, self.lanes, offsets::ACTIVE);
@@ -217,7 +291,7 @@ impl Driver<'_, '_> {
         };
         let left = self.b.ins().band(entry_m, running);
         let left = self.b.ins().band_not(left, held);
-        self.b.ins().brif(left, stay, &[], at_term, &[]);
+        self.b.ins().brif(left, stay, &[], self.exit, &[at_term]);
         self.b.switch_to_block(stay);
         self.store(updated, st, slot);
         let active = self.b.ins().band_not(active0, want);
@@ -246,7 +320,7 @@ impl Driver<'_, '_> {
         let count = self.b.ins().iadd_imm_s(count, -1);
         let more = self.b.ins().icmp_imm_s(IntCC::NotEqual, count, 0);
         let again = self.b.ins().band(jump, more);
-        self.b.ins().brif(again, stay, &[], at_term, &[]);
+        self.b.ins().brif(again, stay, &[], self.exit, &[at_term]);
         self.b.switch_to_block(stay);
         self.store(active1, lanes, offsets::ACTIVE);
         let zero = self.b.ins().iconst(types::I32, 0);
@@ -287,7 +361,7 @@ impl Driver<'_, '_> {
             .icmp_imm_s(IntCC::Equal, went, i64::from(OVERFLOWS));
         let at_term = self.leave(loop_exit::AT_TERM, j);
         let decided = self.b.create_block();
-        self.b.ins().brif(over, at_term, &[], decided, &[]);
+        self.b.ins().brif(over, self.exit, &[at_term], decided, &[]);
         self.b.switch_to_block(decided);
         self.b.ins().brif(went, target, &[], next, &[]);
     }
@@ -318,6 +392,13 @@ pub(crate) fn lower_loop(
     let exit = b.create_block();
     b.append_block_param(exit, types::I32);
     let pre: Vec<Block> = region.clauses.iter().map(|_| b.create_block()).collect();
+    let trusted = MemFlagsData::trusted();
+    let budget = b
+        .ins()
+        .load(types::I64, trusted, params[3], loop_offsets::BUDGET as i32);
+    let helper = b
+        .ins()
+        .load(types::I32, trusted, params[3], loop_offsets::HELPER as i32);
     b.ins().jump(pre[0], &[]);
     let mut d = Driver {
         b,
@@ -326,6 +407,9 @@ pub(crate) fn lower_loop(
         io: params[2],
         st: params[3],
         leaves: Vec::new(),
+        exit,
+        budget,
+        helper,
         jump_sig: None,
     };
     for (j, &ci) in region.clauses.iter().enumerate() {
@@ -337,7 +421,7 @@ pub(crate) fn lower_loop(
             // A branch region leaves its last clause's terminator to the
             // shim.
             let at_term = d.leave(loop_exit::AT_TERM, j);
-            d.b.ins().jump(at_term, &[]);
+            d.b.ins().jump(d.exit, &[at_term]);
             continue;
         }
         let Term::Fc { fc, .. } = &clause.term else {
