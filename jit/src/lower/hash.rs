@@ -1,8 +1,9 @@
 //! A fast hash for the lowering's own maps (memoised values, register
 //! files, operation orders): their keys are small integers and entity
 //! numbers made by ctm itself, so a multiply-rotate hash serves them, where
-//! the standard library's keyed hash cost about 4% of a quick compile
-//! (`docs/compile.md`).
+//! the standard library's keyed hash took about 4% of the instructions of
+//! a quick compile of a straight kernel (`docs/compile.md`, "Counted in
+//! instructions").
 
 use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};

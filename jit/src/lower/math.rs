@@ -2,14 +2,15 @@
 //!
 //! Every function here mirrors the scalar function of the same name in
 //! `fp.rs` operation for operation — the same IEEE operations on the same
-//! operands in the same order — but where a function says which exact step
-//! it makes differently (an exponent changed as an integer where `fp.rs`
-//! scales by a power of two). Compiled code runs with MXCSR.DAZ set, which
-//! is exactly `fp::daz` on every arithmetic and comparison input; results
-//! are flushed only where a pattern becomes observable (`omod`/`canon`, as
-//! `x · 1` under DAZ), never through MXCSR.FTZ, whose tininess-after-rounding
-//! rule differs from [`crate::fp::ftz`] in a one-ulp window below 2^-126.
-//! Lane masks are I32X4 (all ones / all zeros per lane).
+//! operands in the same order — except where a function says which step
+//! it makes differently with the same exact result (an exponent changed as
+//! an integer where `fp.rs` scales by a power of two). Compiled code runs
+//! with MXCSR.DAZ set, which is exactly `fp::daz` on every arithmetic and
+//! comparison input; results are flushed only where a pattern becomes
+//! observable (`omod`/`canon`, as `x · 1` under DAZ), never through
+//! MXCSR.FTZ, whose tininess-after-rounding rule differs from
+//! [`crate::fp::ftz`] in a one-ulp window below 2^-126. Lane masks are
+//! I32X4 (all ones / all zeros per lane).
 
 use super::Lowering;
 use super::values::Memo;
