@@ -83,7 +83,11 @@ fn jump_terms(fc: &Fc) -> Vec<(Option<u32>, Option<u32>, u32)> {
 
 /// What [`jump_wanted`] reads for `fc`.
 pub(super) fn jump_needs(fc: &Fc) -> JumpNeeds {
-    let terms = jump_terms(fc);
+    needs_of(&jump_terms(fc))
+}
+
+/// What the jump function's `terms` read.
+fn needs_of(terms: &[(Option<u32>, Option<u32>, u32)]) -> JumpNeeds {
     JumpNeeds {
         alu: terms.iter().any(|t| t.0.is_some()),
         pred: terms.iter().any(|t| t.1.is_some()),
@@ -106,7 +110,7 @@ pub(super) fn jump_wanted(
 ) -> Value {
     let ty = b.func.dfg.value_type(zero);
     let terms = jump_terms(fc);
-    let needs = jump_needs(fc);
+    let needs = needs_of(&terms);
     let p = if needs.pred && fc.pred.1 {
         b.ins().bnot(pred)
     } else {
