@@ -14,6 +14,7 @@
 use crate::common;
 
 use common::both;
+use ctm::Tier;
 use ctm::fp;
 use ctm::interp::Interpreter;
 use ctm::jit::JitEngine;
@@ -221,7 +222,8 @@ alu r3.rgb = frc.x8(s0) | r3.a = cos.d2(s0) src0=r1",
 }
 
 /// Every 32-bit pattern through `alpha` (alpha unit) and `rgb` (RGB unit)
-/// on the interpreter and the JIT engines, their lanes filled directly;
+/// on the interpreter and the JIT's quick and optimised code (quick code
+/// calls the transcendentals out of line), their lanes filled directly;
 /// fails on any pattern whose results differ.
 fn exhaustive(name: &str, alpha: &str, rgb: &str) {
     if !common::jit_available() {
@@ -253,14 +255,21 @@ fn exhaustive(name: &str, alpha: &str, rgb: &str) {
                     let uniforms = Uniforms::default();
                     let pixels = [(0, 0); LANES];
                     let mut interp = Interpreter::new();
-                    let mut jit = JitEngine::new(ctm::JitOptions::default());
                     interp.prepare(program).unwrap();
-                    jit.prepare(program).unwrap();
-                    let mut a = Lanes::new_boxed();
-                    let mut b = Lanes::new_boxed();
+                    let mut jits = [Tier::Quick, Tier::Optimised].map(|tier| {
+                        let mut jit = JitEngine::new(ctm::JitOptions {
+                            tier,
+                            ..Default::default()
+                        });
+                        jit.prepare(program).unwrap();
+                        (jit, Lanes::new_boxed())
+                    });
+                    let mut want = Lanes::new_boxed();
                     let mut bad = 0u64;
                     for call in (t..calls).step_by(threads as usize) {
-                        for lanes in [&mut a, &mut b] {
+                        let lanes =
+                            std::iter::once(&mut want).chain(jits.iter_mut().map(|j| &mut j.1));
+                        for lanes in lanes {
                             lanes.reset(ctm_jit::state::GROUP_QUADS as u32, 64);
                             let all = ctm_jit::state::ALL_LANES;
                             (lanes.running, lanes.active) = (all, all);
@@ -280,27 +289,13 @@ fn exhaustive(name: &str, alpha: &str, rgb: &str) {
                             hazards: None,
                             pixels: &pixels,
                         };
-                        interp.run_clause(program, 0, &mut a, &mut ctx).unwrap();
-                        {
-                            let _daz = ctm_jit::host::DazGuard::new(true);
-                            jit.run_clause(program, 0, &mut b, &mut ctx).unwrap();
-                        }
-                        if a.temps[32..64] != b.temps[32..64] {
-                            for r in 32..64 {
-                                for c in 0..4 {
-                                    for l in 0..LANES {
-                                        if a.temps[r][c][l] != b.temps[r][c][l] && bad < 10 {
-                                            eprintln!(
-                                                "{name}: input {:#010x}: interp {:#010x}, jit {:#010x}",
-                                                a.temps[r - 32][c][l],
-                                                a.temps[r][c][l],
-                                                b.temps[r][c][l]
-                                            );
-                                        }
-                                        bad += u64::from(a.temps[r][c][l] != b.temps[r][c][l]);
-                                    }
-                                }
+                        interp.run_clause(program, 0, &mut want, &mut ctx).unwrap();
+                        for (jit, got) in &mut jits {
+                            {
+                                let _daz = ctm_jit::host::DazGuard::new(true);
+                                jit.run_clause(program, 0, got, &mut ctx).unwrap();
                             }
+                            bad += differences(name, &want, got, bad);
                         }
                     }
                     bad
@@ -309,8 +304,32 @@ fn exhaustive(name: &str, alpha: &str, rgb: &str) {
             .collect();
         handles.into_iter().map(|h| h.join().unwrap()).sum()
     });
-    eprintln!("{name}: 2^32 inputs, {bad} differ");
+    eprintln!("{name}: 2^32 inputs, quick and optimised code, {bad} results differ");
     assert_eq!(bad, 0, "{name}");
+}
+
+/// The results (r32–r63) of `got` that differ from `want`'s, the first
+/// ten of a thread (`so_far` counts them) printed.
+fn differences(name: &str, want: &Lanes, got: &Lanes, so_far: u64) -> u64 {
+    if want.temps[32..64] == got.temps[32..64] {
+        return 0;
+    }
+    let mut bad = 0;
+    for r in 32..64 {
+        for c in 0..4 {
+            for l in 0..ctm_jit::state::GROUP_LANES {
+                let (a, b) = (want.temps[r][c][l], got.temps[r][c][l]);
+                if a != b && so_far + bad < 10 {
+                    eprintln!(
+                        "{name}: input {:#010x}: interp {a:#010x}, jit {b:#010x}",
+                        want.temps[r - 32][c][l],
+                    );
+                }
+                bad += u64::from(a != b);
+            }
+        }
+    }
+    bad
 }
 
 #[test]

@@ -2,11 +2,14 @@
 //! bodies and how lookups reach memory), the guard that turns a lowering
 //! panic into a reason, and defining it in a module.
 
+use super::outline::outlined_for;
 use super::{JitError, JitOptions, OptLevel};
 use crate::host::check_features;
 use crate::ir::{FcOp, Program, Term};
 use crate::lanewise::lanewise;
-use crate::lower::{Body, Lookups, PcMarks, has_full_body, lookups_of, lower_clause};
+use crate::lower::{
+    Body, Lookups, OutlinedSource, PcMarks, has_full_body, lookups_of, lower_clause,
+};
 use crate::regions::LoopRegion;
 use crate::state::ClauseFn;
 use cranelift_codegen::Context;
@@ -132,7 +135,7 @@ pub(super) fn build_function(
     func.clear();
     func.name = UserFuncName::user(0, ci as u32);
     func.signature = clause_signature(module);
-    guarded(fctx, |fctx| {
+    guarded(fctx, outlined_for(module.isa()), |fctx| {
         let mut b = FunctionBuilder::new(func, fctx);
         let ptr = module.target_config().pointer_type();
         let cc = module.target_config().default_call_conv;
@@ -149,14 +152,18 @@ pub(super) fn build_function(
     })
 }
 
-/// Runs `lower` (which builds a function's CLIF with `fctx`); a panic there
-/// — a bug in ctm's lowering — becomes an error naming the instruction the
-/// lowering was at, and `fctx` is replaced by a fresh one.
+/// Runs `lower` (which builds a function's CLIF with `fctx`), its
+/// transcendentals calls to `outlined`'s functions where given (quick code:
+/// [`super::outline`]); a panic there — a bug in ctm's lowering — becomes
+/// an error naming the instruction the lowering was at, and `fctx` is
+/// replaced by a fresh one.
 pub(super) fn guarded<T>(
     fctx: &mut FunctionBuilderContext,
+    outlined: Option<OutlinedSource>,
     lower: impl FnOnce(&mut FunctionBuilderContext) -> T,
 ) -> Result<T, String> {
     crate::lower::take_lowering_at();
+    let _outlining = crate::lower::outlining(outlined);
     let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| lower(&mut *fctx)));
     r.map_err(|payload| {
         *fctx = FunctionBuilderContext::new();

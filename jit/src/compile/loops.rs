@@ -284,7 +284,8 @@ fn loop_function(
     sig.params
         .push(AbiParam::new(module.target_config().pointer_type()));
     let mut func = Function::with_name_signature(UserFuncName::user(1, index), sig);
-    guarded(fctx, |fctx| {
+    let outlined = super::outline::outlined_for(module.isa());
+    guarded(fctx, outlined, |fctx| {
         let mut b = FunctionBuilder::new(&mut func, fctx);
         build(&mut b, module);
         b.finalize(module.target_config());

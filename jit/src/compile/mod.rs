@@ -451,6 +451,7 @@ mod later;
 mod loops;
 mod memory;
 mod options;
+mod outline;
 mod print;
 mod strip;
 mod tier;

@@ -27,7 +27,7 @@ pub enum OptLevel {
 
 /// Which code a program runs: code compiled quickly, code compiled with
 /// every optimisation, or the first until the program proves hot
-/// (`docs/design.md`, "Tiered compilation").
+/// (`docs/compile.md`, "Tiered compilation").
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Tier {
     /// Quick code first; once a program's quick code has run about as long

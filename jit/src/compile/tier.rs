@@ -1,4 +1,4 @@
-//! Tiered compilation (`docs/design.md`, "Tiered compilation"): a program
+//! Tiered compilation (`docs/compile.md`, "Tiered compilation"): a program
 //! compiled with [`Tier::Tiered`] runs quick code first; the engines
 //! running it report the work that code does ([`Compiled::add_work`]), and
 //! once it has done about as much as compiling it cost, one of them starts
@@ -8,8 +8,10 @@
 //! and the cache hands it out from then on.
 //!
 //! Both tiers come from the same lowering of the same program and differ
-//! only in Cranelift's register allocation and optimisation, so they
-//! compute the same bits, and a run may switch between groups.
+//! only in Cranelift's register allocation and optimisation, and in quick
+//! code calling EX2, LN2, SIN and COS out of line (functions built by the
+//! same lowering: `crate::lower`'s `outline`), so they compute the same
+//! bits, and a run may switch between groups.
 
 use super::{CodeCache, Compiled, JitOptions, Tier};
 use crate::ir::Program;

@@ -33,6 +33,7 @@ mod lazy;
 mod masks;
 mod math;
 mod order;
+mod outline;
 mod region;
 mod shape;
 mod strip;
@@ -51,6 +52,7 @@ use cranelift_codegen::ir::{
 };
 use cranelift_frontend::FunctionBuilder;
 pub(crate) use driver::{Body as DriverBody, lower_loop};
+pub(crate) use outline::{OUTLINED, OutlinedSource, lower_outlined, outlined_signature, outlining};
 pub(crate) use region::lower_lanewise;
 pub(crate) use shape::{
     batch_quads, direct_inputs, has_full_body, lookups_of, needs_whole_group, region_looks_up,
@@ -143,6 +145,9 @@ pub(crate) struct Lowering<'a, 'f> {
     helpers: Option<Vec<Value>>,
     /// `Program::uncached_unorm`, for a clause's uncached writes ([`umrt`]).
     uncached_unorm: Option<bool>,
+    /// How EX2, LN2, SIN and COS are made (quick code calls them:
+    /// [`outline`]).
+    outline: outline::Outline,
 }
 
 /// Which bodies a clause's function has.
@@ -402,6 +407,7 @@ impl<'a, 'f> Lowering<'a, 'f> {
             whole: false,
             helpers: None,
             uncached_unorm: None,
+            outline: outline::Outline::now(),
         }
     }
 }

@@ -198,18 +198,16 @@ impl Lowering<'_, '_> {
                 let q = self.each_of(&[&va], |l, k| l.clamp(va[k], va[k]));
                 self.set_lazy(dst, q, Lazy::No);
             }
-            Unary::Frc | Unary::Ex2 | Unary::Ln2 | Unary::Rcp | Unary::Rsq => {
+            Unary::Frc | Unary::Rcp | Unary::Rsq => {
                 let q = self.each_of(&[&va], |l, k| match op {
                     Unary::Frc => l.frc(va[k]),
-                    Unary::Ex2 => l.ex2(va[k]),
-                    Unary::Ln2 => l.ln2(va[k]),
                     Unary::Rcp => l.rcp(va[k]),
                     _ => l.rsq(va[k]),
                 });
                 self.set_lazy(dst, q, Lazy::No);
             }
-            Unary::Sin | Unary::Cos => {
-                let q = self.each_of(&[&va], |l, k| l.sincos(va[k], op == Unary::Cos));
+            Unary::Ex2 | Unary::Ln2 | Unary::Sin | Unary::Cos => {
+                let q = self.each_of(&[&va], |l, k| l.transcendental(op, va[k]));
                 self.set_lazy(dst, q, Lazy::No);
             }
         }
