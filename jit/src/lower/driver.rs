@@ -257,8 +257,11 @@ impl Driver<'_, '_> {
             }
             Body::Inline { w, program } => {
                 let args = [lanes, self.uni, self.io];
-                let lookups = lookups_of(clause);
-                inline_clause(self.b, clause, w, (lookups, program), args, (term, failed));
+                let parts = (lookups_of(clause), program);
+                let can_fail = inline_clause(self.b, clause, w, parts, args, (term, failed));
+                if !can_fail {
+                    self.leaves.retain(|&(b, _)| b != failed);
+                }
             }
         }
         self.b.switch_to_block(term);

@@ -21,8 +21,13 @@ use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Value, types};
 
 /// Lane masks of the batch, one I32X4 per quad, and which changed.
 pub(super) struct Masks {
+    /// Running and active lanes, each on its own, where the clause reads
+    /// them so (a write to inactive lanes, a kill); else empty.
     pub(super) running: Vec<Value>,
     pub(super) active: Vec<Value>,
+    /// Running and active lanes together, where the clause reads only
+    /// them; else empty.
+    both: Vec<Value>,
     pub(super) killed: Vec<Value>,
     pub(super) pred: [Vec<Value>; 4],
     pub(super) alu: Vec<Value>,
@@ -124,14 +129,31 @@ impl Lowering<'_, '_> {
             if used { l.mask_vecs(off) } else { Vec::new() }
         };
         let pred = [0, 1, 2, 3].map(|c| load(self, pred_used[c], offsets::PRED + 4 * c));
-        // The batch loop's test read the running and active words already.
-        let [running, active] = match self.batch_bits {
+        // The batch loop's test read the running and active words already
+        // and took their intersection.
+        let [running, active, both] = match self.batch_bits {
             Some(words) => words,
-            None => [offsets::RUNNING, offsets::ACTIVE].map(|off| self.load_bits(off)),
+            None => {
+                let [r, a] = [offsets::RUNNING, offsets::ACTIVE].map(|off| self.load_bits(off));
+                [r, a, self.b.ins().band(r, a)]
+            }
+        };
+        // Only writes to inactive lanes and kills read running and active
+        // apart; every other gate reads their intersection.
+        let apart = kills || super::writes_inactive(clause);
+        let (running, active, both) = if apart {
+            (
+                self.quad_masks(running),
+                self.quad_masks(active),
+                Vec::new(),
+            )
+        } else {
+            (Vec::new(), Vec::new(), self.quad_masks(both))
         };
         Masks {
-            running: self.quad_masks(running),
-            active: self.quad_masks(active),
+            running,
+            active,
+            both,
             killed: load(self, kills, offsets::KILLED),
             pred,
             alu: load(self, alu_used, offsets::ALU_RESULT),
@@ -212,8 +234,7 @@ impl Lowering<'_, '_> {
         if let Some((_, lanes)) = m.gates.iter().find(|(g, _)| *g == gate) {
             return lanes.clone();
         }
-        let running = m.running.clone();
-        let active = m.active.clone();
+        let (running, active, both) = (m.running.clone(), m.active.clone(), m.both.clone());
         let pred = gate
             .pred
             .map(|(c, inv)| (m.pred[usize::from(c & 3)].clone(), inv));
@@ -221,6 +242,8 @@ impl Lowering<'_, '_> {
             .map(|k| {
                 let mut e = if gate.inactive {
                     running[k]
+                } else if let Some(&both) = both.get(k) {
+                    both
                 } else {
                     self.b.ins().band(running[k], active[k])
                 };

@@ -118,14 +118,18 @@ pub(crate) struct Lowering<'a, 'f> {
     memo: values::Memos,
     masks: Option<Masks>,
     host_sig: SigRef,
+    /// Where a failed runtime call goes (one I32 parameter: its status),
+    /// and whether the code has such a call.
     err: Block,
+    err_used: bool,
     marks: PcMarks,
     /// 1.0 in every lane, loaded from `Io::one` (see [`math`]) once used:
     /// [`Lowering::one`].
     one: Option<Value>,
-    /// The running and active words the batch loop tested, for the masks
-    /// of the batch it runs (set inside a clause's batch loop alone).
-    batch_bits: Option<[Value; 2]>,
+    /// The running and active words the batch loop tested and their
+    /// intersection, for the masks of the batch it runs (set inside a
+    /// clause's batch loop alone).
+    batch_bits: Option<[Value; 3]>,
     /// The bits of values defined by `Op::Imm`.
     imm: Vec<Option<u32>>,
     /// Values defined as the negation (`Unary::Neg`) of another.
@@ -216,7 +220,8 @@ pub(crate) fn lower_clause(
 /// Builds the general body of `clause` into the current block of `b` (a
 /// loop region's driver) for the group at `lanes` with `uni` and `io`: on
 /// to `ok` when done, to `err` (one I32 parameter) with the status of a
-/// runtime call that failed. `w` as for [`lower_clause`].
+/// runtime call that failed. `w` as for [`lower_clause`]. False where the
+/// body makes no runtime call (nothing goes to `err`).
 pub(crate) fn inline_clause(
     b: &mut FunctionBuilder<'_>,
     clause: &Clause,
@@ -224,12 +229,13 @@ pub(crate) fn inline_clause(
     (lookups, program): (Lookups, &crate::ir::Program),
     args: [Value; 3],
     (ok, err): (Block, Block),
-) {
+) -> bool {
     let ptr = b.func.dfg.value_type(args[0]);
     let call_conv = b.func.signature.call_conv;
     let parts = (lookups, program);
     let mut l = Lowering::for_clause(b, clause, w, parts, (ptr, call_conv), args, Some(err));
     l.clause_body(clause, Body::General, ok);
+    l.err_used
 }
 
 /// Whether `clause`'s operations neither write nor call anything (an
@@ -316,8 +322,8 @@ impl<'a, 'f> Lowering<'a, 'f> {
         let running = l.load_bits(offsets::RUNNING);
         let active = l.load_bits(offsets::ACTIVE);
         // The batch's running-and-active bits (also the full-batch test).
-        let both = l.b.ins().band(running, active);
-        let both = l.b.ins().ushr(both, l.lane0);
+        let both_word = l.b.ins().band(running, active);
+        let both = l.b.ins().ushr(both_word, l.lane0);
         let both = l.b.ins().band_imm_s(both, batch);
         let live = if writes_inactive {
             let r = l.b.ins().ushr(running, l.lane0);
@@ -329,7 +335,7 @@ impl<'a, 'f> Lowering<'a, 'f> {
         l.b.ins().brif(live, work, &[], head, &[next.into()]);
 
         l.b.switch_to_block(work);
-        l.batch_bits = Some([running, active]);
+        l.batch_bits = Some([running, active, both_word]);
         if bodies == Body::Full {
             l.full_batch(clause);
             l.b.ins().jump(head, &[next.into()]);
@@ -396,6 +402,7 @@ impl<'a, 'f> Lowering<'a, 'f> {
             masks: None,
             host_sig,
             err,
+            err_used: false,
             marks: Vec::new(),
             one: None,
             batch_bits: None,
@@ -452,9 +459,12 @@ impl Lowering<'_, '_> {
         self.b.switch_to_block(exit);
         let ok = self.b.ins().iconst(types::I32, 0);
         self.b.ins().return_(&[ok]);
-        self.b.switch_to_block(self.err);
-        let status = self.b.block_params(self.err)[0];
-        self.b.ins().return_(&[status]);
+        // No runtime call, no failure to return.
+        if self.err_used {
+            self.b.switch_to_block(self.err);
+            let status = self.b.block_params(self.err)[0];
+            self.b.ins().return_(&[status]);
+        }
         self.b.seal_all_blocks();
     }
 
@@ -546,6 +556,7 @@ impl Lowering<'_, '_> {
         self.b
             .ins()
             .brif(status, self.err, &[status.into()], cont, &[]);
+        self.err_used = true;
         self.b.switch_to_block(cont);
     }
 
