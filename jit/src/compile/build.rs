@@ -135,7 +135,7 @@ pub(super) fn build_function(
     func.clear();
     func.name = UserFuncName::user(0, ci as u32);
     func.signature = clause_signature(module);
-    guarded(fctx, outlined_for(module.isa()), |fctx| {
+    guarded(fctx, outlined_for(module.isa(), program), |fctx| {
         let mut b = FunctionBuilder::new(func, fctx);
         let ptr = module.target_config().pointer_type();
         let cc = module.target_config().default_call_conv;

@@ -152,7 +152,7 @@ fn driver_function(
     (program, region, fns): (&Program, &LoopRegion, &[Option<FuncId>]),
     opts: JitOptions,
 ) -> Result<Function, String> {
-    loop_function(module, fctx, index, |b, module| {
+    loop_function(module, fctx, (index, program), |b, module| {
         let bodies: Vec<_> = fns
             .iter()
             .map(|id| match id {
@@ -272,19 +272,20 @@ pub(super) fn lanewise_quads(lw: &Lanewise, quick: bool, looks_up: bool) -> usiz
     }
 }
 
-/// A function with the [`LoopFn`] signature (user index `index`), built by
-/// `build`; a lowering that panics (a bug in ctm) is the error.
+/// A function of `program` with the [`LoopFn`] signature (user index
+/// `index`), built by `build`; a lowering that panics (a bug in ctm) is
+/// the error.
 fn loop_function(
     module: &mut JITModule,
     fctx: &mut FunctionBuilderContext,
-    index: u32,
+    (index, program): (u32, &Program),
     build: impl FnOnce(&mut FunctionBuilder<'_>, &mut JITModule),
 ) -> Result<Function, String> {
     let mut sig = clause_signature(module);
     sig.params
         .push(AbiParam::new(module.target_config().pointer_type()));
     let mut func = Function::with_name_signature(UserFuncName::user(1, index), sig);
-    let outlined = super::outline::outlined_for(module.isa());
+    let outlined = super::outline::outlined_for(module.isa(), program);
     guarded(fctx, outlined, |fctx| {
         let mut b = FunctionBuilder::new(&mut func, fctx);
         build(&mut b, module);
@@ -310,7 +311,7 @@ pub(super) fn lanewise_function(
     };
     let ptr = module.target_config().pointer_type();
     let cc = module.target_config().default_call_conv;
-    loop_function(module, fctx, index, |b, _| {
+    loop_function(module, fctx, (index, program), |b, _| {
         lower_lanewise(b, program, region, lw, w, ptr, cc)
     })
 }

@@ -1,10 +1,11 @@
 //! The process's outlined transcendentals (`crate::lower`'s `outline`):
 //! each compiled for speed, in a module of its own, the first time quick
-//! code calls it, and kept for the process.
+//! code of a program that uses it often enough calls it, and kept for the
+//! process.
 
 use super::OptLevel;
 use super::build::{build_isa, define, guarded, new_module};
-use crate::ir::Unary;
+use crate::ir::{Op, Program, Unary};
 use crate::lower::{
     OUTLINED, OutlinedSource, lower_outlined, lowering_at, outlined_signature, take_lowering_at,
 };
@@ -16,18 +17,43 @@ use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 use cranelift_module::Module;
 use std::sync::OnceLock;
 
-/// Where code compiled with `isa` gets its outlined functions: quick code
-/// (single-pass register allocation) calls them, other code makes its
-/// transcendentals inline.
-pub(super) fn outlined_for(isa: &dyn TargetIsa) -> Option<OutlinedSource> {
-    (isa.flags().regalloc_algorithm() == RegallocAlgorithm::SinglePass).then_some(process_outlined)
+/// Uses of an operation in a program from which quick code compiles its
+/// function rather than making it inline: an outlined function costs
+/// 190–370 µs to compile, a use inline about 24 µs more than a call
+/// (`docs/compile.md`, "Transcendentals out of line").
+const WORTH_COMPILING: usize = 8;
+
+/// Where code of `program` compiled with `isa` gets its outlined
+/// functions: quick code (single-pass register allocation) calls those the
+/// process has and those `program` uses often enough to compile; other
+/// code makes its transcendentals inline.
+pub(super) fn outlined_for(isa: &dyn TargetIsa, program: &Program) -> Option<OutlinedSource> {
+    if isa.flags().regalloc_algorithm() != RegallocAlgorithm::SinglePass {
+        return None;
+    }
+    let mut uses = [0usize; 4];
+    for n in program.clauses.iter().flat_map(|c| &c.nodes) {
+        if let Op::Unary { op, .. } = n.op
+            && let Some(k) = OUTLINED.iter().position(|&o| o == op)
+        {
+            uses[k] += 1;
+        }
+    }
+    Some(OutlinedSource {
+        get: process_outlined,
+        worth: uses.map(|u| u >= WORTH_COMPILING),
+    })
 }
 
-/// The address of the process's outlined `op` (one of [`OUTLINED`]),
-/// compiled on the first call; `None` where it could not be compiled.
-fn process_outlined(op: Unary) -> Option<usize> {
+/// The address of the process's outlined `op` (one of [`OUTLINED`]), if
+/// compiled, or compiled now where `compile`; `None` where it is not (or
+/// could not be).
+fn process_outlined(op: Unary, compile: bool) -> Option<usize> {
     static FNS: [OnceLock<Option<usize>>; 4] = [const { OnceLock::new() }; 4];
     let k = OUTLINED.iter().position(|&o| o == op)?;
+    if !compile {
+        return FNS[k].get().copied().flatten();
+    }
     *FNS[k].get_or_init(|| {
         // Asked for in the middle of another function's lowering: keep
         // its place for a report.

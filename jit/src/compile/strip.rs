@@ -156,7 +156,8 @@ fn compile_strip(
     // A strip has the clause functions' ABI: three pointers in, a status out.
     ctx.func.name = UserFuncName::user(2, 0);
     ctx.func.signature = clause_signature(&module);
-    guarded(fctx, super::outline::outlined_for(module.isa()), |fctx| {
+    let outlined = super::outline::outlined_for(module.isa(), program);
+    guarded(fctx, outlined, |fctx| {
         let mut b = FunctionBuilder::new(&mut ctx.func, fctx);
         let ptr = module.target_config().pointer_type();
         let cc = module.target_config().default_call_conv;

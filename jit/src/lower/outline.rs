@@ -4,9 +4,9 @@
 //! EX2, LN2, SIN and COS expand to 45–57 Cranelift instructions each
 //! ([`super::math`]), and a quick compile pays for every one at every use.
 //! Quick code calls one function per operation instead, each compiled once
-//! per process, the first time quick code needs it, by the same lowering
-//! ([`lower_outlined`]): the same instructions on the same operand, so the
-//! same bits.
+//! per process, the first time quick code of a program that uses it often
+//! needs it, by the same lowering ([`lower_outlined`]): the same
+//! instructions on the same operand, so the same bits.
 
 use super::Lowering;
 use crate::ir::Unary;
@@ -18,12 +18,20 @@ use std::cell::Cell;
 /// The operations called out of line.
 pub(crate) const OUTLINED: [Unary; 4] = [Unary::Ex2, Unary::Ln2, Unary::Sin, Unary::Cos];
 
-/// Where a lowering gets the outlined function of an operation of
-/// [`OUTLINED`]: its address (compiled code that lives as long as the
-/// process, with [`outlined_signature`]), compiled on the first call;
-/// `None` where it could not be compiled (the lowering then makes that
-/// operation inline).
-pub(crate) type OutlinedSource = fn(Unary) -> Option<usize>;
+/// Where a lowering gets the outlined functions (compiled code that lives
+/// as long as the process, with [`outlined_signature`]), and which of them
+/// the program uses often enough to compile.
+#[derive(Clone, Copy)]
+pub(crate) struct OutlinedSource {
+    /// The address of the function of `op` (one of [`OUTLINED`]): compiled
+    /// already, or compiled now where asked to (`true`); `None` otherwise,
+    /// or where it could not be compiled (the lowering then makes that
+    /// operation inline).
+    pub(crate) get: fn(Unary, bool) -> Option<usize>,
+    /// Per operation of [`OUTLINED`], whether to compile its function
+    /// where no quick code has yet.
+    pub(crate) worth: [bool; 4],
+}
 
 thread_local! {
     /// The source of outlined functions for lowerings on this thread
@@ -52,8 +60,8 @@ impl Drop for OutliningGuard {
 pub(super) enum Outline {
     /// Inline.
     Inline,
-    /// Calls to the functions of this source, with this signature once
-    /// imported into the function.
+    /// Calls to the functions of this source (where it has them), with
+    /// this signature once imported into the function.
     Calls(OutlinedSource, Option<SigRef>),
 }
 
@@ -98,7 +106,11 @@ impl Lowering<'_, '_> {
         let Outline::Calls(source, sig) = self.outline else {
             return self.inline_transcendental(op, x);
         };
-        let Some(addr) = source(op) else {
+        let k = OUTLINED
+            .iter()
+            .position(|&o| o == op)
+            .expect("an outlined operation");
+        let Some(addr) = (source.get)(op, source.worth[k]) else {
             return self.inline_transcendental(op, x);
         };
         let sig = sig.unwrap_or_else(|| {
