@@ -7,7 +7,8 @@ use super::OptLevel;
 use super::build::{build_isa, define, guarded, new_module};
 use crate::ir::{Op, Program, Unary};
 use crate::lower::{
-    OUTLINED, OutlinedSource, lower_outlined, lowering_at, outlined_signature, take_lowering_at,
+    OutlinedSource, lower_outlined, lowering_at, outlined_index, outlined_signature,
+    take_lowering_at,
 };
 use cranelift_codegen::Context;
 use cranelift_codegen::ir::UserFuncName;
@@ -34,7 +35,7 @@ pub(super) fn outlined_for(isa: &dyn TargetIsa, program: &Program) -> Option<Out
     let mut uses = [0usize; 4];
     for n in program.clauses.iter().flat_map(|c| &c.nodes) {
         if let Op::Unary { op, .. } = n.op
-            && let Some(k) = OUTLINED.iter().position(|&o| o == op)
+            && let Some(k) = outlined_index(op)
         {
             uses[k] += 1;
         }
@@ -45,12 +46,12 @@ pub(super) fn outlined_for(isa: &dyn TargetIsa, program: &Program) -> Option<Out
     })
 }
 
-/// The address of the process's outlined `op` (one of [`OUTLINED`]), if
-/// compiled, or compiled now where `compile`; `None` where it is not (or
-/// could not be).
+/// The address of the process's outlined `op` (one that `outlined_index`
+/// places), if compiled, or compiled now where `compile`; `None` where it
+/// is not (or could not be).
 fn process_outlined(op: Unary, compile: bool) -> Option<usize> {
     static FNS: [OnceLock<Option<usize>>; 4] = [const { OnceLock::new() }; 4];
-    let k = OUTLINED.iter().position(|&o| o == op)?;
+    let k = outlined_index(op)?;
     if !compile {
         return FNS[k].get().copied().flatten();
     }
@@ -66,8 +67,8 @@ fn process_outlined(op: Unary, compile: bool) -> Option<usize> {
     })
 }
 
-/// Compiles `op` (the `k`th of [`OUTLINED`]) for speed, in a module kept
-/// for the process.
+/// Compiles `op` (the `k`th outlined operation) for speed, in a module
+/// kept for the process.
 fn compile_outlined(op: Unary, k: usize) -> Result<usize, String> {
     let isa = build_isa(OptLevel::Speed, false).map_err(|e| e.to_string())?;
     let mut module = new_module(isa);

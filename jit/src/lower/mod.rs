@@ -54,7 +54,9 @@ use cranelift_codegen::ir::{
 };
 use cranelift_frontend::FunctionBuilder;
 pub(crate) use driver::{Body as DriverBody, lower_loop};
-pub(crate) use outline::{OUTLINED, OutlinedSource, lower_outlined, outlined_signature, outlining};
+pub(crate) use outline::{
+    OutlinedSource, lower_outlined, outlined_index, outlined_signature, outlining,
+};
 pub(crate) use region::lower_lanewise;
 pub(crate) use shape::{
     batch_quads, direct_inputs, has_full_body, lookups_of, needs_whole_group, region_looks_up,

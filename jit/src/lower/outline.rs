@@ -18,6 +18,11 @@ use std::cell::Cell;
 /// The operations called out of line.
 pub(crate) const OUTLINED: [Unary; 4] = [Unary::Ex2, Unary::Ln2, Unary::Sin, Unary::Cos];
 
+/// Where `op` stands in [`OUTLINED`], if it is called out of line.
+pub(crate) fn outlined_index(op: Unary) -> Option<usize> {
+    OUTLINED.iter().position(|&o| o == op)
+}
+
 /// Where a lowering gets the outlined functions (compiled code that lives
 /// as long as the process, with [`outlined_signature`]), and which of them
 /// the program uses often enough to compile.
@@ -106,10 +111,7 @@ impl Lowering<'_, '_> {
         let Outline::Calls(source, sig) = self.outline else {
             return self.inline_transcendental(op, x);
         };
-        let k = OUTLINED
-            .iter()
-            .position(|&o| o == op)
-            .expect("an outlined operation");
+        let k = outlined_index(op).expect("an outlined operation");
         let Some(addr) = (source.get)(op, source.worth[k]) else {
             return self.inline_transcendental(op, x);
         };
