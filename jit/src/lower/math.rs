@@ -313,7 +313,12 @@ impl Lowering<'_, '_> {
     }
 
     /// `fp::dot` on flushed operands: exact products in f64, summed left to
-    /// right in f64, rounded once to f32, flushed.
+    /// right in f64, rounded once to f32, flushed. Each product after the
+    /// first joins the sum in one fused multiply-add: a product of two f32
+    /// is exact in f64, so the fused form rounds as the separate add does;
+    /// only which NaN payload survives may differ, and a dot product's
+    /// result is raw arithmetic, standardised before it is observed
+    /// (`Op::raw_arith` in the IR).
     pub(super) fn dot(&mut self, pairs: &[(Value, Value)], addend: Option<Value>) -> Value {
         let mut halves = [None, None];
         for (h, half) in halves.iter_mut().enumerate() {
@@ -321,10 +326,11 @@ impl Lowering<'_, '_> {
             for &(a, b) in pairs {
                 let a = self.widen(a, h == 1);
                 let b = self.widen(b, h == 1);
-                let p = self.b.ins().fmul(a, b);
                 sum = Some(match sum {
-                    None => p,
-                    Some(s) => self.b.ins().fadd(s, p),
+                    None => self.b.ins().fmul(a, b),
+                    // The product is exact in f64, so rounding it with
+                    // the sum once is rounding the sum of the product.
+                    Some(s) => self.b.ins().fma(a, b, s),
                 });
             }
             let mut s = sum.expect("a dot product has factors");
