@@ -76,6 +76,41 @@ fn loop_regions_match_the_interpreter() {
     }
 }
 
+/// `divergent`'s benchmark kernel: IF/ELSE arms by the parity of i + j
+/// inside a loop of i0 trips, so every quad diverges.
+const DIVERGENT: &str = include_str!("../../benches/kernels/divergent.s");
+
+#[test]
+fn a_loop_region_runs_all_its_iterations_in_one_call() {
+    if !jit_available() {
+        return;
+    }
+    // The driver decides every ENDLOOP of the loop itself (the group
+    // jumping where any lane does, or where all of them do) and hands the
+    // group back to the shim only where the count runs out: one call of
+    // the region per group of eight quads, whatever the trip count.
+    let all = DIVERGENT.replace("ENDLOOP i0 -> body", "ENDLOOP i0 -> body all");
+    assert_ne!(all, DIVERGENT);
+    for (mode, src) in [("any", DIVERGENT), ("all", &all)] {
+        let k = Kernel::assemble(src).unwrap();
+        for trips in [1, 2, 9] {
+            let what = format!("jit, {trips} trips, ENDLOOP {mode}");
+            let job = Job::new(16, 8)
+                .constant(0, [0.9; 4])
+                .constant(1, [0.1; 4])
+                .int(0, trips, 0, 0)
+                .output(0, Format::Float32_4);
+            let want = run(&k, &job, EngineKind::Interp);
+            let got = run(&k, &job, EngineKind::Jit);
+            let (a, b) = (Observed::job(want.as_ref()), Observed::job(got.as_ref()));
+            assert_agree(&a, &b, "interp", &what);
+            let e = got.unwrap().report.engine;
+            assert_eq!(e.loop_runs, 16 * 8 / 32, "{what}: {e:?}");
+            assert_eq!(e.fallback_runs, 0, "{what}: {e:?}");
+        }
+    }
+}
+
 #[test]
 fn the_budget_runs_out_inside_a_loop_region_as_in_the_interpreter() {
     if !jit_available() {

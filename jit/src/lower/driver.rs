@@ -38,10 +38,11 @@ struct Driver<'a, 'f> {
     leaves: Vec<(Block, u32)>,
     /// The block that returns its parameter from the function.
     exit: Block,
-    /// The runaway budget and the helper lanes (`LoopState::budget`,
-    /// `helper`), which no call changes: read once, in the entry block.
+    /// The runaway budget and the lanes that are not helpers
+    /// (`LoopState::budget`, `helper`), which no call changes: read once,
+    /// in the entry block.
     budget: Value,
-    helper: Value,
+    counted: Value,
     /// [`region_jump`]'s signature, imported at its first call.
     jump_sig: Option<SigRef>,
 }
@@ -81,11 +82,6 @@ fn jump_terms(fc: &Fc) -> Vec<(Option<u32>, Option<u32>, u32)> {
     terms
 }
 
-/// What [`jump_wanted`] reads for `fc`.
-pub(super) fn jump_needs(fc: &Fc) -> JumpNeeds {
-    needs_of(&jump_terms(fc))
-}
-
 /// What the jump function's `terms` read.
 fn needs_of(terms: &[(Option<u32>, Option<u32>, u32)]) -> JumpNeeds {
     JumpNeeds {
@@ -99,9 +95,9 @@ fn needs_of(terms: &[(Option<u32>, Option<u32>, u32)]) -> JumpNeeds {
 /// yet restricted to the active lanes: `alu` and `pred` (the predicate
 /// channel `fc` reads, all ones when it reads none) are lane masks of one
 /// type — bits of an I32 word or lanes of an I32X4 — and `zero` is the
-/// empty mask of that type. Of `alu`, `pred` and `bools`, only what
-/// [`jump_needs`] asks for is read (the others may be any value of their
-/// type).
+/// empty mask of that type. Of `alu`, `pred` and `bools`, only what the
+/// jump function's terms need ([`needs_of`]) is read (the others may be
+/// any value of their type).
 pub(super) fn jump_wanted(
     b: &mut FunctionBuilder<'_>,
     fc: &Fc,
@@ -186,9 +182,14 @@ impl Driver<'_, '_> {
     }
 
     /// The lanes that want to jump, as bits, not yet restricted to the
-    /// active lanes.
-    fn want(&mut self, fc: &Fc) -> Value {
-        let needs = jump_needs(fc);
+    /// active lanes; `None` when every lane does (an ENDLOOP's usual
+    /// jump function).
+    fn want(&mut self, fc: &Fc) -> Option<Value> {
+        let terms = jump_terms(fc);
+        if terms.contains(&(None, None, 3)) {
+            return None;
+        }
+        let needs = needs_of(&terms);
         let zero = self.b.ins().iconst(types::I32, 0);
         let alu = match needs.alu {
             true => self.load(types::I32, self.lanes, offsets::ALU_RESULT),
@@ -207,7 +208,15 @@ impl Driver<'_, '_> {
             true => self.load(types::I32, self.uni, io_offsets::BOOLS),
             false => zero,
         };
-        jump_wanted(self.b, fc, [alu, pred, zero], bools)
+        Some(jump_wanted(self.b, fc, [alu, pred, zero], bools))
+    }
+
+    /// The active lanes of `active` that want `fc`'s jump.
+    fn active_want(&mut self, fc: &Fc, active: Value) -> Value {
+        match self.want(fc) {
+            Some(want) => self.b.ins().band(want, active),
+            None => active,
+        }
     }
 
     /// Region clause `j` (`clause`, called through `f`) from the current
@@ -233,7 +242,7 @@ impl Driver<'_, '_> {
         self.b.ins().brif(over, self.exit, &[before], run, &[]);
         self.b.switch_to_block(run);
         self.store(executed, st, loop_offsets::EXECUTED);
-        let live = self.b.ins().band_not(running, self.helper);
+        let live = self.b.ins().band(running, self.counted);
         let live = self.b.ins().popcnt(live);
         let live = self.b.ins().uextend(types::I64, live);
         let add = match n {
@@ -284,8 +293,7 @@ impl Driver<'_, '_> {
         let (lanes, st) = (self.lanes, self.st);
         let (at_term, stay, running, active0) = self.terminator(j);
         let active = self.b.ins().band(active0, running);
-        let want = self.want(fc);
-        let want = self.b.ins().band(want, active);
+        let want = self.active_want(fc, active);
         let entry_m = self.load(types::I32, st, loop_offsets::ENTRY);
         let broken = self.load(types::I32, st, loop_offsets::BROKEN);
         let continued = self.load(types::I32, st, loop_offsets::CONTINUED);
@@ -316,17 +324,23 @@ impl Driver<'_, '_> {
         let back = self.b.ins().band(continued, running);
         let active1 = self.b.ins().bor(active0, back);
         let active = self.b.ins().band(active1, running);
-        let want = self.want(fc);
-        let want = self.b.ins().band(want, active);
+        let want = self.active_want(fc, active);
+        // Whether the group jumps; `None` where it always does (every
+        // active lane wants to, and all of them must).
         let jump = if fc.any {
-            self.b.ins().icmp_imm_s(IntCC::NotEqual, want, 0)
+            Some(self.b.ins().icmp_imm_s(IntCC::NotEqual, want, 0))
+        } else if want == active {
+            None
         } else {
-            self.b.ins().icmp(IntCC::Equal, want, active)
+            Some(self.b.ins().icmp(IntCC::Equal, want, active))
         };
         let count = self.load(types::I32, st, loop_offsets::COUNT);
         let count = self.b.ins().iadd_imm_s(count, -1);
         let more = self.b.ins().icmp_imm_s(IntCC::NotEqual, count, 0);
-        let again = self.b.ins().band(jump, more);
+        let again = match jump {
+            Some(jump) => self.b.ins().band(jump, more),
+            None => more,
+        };
         self.b.ins().brif(again, stay, &[], self.exit, &[at_term]);
         self.b.switch_to_block(stay);
         self.store(active1, lanes, offsets::ACTIVE);
@@ -406,6 +420,7 @@ pub(crate) fn lower_loop(
     let helper = b
         .ins()
         .load(types::I32, trusted, params[3], loop_offsets::HELPER as i32);
+    let counted = b.ins().bnot(helper);
     b.ins().jump(pre[0], &[]);
     let mut d = Driver {
         b,
@@ -416,7 +431,7 @@ pub(crate) fn lower_loop(
         leaves: Vec::new(),
         exit,
         budget,
-        helper,
+        counted,
         jump_sig: None,
     };
     for (j, &ci) in region.clauses.iter().enumerate() {
