@@ -325,8 +325,9 @@ impl Driver<'_, '_> {
         let active1 = self.b.ins().bor(active0, back);
         let active = self.b.ins().band(active1, running);
         let want = self.active_want(fc, active);
-        // Whether the group jumps; `None` where it always does (every
-        // active lane wants to, and all of them must).
+        // Whether the group jumps; `None` where it always does: every
+        // active lane wants to (`active_want` then gives `active` itself)
+        // and all of them must.
         let jump = if fc.any {
             Some(self.b.ins().icmp_imm_s(IntCC::NotEqual, want, 0))
         } else if want == active {

@@ -328,8 +328,8 @@ impl Lowering<'_, '_> {
                 let b = self.widen(b, h == 1);
                 sum = Some(match sum {
                     None => self.b.ins().fmul(a, b),
-                    // The product is exact in f64, so rounding it with
-                    // the sum once is rounding the sum of the product.
+                    // The product is exact in f64: one rounding of
+                    // product plus sum is the separate add's rounding.
                     Some(s) => self.b.ins().fma(a, b, s),
                 });
             }
