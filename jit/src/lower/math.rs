@@ -284,7 +284,11 @@ impl Lowering<'_, '_> {
         self.b.ins().fdiv(one, s)
     }
 
-    /// `fp::sin` (`cos = false`) or `fp::cos` on a flushed operand.
+    /// `fp::sin` (`cos = false`) or `fp::cos` on a flushed operand. Where
+    /// `fp::sin` returns the standard NaN (a NaN or infinite operand: the
+    /// reduced argument is NaN), this gives a NaN, which the lowering
+    /// standardises where it is observed (`lazy`): NaN-ness survives the
+    /// folding selections and the polynomial.
     pub(super) fn sincos(&mut self, x: Value, cos: bool) -> Value {
         let n = self.b.ins().nearest(x);
         let mut r = self.b.ins().fsub(x, n);
@@ -294,7 +298,6 @@ impl Lowering<'_, '_> {
             let n = self.b.ins().nearest(s);
             r = self.b.ins().fsub(s, n);
         }
-        let nan = self.fcmp(FloatCC::Unordered, r, r);
         let quarter = self.splat_f(0.25);
         let hi = self.fcmp(FloatCC::GreaterThan, r, quarter);
         let mquarter = self.splat_f(-0.25);
@@ -307,9 +310,7 @@ impl Lowering<'_, '_> {
         let r = self.select_f(hi, up, folded);
         let r2 = self.b.ins().fmul(r, r);
         let p = self.horner(&fp::SIN_POLY, r2);
-        let res = self.b.ins().fmul(r, p);
-        let std = self.splat_i(fp::STD_NAN);
-        self.select_f(nan, std, res)
+        self.b.ins().fmul(r, p)
     }
 
     /// `fp::dot` on flushed operands: exact products in f64, summed left to

@@ -1,7 +1,7 @@
 //! Transcendentals out of line, for quick code (`docs/compile.md`,
 //! "Transcendentals out of line").
 //!
-//! EX2, LN2, SIN and COS expand to 47–57 Cranelift instructions each
+//! EX2, LN2, SIN and COS expand to 43–57 Cranelift instructions each
 //! ([`super::math`]), and a quick compile pays for every one at every use.
 //! Quick code calls one function per operation instead, each compiled once
 //! per process, the first time quick code of a program that uses it often
