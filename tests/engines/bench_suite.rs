@@ -76,3 +76,39 @@ fn no_two_quads_of_a_row_compute_the_same_values() {
 fn unknown_names_are_none() {
     assert!(suite::case("madchain").is_none());
 }
+
+/// Optimised strips run an ALU shape two quads at a time where the order
+/// the strip lowers it in keeps few values live per quad (`chains4`,
+/// `chains2`, `transcend`), and one at a time where it does not
+/// (`chains8`, `dotmix`); quick strips, which must compile fast, run one.
+/// Either way the job gives the interpreter's bits.
+#[test]
+fn optimised_strips_take_two_quads_where_the_grouped_order_allows() {
+    use ctm::{JitOptions, Tier};
+    if !common::jit_available() {
+        return;
+    }
+    for (name, optimised) in [
+        ("chains4", 2),
+        ("chains2", 2),
+        ("transcend", 2),
+        ("chains8", 1),
+        ("dotmix", 1),
+    ] {
+        let c = small(name);
+        let program = ctm_tools::bench::program_for(&c.kernel, &c.job);
+        for (tier, want) in [(Tier::Quick, 1), (Tier::Optimised, optimised)] {
+            let opts = JitOptions {
+                tier,
+                ..JitOptions::default()
+            };
+            let code = ctm_jit::compile::compile(&program, opts).unwrap();
+            let (strip, _) = code.strip(&program, 0).expect("a straight program");
+            let (_, _, batch) = strip.expect("its strip compiles");
+            assert_eq!(batch, want, "{name}, {tier:?}");
+            let mut job = c.job.clone();
+            job.settings_mut().jit = opts;
+            both(&c.kernel, &job);
+        }
+    }
+}

@@ -122,7 +122,12 @@ impl Compiled {
                     )
                 }
                 (None, 0) => (
-                    strip_batch(program, shape, usize::from(self.opts.quads_per_iter)),
+                    strip_batch(
+                        program,
+                        shape,
+                        usize::from(self.opts.quads_per_iter),
+                        self.opts.tier == super::Tier::Optimised,
+                    ),
                     &self.isa,
                 ),
                 (None, _) => (4, &self.speed_isa),

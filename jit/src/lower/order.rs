@@ -52,6 +52,14 @@ impl Sets {
     }
 }
 
+/// Whether `clause` addresses registers or constants relative to aL.
+pub(crate) fn relative(clause: &Clause) -> bool {
+    clause.nodes.iter().any(|node| match &node.op {
+        Op::Temp { index, .. } | Op::SetTemp { index, .. } | Op::Const { index, .. } => index.rel,
+        _ => false,
+    })
+}
+
 /// `clause` with its operations in the order a strip of batches of
 /// `quads` quads should lower them (see the module docs), or `None` where
 /// that is the clause's own order (or it addresses registers or constants
@@ -59,11 +67,7 @@ impl Sets {
 pub(crate) fn grouped(clause: &Clause, quads: usize) -> Option<Clause> {
     let nodes = &clause.nodes;
     let n = nodes.len();
-    let rel = nodes.iter().any(|node| match &node.op {
-        Op::Temp { index, .. } | Op::SetTemp { index, .. } | Op::Const { index, .. } => index.rel,
-        _ => false,
-    });
-    if rel || n < 2 {
+    if relative(clause) || n < 2 {
         return None;
     }
     // Which operation defines each value.

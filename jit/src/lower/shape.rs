@@ -100,6 +100,27 @@ pub(crate) fn batch_quads(clause: &Clause, w: usize, lookups: Lookups) -> usize 
 /// Per-lane vectors a batch may keep live before it spills.
 const LIVE_VECTORS: usize = 12;
 
+/// Whether optimised code of a strip may run `clause`, to which
+/// [`batch_quads`] gives one quad per batch, two quads at a time: where the
+/// order the strip lowers it in ([`super::order::grouped`] at two quads)
+/// keeps at most [`LIVE_VECTORS`] values live per quad. That order lowers
+/// groups of computations that keep about eight values in flight per
+/// batch; its peak also counts the values that wait between groups
+/// (register channels written by one group and read by a later one), which
+/// spill around the groups between at little cost. Measured, not derived:
+/// `docs/performance.md`, "Two quads where the grouped order allows".
+pub(crate) fn two_quads_grouped(clause: &Clause) -> bool {
+    if super::order::relative(clause) {
+        return false;
+    }
+    let peak = match super::order::grouped(clause, 2) {
+        Some(g) => peak_live(&g),
+        // Already in that order.
+        None => peak_live(clause),
+    };
+    peak <= LIVE_VECTORS
+}
+
 /// The most per-lane IR values live at one point of `clause` (uniform
 /// values are not counted: they are one vector for any batch width).
 pub(crate) fn peak_live(clause: &Clause) -> usize {

@@ -82,12 +82,26 @@ impl RegFile for Fresh {
 }
 
 /// The batch width, in quads, of `shape`'s strip when `w` is asked for
-/// (0: per clause; the narrowest of its clauses').
-pub(crate) fn strip_batch(program: &Program, shape: &StripShape, w: usize) -> usize {
+/// (0: per clause; the narrowest of its clauses'). Optimised code
+/// (`optimised`) runs a clause that would take one quad per batch two at a
+/// time where its grouped order allows ([`super::shape::two_quads_grouped`]);
+/// quick code keeps one, which compiles in about half the time.
+pub(crate) fn strip_batch(
+    program: &Program,
+    shape: &StripShape,
+    w: usize,
+    optimised: bool,
+) -> usize {
     shape
         .clauses
         .iter()
-        .map(|&ci| batch_quads(&program.clauses[ci as usize], w, super::Lookups::Direct))
+        .map(|&ci| {
+            let clause = &program.clauses[ci as usize];
+            match batch_quads(clause, w, super::Lookups::Direct) {
+                1 if w == 0 && optimised && super::shape::two_quads_grouped(clause) => 2,
+                quads => quads,
+            }
+        })
         .min()
         .unwrap_or(1)
 }
