@@ -107,8 +107,11 @@ const LIVE_VECTORS: usize = 12;
 /// groups of computations that keep about eight values in flight per
 /// batch; its peak also counts the values that wait between groups
 /// (register channels written by one group and read by a later one), which
-/// spill around the groups between at little cost. Measured, not derived:
-/// `docs/performance.md`, "Two quads where the grouped order allows".
+/// spill while the groups between them run, at little cost. The bound is
+/// measured, not derived: `docs/performance.md`, "Two quads where the
+/// grouped order allows". (The strip's lowering groups the clause again
+/// for the width chosen; grouping is linear in the clause and runs once
+/// per strip compile.)
 pub(crate) fn two_quads_grouped(clause: &Clause) -> bool {
     if super::order::relative(clause) {
         return false;
