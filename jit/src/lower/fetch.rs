@@ -366,7 +366,7 @@ impl Lowering<'_, '_> {
             None => out,
             Some(acc) => self.b.ins().iadd(acc, out),
         });
-        let at = self.b.ins().imul(y, g.pitch);
+        let at = self.memoised(Memo::RowOffset(y, g.pitch), |l| l.b.ins().imul(y, g.pitch));
         let at = self.b.ins().iadd(at, x);
         let at = self.b.ins().ishl(at, g.shift);
         let at = match g.paged {
