@@ -15,6 +15,7 @@
 //! A strip (`Lowering::whole`) of a program with one write appends every
 //! lane's: its quads are whole and its caller always hands over a log.
 
+use super::values::Memo;
 use super::{GROUP_QUADS, Lowering};
 use crate::ir::UmrtIndex;
 use crate::state::{io_offsets, offsets, umrt_offsets};
@@ -119,7 +120,7 @@ impl Lowering<'_, '_> {
         for k in 0..self.w {
             let ((x, in_x), (y, in_y)) = (tx[k], ty[k]);
             let inside = self.b.ins().band(in_x, in_y);
-            let e = self.b.ins().imul(y, pitch);
+            let e = self.memoised(Memo::RowOffset(y, pitch), |l| l.b.ins().imul(y, pitch));
             let e = self.b.ins().iadd(e, x);
             index.push(self.b.ins().bitselect(inside, e, outside));
         }

@@ -33,8 +33,9 @@ pub(super) enum Memo {
     Widened(Value, bool),
     /// A sign modifier applied to a value.
     Sign(crate::ir::Unary, Value),
-    /// A lookup's row offset, y · pitch, in elements: the quads of a batch
-    /// that read one row (a strip's row coordinate) share it.
+    /// A row offset, y · pitch, in elements, of a lookup or an uncached
+    /// write: the quads of a batch that reach one row (a strip's row
+    /// coordinate) share it.
     RowOffset(Value, Value),
 }
 
