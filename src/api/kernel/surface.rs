@@ -317,11 +317,12 @@ pub(super) fn fetch(
 }
 
 /// Runs `f` on every band of `bands`, on the process's worker threads for
-/// `threads` threads (the calling thread takes the first band; no thread
-/// is started for it), or one after another on one thread; the first
-/// error any band met is returned.
-fn in_bands<T: Send>(
-    mut bands: impl Iterator<Item = T>,
+/// `threads` threads (the calling thread takes the first band and every
+/// `threads`-th after it, each helper thread the same share of the rest
+/// on every call; no thread is started for it), or one after another on
+/// one thread; the first error any band met is returned.
+pub(super) fn in_bands<T: Send>(
+    bands: impl Iterator<Item = T>,
     threads: usize,
     f: impl Fn(T) -> Result<(), KernelError> + Sync,
 ) -> Result<(), KernelError> {
@@ -335,16 +336,17 @@ fn in_bands<T: Send>(
         }
     };
     match crate::pe::pool(threads) {
-        Some(pool) => pool.in_place_scope(|s| {
-            let first = bands.next();
-            for band in bands {
-                let run = &run;
-                s.spawn(move |_| run(band));
-            }
-            if let Some(band) = first {
-                run(band);
-            }
-        }),
+        Some(pool) => {
+            let bands: Vec<_> = bands.map(|b| std::sync::Mutex::new(Some(b))).collect();
+            let count = threads.min(bands.len()).max(1);
+            crate::pe::on_threads(&pool, count, &|k| {
+                for band in bands.iter().skip(k).step_by(count) {
+                    if let Some(b) = band.lock().unwrap_or_else(|p| p.into_inner()).take() {
+                        run(b);
+                    }
+                }
+            });
+        }
         None => bands.for_each(run),
     }
     match failed.into_inner().unwrap_or_else(|p| p.into_inner()) {

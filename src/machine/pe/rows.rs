@@ -7,8 +7,8 @@ use crate::mc::{DirectInputs, Mc, RunView, Surface, UncachedWrite};
 use crate::runtime::{Domain, Engine, Rows, RunError, RunOptions, RunStats, Runner, Stop};
 use ctm_jit::ir::Program;
 use ctm_jit::state::{Lanes, Uniforms};
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
 
 /// What one row (ordered delivery) or a worker's share of rows (direct
 /// delivery) produced.
@@ -226,63 +226,6 @@ pub(super) fn write_rest(mc: &mut Mc, rest: &[UncachedWrite]) {
     }
 }
 
-/// Most thread pools kept at once (one per thread count asked for).
-const POOLS: usize = 4;
-
-/// The threads that help the calling thread with a run of `workers`
-/// workers: `workers - 1` of them (`None` for one worker). Pools are the process's, one per thread count, kept
-/// for later runs: neither a re-run nor a run on a fresh device starts
-/// threads (`docs/dispatch.md`). Runs of
-/// several devices at once share a pool's threads.
-pub(crate) fn pool(workers: usize) -> Option<Arc<rayon::ThreadPool>> {
-    // Whoever takes a pool is about to use it: threads lingering after a
-    // run (`linger`) go back to it now, or its tasks would wait for them.
-    POOL_RUNS.fetch_add(1, Ordering::Relaxed);
-    static KEPT: std::sync::Mutex<Vec<Arc<rayon::ThreadPool>>> = std::sync::Mutex::new(Vec::new());
-    let helpers = workers.checked_sub(1).filter(|&n| n > 0)?;
-    let mut kept = KEPT.lock().unwrap_or_else(|p| p.into_inner());
-    if let Some(k) = kept.iter().position(|p| p.current_num_threads() == helpers) {
-        let pool = kept.remove(k);
-        kept.push(pool.clone());
-        return Some(pool);
-    }
-    // A pool that cannot be made leaves the run to scoped threads.
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(helpers)
-        .thread_name(|k| format!("ctm-worker-{k}"))
-        .build()
-        .ok()
-        .map(Arc::new)?;
-    if kept.len() >= POOLS {
-        // Its threads end once the runs using it have.
-        kept.remove(0);
-    }
-    kept.push(pool.clone());
-    Some(pool)
-}
-
-/// How long a pool's threads stay awake after a run, waiting for the next
-/// (`docs/dispatch.md`): waking a parked
-/// thread took 12–25 µs of each two-thread re-run of the tiny and texture
-/// kernels (runs of 100–250 µs) where the next run came after a pause.
-const LINGER: std::time::Duration = std::time::Duration::from_micros(500);
-
-/// Runs on a pool started so far, in the process, and other takings of a
-/// pool ([`pool`]): the next one ends every lingering thread's wait.
-static POOL_RUNS: AtomicU64 = AtomicU64::new(0);
-
-/// A pool thread's wait after run `epoch`: it spins until another run
-/// starts or [`LINGER`] has passed, then goes back to the pool (whose
-/// threads park when idle).
-fn linger(epoch: u64) {
-    let start = std::time::Instant::now();
-    while POOL_RUNS.load(Ordering::Relaxed) == epoch && start.elapsed() < LINGER {
-        for _ in 0..64 {
-            std::hint::spin_loop();
-        }
-    }
-}
-
 impl RowResult {
     /// Adds a later row's counters to these (its pixels and writes, which
     /// are delivered apart, are dropped); hazards one entry per kind and
@@ -464,30 +407,19 @@ pub(super) fn run_rows(
             work((0, w));
         }
     } else if let Some(pool) = pool {
-        // The calling thread takes the first worker and starts at once; one
-        // task in the pool wakes the others' threads (their wake-ups cost
-        // the caller nothing) and then takes the second worker.
-        let epoch = POOL_RUNS.fetch_add(1, Ordering::Relaxed) + 1;
-        let (own, rest) = workers[..threads].split_at_mut(1);
-        pool.in_place_scope(|s| {
-            let work = &work;
-            s.spawn(move |s| {
-                let mut rest = rest.iter_mut().enumerate().map(|(k, w)| (k + 1, w));
-                let second = rest.next();
-                for w in rest {
-                    s.spawn(move |_| work(w));
-                }
-                if let Some(w) = second {
-                    work(w);
-                }
-            });
-            work((0, &mut own[0]));
+        // Worker k on the pool's thread k − 1 where each thread takes one
+        // (`on_threads`): the rows of its own block stay in that core's
+        // caches from one run to the next.
+        let handed: Vec<Mutex<Option<&mut Worker>>> = workers[..threads]
+            .iter_mut()
+            .map(|w| Mutex::new(Some(w)))
+            .collect();
+        super::pool::on_threads(pool, threads, &|k| {
+            let taken = handed[k].lock().unwrap_or_else(|p| p.into_inner()).take();
+            if let Some(w) = taken {
+                work((k, w));
+            }
         });
-        // The helpers stay awake for a while: a next run soon finds them
-        // so, where waking them would cost it the first rows' time.
-        for _ in 1..threads {
-            pool.spawn(move || linger(epoch));
-        }
     } else {
         std::thread::scope(|s| {
             let (own, rest) = workers[..threads].split_at_mut(1);

@@ -238,7 +238,7 @@ impl Pe {
         let total_rows = rows.len() as u64;
         let mut workers = self.workers(&program, rows.len(), offset, settings)?;
         let temps = program.temps_used();
-        let pool = super::rows::pool(workers.len());
+        let pool = super::pool::pool(workers.len());
         let out0 = uncached.then_some(self.outputs[0]).flatten();
         let targets = Targets {
             outputs: &self.outputs,
