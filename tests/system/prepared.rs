@@ -203,6 +203,44 @@ fn re_runs_restore_what_a_run_may_leave_unwritten_and_skip_what_it_overwrites() 
 }
 
 #[test]
+fn large_outputs_are_restored_in_bands_alike_on_any_number_of_threads() {
+    // Kills every pixel when c0 is negative: the second run writes
+    // nothing, so it shows what each run starts from. 300×300 float32_4
+    // (1.4 MiB, an odd number of 4 KiB pages) is split in bands over the
+    // threads; each element's own value catches a band put in the wrong
+    // place.
+    let k = Kernel::assemble(
+        "alu r1.rgb = max.off(s0, s0) | r1.a = max.off(s0, s0) src0=c0
+    tex kill r1.rgba, in0.rgba, r1.rgba
+    out rtA.rgb = max.off(s0, s0) | rtA.a = max.off(s0, s0) src0=c1 wait last",
+    )
+    .unwrap();
+    let (w, h) = (300u32, 300u32);
+    let values: Vec<f32> = (0..w * h * 4).map(|v| v as f32).collect();
+    let init = HostSurface::from_f32(Format::Float32_4, w, h, &values).unwrap();
+    let zeros = HostSurface::filled(Format::Float32_4, w, h, 0.0);
+    for threads in [1, 2, 3, 7] {
+        for (from, want) in [(Some(&init), &init), (None, &zeros)] {
+            let mut job = Job::new(w, h)
+                .constant(0, [1.0; 4])
+                .constant(1, [5.0; 4])
+                .output(0, Format::Float32_4)
+                .threads(threads);
+            if let Some(init) = from {
+                job = job.output_init(0, init.clone());
+            }
+            let mut p = k.prepare(&job).unwrap();
+            p.run().unwrap();
+            assert_ne!(p.output(0).as_ref(), Some(want));
+            p.set_constant(0, [-1.0; 4]);
+            p.run().unwrap();
+            let what = format!("{threads} threads, initial contents: {}", from.is_some());
+            assert_eq!(p.output(0).as_ref(), Some(want), "{what}");
+        }
+    }
+}
+
+#[test]
 fn re_runs_of_loops_restore_what_lanes_held_by_the_loop_may_leave_unwritten() {
     // Each program runs a loop whose lanes break where r0.r + c0.r >= 0
     // (none when c0.r = -10, pixel 1 of two when it is -0.5, both when it
