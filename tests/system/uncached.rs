@@ -248,7 +248,7 @@ fn writes_made_while_later_rows_run_land_in_row_order() {
             if common::jit_available() {
                 engines.push(EngineKind::Jit);
             }
-            for (threads, engine) in [2, 3]
+            for (threads, engine) in [2, 3, 7]
                 .into_iter()
                 .flat_map(|t| engines.iter().map(move |&e| (t, e)))
             {
