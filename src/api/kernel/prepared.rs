@@ -198,7 +198,7 @@ fn all_active_from(insts: &[Inst]) -> Option<usize> {
 /// Puts an output's starting contents back into its device span: `init`,
 /// or zeros. A large span is split in bands over up to `threads` threads
 /// (`docs/threads.md`, "Many cores": on one thread, clearing `divergent`'s
-/// 1 MiB output took 57–90 µs of each 1.1–1.4 ms re-run at 16 threads).
+/// 1 MiB output took 57–91 µs of each 1.1–1.4 ms re-run at 16 threads).
 fn restore(span: &mut [u8], init: Option<&[u8]>, threads: usize) {
     /// Spans smaller than this are restored on the calling thread, and no
     /// band is smaller than a quarter of it.
