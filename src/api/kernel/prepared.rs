@@ -213,7 +213,7 @@ fn restore(span: &mut [u8], init: Option<&[u8]>, threads: usize) {
         Ok(())
     };
     // Nothing in a band can fail.
-    let _ = in_bands(span.chunks_mut(band.max(1)).enumerate(), threads, fill);
+    let _ = in_bands(span.chunks_mut(band).enumerate(), threads, fill);
 }
 
 fn read(staged: &Staged, base: u32, len: usize) -> Result<Vec<u8>, KernelError> {
