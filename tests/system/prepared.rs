@@ -206,9 +206,9 @@ fn re_runs_restore_what_a_run_may_leave_unwritten_and_skip_what_it_overwrites() 
 fn large_outputs_are_restored_in_bands_alike_on_any_number_of_threads() {
     // Kills every pixel when c0 is negative: the second run writes
     // nothing, so it shows what each run starts from. 300×300 float32_4
-    // (1.4 MiB, an odd number of 4 KiB pages) is split in bands over the
-    // threads; each element's own value catches a band put in the wrong
-    // place.
+    // (1,440,000 bytes, a multiple of neither 4 KiB nor the thread counts)
+    // is split in bands over the threads; each element's own value
+    // catches a band put in the wrong place.
     let k = Kernel::assemble(
         "alu r1.rgb = max.off(s0, s0) | r1.a = max.off(s0, s0) src0=c0
     tex kill r1.rgba, in0.rgba, r1.rgba

@@ -317,10 +317,10 @@ pub(super) fn fetch(
 }
 
 /// Runs `f` on every band of `bands`, on the process's worker threads for
-/// `threads` threads (the calling thread takes the first band and every
-/// `threads`-th after it, each helper thread the same share of the rest
-/// on every call; no thread is started for it), or one after another on
-/// one thread; the first error any band met is returned.
+/// `threads` threads (of N threads used, at most one per band, the calling
+/// thread takes the first band and every N-th after it, each helper thread
+/// its own share of the rest; no thread is started for it), or one after
+/// another on one thread; the first error any band met is returned.
 pub(super) fn in_bands<T: Send>(
     bands: impl Iterator<Item = T>,
     threads: usize,

@@ -6,7 +6,8 @@
 //! worker that touches the same rows on every run finds them in its core's
 //! caches. The calling thread waits for the helpers by spinning, and they
 //! stay awake after a run for the next ([`linger`]), so back-to-back runs
-//! make no system call to start or end (`docs/threads.md`, "Many cores").
+//! park no thread unless a helper is still busy 0.1 ms after the caller
+//! is done (`docs/threads.md`, "Many cores").
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
