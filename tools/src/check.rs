@@ -171,6 +171,7 @@ impl Grid {
         }
     }
 
+    /// How many elements the surface has.
     fn elements(&self) -> usize {
         self.bits.len() / self.channels.max(1)
     }
