@@ -15,7 +15,7 @@
 //! Signature: [`crate::state::LoopFn`]; the return value is
 //! [`crate::state::loop_exit`]`::KIND << 16 | j`.
 
-use super::{inline_clause, lookups_of};
+use super::{inline_clause, kills, lookups_of};
 use crate::branch::{OVERFLOWS, pack, region_jump};
 use crate::ir::{Clause, Fc, FcOp, Program, Term};
 use crate::regions::{LoopRegion, jump_target};
@@ -43,6 +43,11 @@ struct Driver<'a, 'f> {
     /// in the entry block.
     budget: Value,
     counted: Value,
+    /// Where no clause of the region kills, its running lanes, read once
+    /// in the entry block (no call changes them then), and the count of
+    /// those that are not helpers, as I64: the pixel instructions are then
+    /// added up once, at [`Driver::exit`], from the instructions executed.
+    fixed: Option<(Value, Value)>,
     /// [`region_jump`]'s signature, imported at its first call.
     jump_sig: Option<SigRef>,
 }
@@ -227,10 +232,17 @@ impl Driver<'_, '_> {
         let (lanes, st) = (self.lanes, self.st);
         let n = i64::from(clause.counted());
         let before = self.leave(loop_exit::BEFORE, j);
-        let any = self.b.create_block();
-        let running = self.load(types::I32, lanes, offsets::RUNNING);
-        self.b.ins().brif(running, any, &[], self.exit, &[before]);
-        self.b.switch_to_block(any);
+        let running = match self.fixed {
+            // The entry block left when no lane ran.
+            Some((running, _)) => running,
+            None => {
+                let any = self.b.create_block();
+                let running = self.load(types::I32, lanes, offsets::RUNNING);
+                self.b.ins().brif(running, any, &[], self.exit, &[before]);
+                self.b.switch_to_block(any);
+                running
+            }
+        };
         let executed = self.load(types::I64, st, loop_offsets::EXECUTED);
         let budget = self.budget;
         let executed = self.b.ins().iadd_imm_s(executed, n);
@@ -242,16 +254,18 @@ impl Driver<'_, '_> {
         self.b.ins().brif(over, self.exit, &[before], run, &[]);
         self.b.switch_to_block(run);
         self.store(executed, st, loop_offsets::EXECUTED);
-        let live = self.b.ins().band(running, self.counted);
-        let live = self.b.ins().popcnt(live);
-        let live = self.b.ins().uextend(types::I64, live);
-        let add = match n {
-            1 => live,
-            _ => self.b.ins().imul_imm_s(live, n),
-        };
-        let pix = self.load(types::I64, st, loop_offsets::PIXEL_INSTRUCTIONS);
-        let pix = self.b.ins().iadd(pix, add);
-        self.store(pix, st, loop_offsets::PIXEL_INSTRUCTIONS);
+        if self.fixed.is_none() {
+            let live = self.b.ins().band(running, self.counted);
+            let live = self.b.ins().popcnt(live);
+            let live = self.b.ins().uextend(types::I64, live);
+            let add = match n {
+                1 => live,
+                _ => self.b.ins().imul_imm_s(live, n),
+            };
+            let pix = self.load(types::I64, st, loop_offsets::PIXEL_INSTRUCTIONS);
+            let pix = self.b.ins().iadd(pix, add);
+            self.store(pix, st, loop_offsets::PIXEL_INSTRUCTIONS);
+        }
         // Handed the failed call's status, which the code replaces.
         let failed = self.leave_block(loop_exit::FAILED, j);
         self.b.append_block_param(failed, types::I32);
@@ -281,7 +295,10 @@ impl Driver<'_, '_> {
     /// filled), and the running and active lanes.
     fn terminator(&mut self, j: usize) -> (BlockArg, Block, Value, Value) {
         let at_term = self.leave(loop_exit::AT_TERM, j);
-        let running = self.load(types::I32, self.lanes, offsets::RUNNING);
+        let running = match self.fixed {
+            Some((running, _)) => running,
+            None => self.load(types::I32, self.lanes, offsets::RUNNING),
+        };
         let active = self.load(types::I32, self.lanes, offsets::ACTIVE);
         (at_term, self.b.create_block(), running, active)
     }
@@ -422,7 +439,31 @@ pub(crate) fn lower_loop(
         .ins()
         .load(types::I32, trusted, params[3], loop_offsets::HELPER as i32);
     let counted = b.ins().bnot(helper);
-    b.ins().jump(pre[0], &[]);
+    // Only a kill changes the running lanes while the region runs.
+    let kills = (region.clauses.iter()).any(|&ci| kills(&program.clauses[ci as usize]));
+    let fixed = if kills {
+        b.ins().jump(pre[0], &[]);
+        None
+    } else {
+        let running = b
+            .ins()
+            .load(types::I32, trusted, params[0], offsets::RUNNING as i32);
+        let executed = b.ins().load(
+            types::I64,
+            trusted,
+            params[3],
+            loop_offsets::EXECUTED as i32,
+        );
+        let live = b.ins().band(running, counted);
+        let live = b.ins().popcnt(live);
+        let live = b.ins().uextend(types::I64, live);
+        // When no lane runs, the shim ends the group before clause 0.
+        let before = b
+            .ins()
+            .iconst(types::I32, i64::from(loop_exit::BEFORE << 16));
+        b.ins().brif(running, pre[0], &[], exit, &[before.into()]);
+        Some((running, live, executed))
+    };
     let mut d = Driver {
         b,
         lanes: params[0],
@@ -433,6 +474,7 @@ pub(crate) fn lower_loop(
         exit,
         budget,
         counted,
+        fixed: fixed.map(|(running, live, _)| (running, live)),
         jump_sig: None,
     };
     for (j, &ci) in region.clauses.iter().enumerate() {
@@ -469,6 +511,16 @@ pub(crate) fn lower_loop(
     }
     d.b.switch_to_block(exit);
     let code = d.b.block_params(exit)[0];
+    if let Some((_, live, executed0)) = fixed {
+        // Every lane the region ran executed what the group executed.
+        let st = d.st;
+        let executed = d.load(types::I64, st, loop_offsets::EXECUTED);
+        let ran = d.b.ins().isub(executed, executed0);
+        let add = d.b.ins().imul(ran, live);
+        let pix = d.load(types::I64, st, loop_offsets::PIXEL_INSTRUCTIONS);
+        let pix = d.b.ins().iadd(pix, add);
+        d.store(pix, st, loop_offsets::PIXEL_INSTRUCTIONS);
+    }
     d.b.ins().return_(&[code]);
     d.b.seal_all_blocks();
 }

@@ -59,8 +59,8 @@ pub(crate) use outline::{
 };
 pub(crate) use region::lower_lanewise;
 pub(crate) use shape::{
-    batch_quads, direct_inputs, has_full_body, lookups_of, needs_whole_group, region_looks_up,
-    writes_inactive,
+    batch_quads, direct_inputs, has_full_body, kills, lookups_of, needs_whole_group,
+    region_looks_up, writes_inactive,
 };
 pub(crate) use strip::{lower_strip, strip_batch};
 pub(crate) use walk::eligible as full_walk;

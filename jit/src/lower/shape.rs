@@ -171,6 +171,12 @@ pub(crate) fn writes_inactive(clause: &Clause) -> bool {
     clause.nodes.iter().any(|n| n.op.writes_inactive())
 }
 
+/// Whether an operation of `clause` kills lanes: only then does running
+/// it change the group's running and active lanes.
+pub(crate) fn kills(clause: &Clause) -> bool {
+    clause.nodes.iter().any(|n| matches!(n.op, Op::Kill { .. }))
+}
+
 /// Whether `clause` has a full-batch body ([`super::walk`]).
 pub(crate) fn has_full_body(clause: &Clause) -> bool {
     super::walk::eligible(clause)
