@@ -365,12 +365,21 @@ fn timed(kernel: &Kernel, job: &Job, repeat: usize) -> Result<(f64, JobResult), 
 /// the last call's result.
 fn best_of_runs<T, E>(
     at_least: usize,
+    run: impl FnMut() -> Result<T, E>,
+) -> Result<(f64, Option<T>), E> {
+    best_within(at_least, MIN_TIMED, run)
+}
+
+/// [`best_of_runs`] for at least `window` (at most 1000 calls).
+fn best_within<T, E>(
+    at_least: usize,
+    window: std::time::Duration,
     mut run: impl FnMut() -> Result<T, E>,
 ) -> Result<(f64, Option<T>), E> {
     let (mut best, mut last) = (f64::INFINITY, None);
     let begin = Instant::now();
     let mut runs = 0;
-    while runs < at_least || (begin.elapsed() < MIN_TIMED && runs < 1000) {
+    while runs < at_least || (begin.elapsed() < window && runs < 1000) {
         let start = Instant::now();
         last = Some(run()?);
         best = best.min(start.elapsed().as_secs_f64());
@@ -379,35 +388,60 @@ fn best_of_runs<T, E>(
     Ok((best, last))
 }
 
-/// A prepared job's first run (placing included) and the best of its
-/// re-runs, in seconds. The first `repeat` re-runs (at least three) are
-/// each checked against `want`; then re-runs follow one another, as a
-/// program running a kernel over and over runs them, for at least
-/// [`MIN_TIMED`] (at most 1000), and the last one's outputs are checked.
+/// Most rounds in which the prepared jobs of every thread count take turns
+/// at their back-to-back re-runs (fewer where a run is long: at least
+/// three). On a shared machine the speed of one core changes by half
+/// within seconds, so thread counts timed one after the other were
+/// compared at different speeds; taking turns gives each count its best
+/// moments from the same stretch of time.
+const ROUNDS: f64 = 20.0;
+
+/// The first run of a prepared job of `jobs[0]` (placing included) and
+/// the best re-run of a prepared job of each of `jobs`, in seconds. Each
+/// job's first `repeat` re-runs (at least three) are checked against
+/// `want`; then the jobs take turns ([`ROUNDS`]) at re-runs that follow
+/// one another, as a program running a kernel over and over runs them, for
+/// at least [`MIN_TIMED`] each in all, and each job's last outputs are
+/// checked.
 fn reruns(
     kernel: &Kernel,
-    job: &Job,
+    jobs: &[Job],
     want: &JobResult,
     repeat: usize,
-) -> Result<(f64, f64), BenchError> {
-    let start = Instant::now();
-    let mut prepared = kernel.prepare(job)?;
-    prepared.run()?;
-    let first = start.elapsed().as_secs_f64();
-    let mut best = f64::INFINITY;
+) -> Result<(f64, Vec<f64>), BenchError> {
     let check = |prepared: &ctm::kernel::Prepared| {
         let got = want.outputs.iter().map(|(k, _)| (*k, prepared.output(*k)));
         agree(want, got, "jit, prepared job")
     };
-    for _ in 0..repeat.max(3) {
+    let mut first = 0.0;
+    let mut prepared = Vec::with_capacity(jobs.len());
+    let mut best = vec![f64::INFINITY; jobs.len()];
+    for (i, job) in jobs.iter().enumerate() {
         let start = Instant::now();
-        prepared.run()?;
-        best = best.min(start.elapsed().as_secs_f64());
-        check(&prepared)?;
+        let mut p = kernel.prepare(job)?;
+        p.run()?;
+        if i == 0 {
+            first = start.elapsed().as_secs_f64();
+        }
+        for _ in 0..repeat.max(3) {
+            let start = Instant::now();
+            p.run()?;
+            best[i] = best[i].min(start.elapsed().as_secs_f64());
+            check(&p)?;
+        }
+        prepared.push(p);
     }
-    let (back_to_back, _) = best_of_runs(0, || prepared.run())?;
-    check(&prepared)?;
-    Ok((first, best.min(back_to_back)))
+    let rounds = (MIN_TIMED.as_secs_f64() / best[0]).clamp(3.0, ROUNDS) as u32;
+    for _ in 0..rounds {
+        for (p, best) in prepared.iter_mut().zip(&mut best) {
+            let (t, _) = best_within(1, MIN_TIMED / rounds, || p.run())?;
+            *best = best.min(t);
+        }
+    }
+    for p in &prepared {
+        check(p)?;
+    }
+    Ok((first, best))
 }
 
 /// Checks outputs (`None`: not there) against the interpreter's, with the
@@ -528,7 +562,20 @@ pub fn measure_with_result(
     let (tj, _) = timed(kernel, &job, opts.repeat)?;
     let (w, h) = job.size();
     let pixels = f64::from(w) * f64::from(h);
-    let (prepared_first, rerun) = reruns(kernel, &job, &want, opts.repeat)?;
+    let mut counts: Vec<usize> = std::iter::successors(Some(1usize), |t| t.checked_mul(2))
+        .take_while(|&t| t < opts.threads)
+        .collect();
+    if opts.threads > 1 {
+        counts.push(opts.threads);
+    }
+    let jobs: Vec<Job> = (counts.iter())
+        .map(|&t| {
+            let mut job = job.clone();
+            job.settings_mut().threads = t;
+            job
+        })
+        .collect();
+    let (prepared_first, rerun) = reruns(kernel, &jobs, &want, opts.repeat)?;
     let n = want.report.pixel_instructions as f64;
     let mut report = BenchReport {
         pixel_instructions: want.report.pixel_instructions,
@@ -542,29 +589,22 @@ pub fn measure_with_result(
         fallback_clauses: code.fallbacks(),
         flops_per_pixinst: flops_per_instruction(&program),
         prepared_first_ns_per_pixel: 1e9 * prepared_first / pixels.max(1.0),
-        prepared_rerun_ns_per_pixel: 1e9 * rerun / pixels.max(1.0),
+        prepared_rerun_ns_per_pixel: 1e9 * rerun[0] / pixels.max(1.0),
         ..BenchReport::default()
     };
     report.pixels = u64::from(w) * u64::from(h);
     report.scaling.push((1, report.jit_pixinst_per_s));
-    report.rerun_scaling.push((1, n / rerun.max(1e-9)));
     report.jit_threads_pixinst_per_s = report.jit_pixinst_per_s;
-    let mut counts: Vec<usize> = std::iter::successors(Some(2usize), |t| t.checked_mul(2))
-        .take_while(|&t| t < opts.threads)
-        .collect();
-    if opts.threads > 1 {
-        counts.push(opts.threads);
+    for (&t, &tr) in counts.iter().zip(&rerun) {
+        report.rerun_scaling.push((t, n / tr.max(1e-9)));
     }
-    for t in counts {
-        job.settings_mut().threads = t;
+    for (t, job) in counts.into_iter().zip(jobs).skip(1) {
         let (tn, r) = timed(kernel, &job, opts.repeat)?;
         let got = r.outputs.iter().map(|(k, s)| (*k, Some(s.clone())));
         agree(&want, got, &format!("jit, {t} threads"))?;
         report.scaling.push((t, n / tn.max(1e-9)));
         report.threads = t;
         report.jit_threads_pixinst_per_s = n / tn.max(1e-9);
-        let (_, tr) = reruns(kernel, &job, &want, opts.repeat)?;
-        report.rerun_scaling.push((t, n / tr.max(1e-9)));
     }
     if opts.peak_iterations > 0 {
         report.fma_peak_gflops = crate::peak::fma_peak_gflops(opts.peak_iterations)?;
