@@ -94,6 +94,15 @@ fn run_stats_and_bench_json() {
             .unwrap()
     };
     assert!(value("\"jit_pixinst_per_s\"") > 0.0);
+    // One thread: re-runs measured at that count alone.
+    bench.extend(["--threads", "1"]);
+    let (code, one, err) = ctm(&bench);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        one.contains("\"rerun_scaling\": [{\"threads\": 1, "),
+        "{one}"
+    );
+    assert!(!one.contains("{\"threads\": 2"), "{one}");
     assert!(value("\"interp_pixinst_per_s\"") > 0.0);
     assert!(value("\"ns_per_pixel\"") > 0.0);
     // The run stats count the compiled code Mandelbrot's loop runs in

@@ -562,9 +562,10 @@ pub fn measure_with_result(
     let (tj, _) = timed(kernel, &job, opts.repeat)?;
     let (w, h) = job.size();
     let pixels = f64::from(w) * f64::from(h);
-    let mut counts: Vec<usize> = std::iter::successors(Some(1usize), |t| t.checked_mul(2))
-        .take_while(|&t| t < opts.threads)
-        .collect();
+    let mut counts = vec![1];
+    counts.extend(
+        std::iter::successors(Some(2usize), |t| t.checked_mul(2)).take_while(|&t| t < opts.threads),
+    );
     if opts.threads > 1 {
         counts.push(opts.threads);
     }
