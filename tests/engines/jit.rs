@@ -320,7 +320,6 @@ impl ctm::runtime::TextureUnit for UnormOut {
             shift: 2,
             size: [8.0, 8.0],
             chan_off: 2,
-            chan_len: 1,
             unorm: 255.0,
         }
     }
@@ -361,7 +360,8 @@ impl UnormOut {
     fn assert_logged_halves(&self, n: usize, what: &str) {
         assert_eq!(self.logged, n, "{what}");
         assert!(
-            self.log.iter().all(|w| w.bytes[0] == 128 && w.len == 1),
+            // Inside the surface, at channel 0 (byte 2) of its element.
+            (self.log.iter()).all(|w| w.bytes[0] == 128 && w.addr % 4 == 2 && w.addr >= 0x1000),
             "{what}: {:?}",
             &self.log[..2]
         );

@@ -295,3 +295,49 @@ fn writes_outside_the_surface_are_counted_once_each() {
         }
     }
 }
+
+#[test]
+fn a_write_changes_channel_0_of_its_element_alone() {
+    // Pixel (i, j) writes 0.5 at (i, j): channel 0 of every element holds
+    // 0.5 in the surface's format, and every other byte keeps the
+    // pattern it started with — checked against the bytes, not against
+    // the other engine, on one thread and on several.
+    let src = "
+.uncached
+    alu r1.rgb = mad(s0.r00, s1.111, s1.0rg) | r1.a = max.off(s0.0, s0.0) src0=c0 src1=r0
+    out rtC.rgb = max.off(s0, s0) | rtC.a = max.off(s0, s0) src0=r1 wait last
+";
+    let k = Kernel::assemble(src).unwrap();
+    let (w, h) = (20u32, 12u32);
+    let mut engines = vec![EngineKind::Interp];
+    if common::jit_available() {
+        engines.push(EngineKind::Jit);
+    }
+    for format in Format::ALL {
+        // Channel 0's place in the element and 0.5's bytes there.
+        let (at, half): (usize, &[u8]) = match format {
+            Format::Uint8_4 => (2, &[128]),
+            Format::Uint16_1 => (0, &[0x00, 0x80]),
+            _ => (0, &[0x00, 0x00, 0x00, 0x3F]),
+        };
+        let before = memory(format, w, h);
+        let mut want = before.data.clone();
+        for element in want.chunks_mut(format.bytes()) {
+            element[at..at + half.len()].copy_from_slice(half);
+        }
+        for (&engine, threads) in engines.iter().flat_map(|e| [(e, 1), (e, 3)]) {
+            let job = Job::new(w, h)
+                .output_init(0, before.clone())
+                .constant(0, [0.5, 0.0, 0.0, 0.0])
+                .threads(threads)
+                .engine(engine);
+            let r = k.run(&job).unwrap();
+            let got = &r.outputs[0];
+            assert_eq!(got.0, 0);
+            assert!(
+                got.1.data == want,
+                "{format}, {engine:?}, {threads} threads"
+            );
+        }
+    }
+}

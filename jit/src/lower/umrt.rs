@@ -22,7 +22,7 @@ use crate::state::{io_offsets, offsets, umrt_offsets};
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Value, types};
 
-const _: () = assert!(umrt_offsets::ADDR == 0 && umrt_offsets::BYTES == 8);
+const _: () = assert!(umrt_offsets::ADDR == 0 && umrt_offsets::BYTES == 4);
 
 /// The operands of one uncached write, one vector per quad of the batch.
 pub(super) struct Umrt {
@@ -94,7 +94,8 @@ impl Lowering<'_, '_> {
 
     /// Appends the batch's writes to the log whose next entry is `at`
     /// (see the module docs): per quad, the element indices and the four
-    /// entries in SIMD, then one store per lane.
+    /// entries in SIMD, stored in pairs where every lane of the quad is
+    /// known to write (a strip's), else one by one.
     fn log_writes(&mut self, op: &Umrt, bits: Value, at: Value) {
         let flags = MemFlagsData::trusted();
         let log = io_offsets::UMRT_LOG as i32;
@@ -150,10 +151,8 @@ impl Lowering<'_, '_> {
             }
         }
         let chan_off = word(self, types::I32, umrt_offsets::CHAN_OFF);
-        let chan_len = word(self, types::I32, umrt_offsets::CHAN_LEN);
         let base = self.b.ins().iadd(base, chan_off);
         let base = self.b.ins().splat(types::I32X4, base);
-        let chan_len = self.b.ins().splat(types::I32X4, chan_len);
         let values = self.log_values(&op.ops[0]);
         let unaligned = MemFlagsData::new().with_notrap();
         let mut at = at;
@@ -163,15 +162,28 @@ impl Lowering<'_, '_> {
             let addr = self.b.ins().ishl(e, shift);
             let addr = self.b.ins().iadd(addr, base);
             let inside = self.b.ins().icmp(IntCC::SignedGreaterThanOrEqual, e, zero);
-            let len = self.b.ins().band(inside, chan_len);
-            let value = values[k];
-            // Lane l's entry: (address, 0, value, length).
-            let entries = self.transpose4([addr, zero, value, len]);
-            for (l, entry) in entries.into_iter().enumerate() {
+            let addr = self.b.ins().bitselect(inside, addr, outside);
+            // Lanes 0 and 1's entries (address, value), then lanes 2 and 3's.
+            let pairs =
+                [[0, 4, 1, 5], [2, 6, 3, 7]].map(|l| self.shuffle_bytes(addr, values[k], l));
+            let quad = (known.map(|b| (b >> (4 * k)) & 0xF)).unwrap_or(0);
+            if quad == 0xF {
+                // Every lane writes: both pairs as they are.
+                for pair in pairs {
+                    self.b.ins().store(unaligned, pair, at, appended);
+                    appended += 2 * ENTRY_BYTES;
+                }
+                continue;
+            }
+            let pairs = pairs.map(|p| self.bitcast(types::I64X2, p));
+            for l in 0..4 {
                 let lane = 4 * k + l;
+                let entry = self.b.ins().extractlane(pairs[l / 2], (l % 2) as u8);
                 if let Some(b) = known {
-                    self.b.ins().store(unaligned, entry, at, appended);
-                    appended += ENTRY_BYTES * ((b >> lane) & 1) as i32;
+                    if (b >> lane) & 1 == 1 {
+                        self.b.ins().store(unaligned, entry, at, appended);
+                        appended += ENTRY_BYTES;
+                    }
                     continue;
                 }
                 self.b.ins().store(unaligned, entry, at, 0);
@@ -280,8 +292,8 @@ impl Lowering<'_, '_> {
     }
 }
 
-/// Bytes of one log entry: (address, 0, value, length), four 32-bit words.
-const ENTRY_BYTES: i32 = 16;
+/// Bytes of one log entry: (address, value), two 32-bit words.
+const ENTRY_BYTES: i32 = 8;
 
 /// [`Lowering::lead_lane`] of known bits `bits`.
 fn lead_lane_of(bits: i64, q: usize) -> u32 {

@@ -9,18 +9,39 @@
 use std::mem::offset_of;
 
 /// One uncached write, to be delivered to memory: channel 0 of an element,
-/// encoded in the surface's format. `len` 0 marks a write outside the
-/// surface (counted, not delivered).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// encoded in the surface's format. Every uncached write of a run goes to
+/// output 0, so the bytes taken are its format's channel 0 (4 for float
+/// formats, 2 for uint16_1, 1 for uint8_4: whoever delivers the writes
+/// knows it). An address of [`UncachedWrite::OUTSIDE`] marks a write
+/// outside the surface (counted, not delivered).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(C)]
 pub struct UncachedWrite {
-    /// Address of the channel's first byte.
-    pub addr: u64,
-    /// The channel's bytes (the first `len`).
+    /// Address of the channel's first byte (a surface lies below 2^32).
+    pub addr: u32,
+    /// The channel's bytes (the first of them, as many as it has).
     pub bytes: [u8; 4],
-    /// The channel's size in bytes: 4 (float formats), 2 (uint16_1), 1
-    /// (uint8_4); 0 for a write outside the surface.
-    pub len: u32,
+}
+
+impl UncachedWrite {
+    /// The address of a write outside the surface. No channel 0 starts
+    /// there: surfaces start 2 KiB-aligned, elements at multiples of their
+    /// size, and channel 0 at byte 0 or 2 of its element, so every channel
+    /// 0 starts at an even address.
+    pub const OUTSIDE: u32 = u32::MAX;
+
+    /// A write outside the surface.
+    pub const fn outside() -> UncachedWrite {
+        UncachedWrite {
+            addr: Self::OUTSIDE,
+            bytes: [0; 4],
+        }
+    }
+
+    /// Whether this write fell outside the surface.
+    pub const fn is_outside(&self) -> bool {
+        self.addr == Self::OUTSIDE
+    }
 }
 
 /// Where compiled code appends uncached writes itself: a linear surface
@@ -30,14 +51,14 @@ pub struct UncachedWrite {
 /// Lane `l` of a batch writes to element `(x, y) = (floor(X), floor(Y))` of
 /// its operands (the quad's first writing lane's operands in the shared
 /// index modes): inside `0 ≤ x < size[0]`, `0 ≤ y < size[1]` it stores
-/// `{addr: base + ((y · pitch + x) << shift) + chan_off, bytes: v, len:
-/// chan_len}` at `at`, outside `{len: 0}`, and advances `at` by one entry;
+/// `{addr: base + ((y · pitch + x) << shift) + chan_off, bytes: v}` at
+/// `at`, outside `{addr: OUTSIDE}`, and advances `at` by one entry;
 /// lanes that do not write store an entry there too but do not advance.
 /// `v` is the value's bits for float formats (`unorm` 0) and for unorm ones
 /// the memory controller's quantisation: 0 for NaN, else
 /// `round(clamp(value, 0, 1) · unorm)` (halves away from zero).
 #[derive(Clone, Copy, Debug)]
-#[repr(C)]
+#[repr(C, align(16))] // what follows it in `Io` stays 16-byte aligned
 pub struct UmrtLog {
     /// The next free entry; null: the runtime makes the writes.
     pub at: *mut UncachedWrite,
@@ -49,10 +70,8 @@ pub struct UmrtLog {
     pub shift: u32,
     /// Pitch and height as f32.
     pub size: [f32; 2],
-    /// Where channel 0 lies in the element, and its bytes.
+    /// Where channel 0 lies in the element.
     pub chan_off: u32,
-    /// Bytes of channel 0 (4, 2 or 1).
-    pub chan_len: u32,
     /// Unorm formats: the integer 1.0 stores as (255.0, 65535.0); 0 for
     /// float formats.
     pub unorm: f32,
@@ -67,7 +86,6 @@ impl UmrtLog {
         shift: 0,
         size: [0.0; 2],
         chan_off: 0,
-        chan_len: 0,
         unorm: 0.0,
     };
 
@@ -96,21 +114,17 @@ pub mod umrt_offsets {
     pub const SIZE: usize = offset_of!(UmrtLog, size);
     /// `UmrtLog::chan_off`.
     pub const CHAN_OFF: usize = offset_of!(UmrtLog, chan_off);
-    /// `UmrtLog::chan_len`.
-    pub const CHAN_LEN: usize = offset_of!(UmrtLog, chan_len);
     /// `UmrtLog::unorm`.
     pub const UNORM: usize = offset_of!(UmrtLog, unorm);
     /// `UncachedWrite::addr`.
     pub const ADDR: usize = offset_of!(UncachedWrite, addr);
     /// `UncachedWrite::bytes`.
     pub const BYTES: usize = offset_of!(UncachedWrite, bytes);
-    /// `UncachedWrite::len`.
-    pub const LEN: usize = offset_of!(UncachedWrite, len);
     /// Bytes of one entry.
     pub const ENTRY: usize = size_of::<UncachedWrite>();
 }
 
 const _: () = {
-    assert!(umrt_offsets::ENTRY == 16);
-    assert!(umrt_offsets::ADDR == 0 && umrt_offsets::BYTES == 8 && umrt_offsets::LEN == 12);
+    assert!(umrt_offsets::ENTRY == 8);
+    assert!(umrt_offsets::ADDR == 0 && umrt_offsets::BYTES == 4);
 };

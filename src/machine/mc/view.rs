@@ -30,10 +30,10 @@ fn uncached_write(format: Format, element: u64, value: u32) -> UncachedWrite {
     let (off, len) = format.channel0();
     let mut bytes = [0u8; 4];
     bytes[..len].copy_from_slice(&e[off..off + len]);
-    UncachedWrite {
-        addr: element + off as u64,
-        bytes,
-        len: len as u32,
+    // Output 0 lies in an arena, below 2^32 (checked before the run).
+    match u32::try_from(element + off as u64) {
+        Ok(addr) => UncachedWrite { addr, bytes },
+        Err(_) => UncachedWrite::outside(),
     }
 }
 
@@ -124,8 +124,11 @@ impl<'a> RunView<'a> {
         if self.mc.mem.read(addr, &mut e[..format.bytes()]).is_err() {
             e = [0; 16];
         }
-        let fresh = self.writes[self.absorbed..].iter().filter(|w| w.len != 0);
-        self.overlay.extend(fresh.map(|w| (w.addr, w.bytes)));
+        let fresh = self.writes[self.absorbed..]
+            .iter()
+            .filter(|w| !w.is_outside());
+        self.overlay
+            .extend(fresh.map(|w| (u64::from(w.addr), w.bytes)));
         self.absorbed = self.writes.len();
         let (off, len) = format.channel0();
         if let Some(c) = self.overlay.get(&(addr + off as u64)) {
@@ -224,7 +227,7 @@ impl TextureUnit for RunView<'_> {
         // Outside the surface: counted when the row is delivered.
         self.writes.push(match at {
             Some(addr) => uncached_write(s.fmt.format, addr, value),
-            None => UncachedWrite::default(),
+            None => UncachedWrite::outside(),
         });
         Ok(())
     }
@@ -240,7 +243,7 @@ impl TextureUnit for RunView<'_> {
             return UmrtLog::NONE;
         }
         self.writes.reserve(n);
-        let (chan_off, chan_len) = format.channel0();
+        let (chan_off, _) = format.channel0();
         UmrtLog {
             at: self.writes.spare_capacity_mut().as_mut_ptr().cast(),
             base: u64::from(s.base),
@@ -248,7 +251,6 @@ impl TextureUnit for RunView<'_> {
             shift: format.bytes().trailing_zeros(),
             size: [s.fmt.pitch as f32, s.height as f32],
             chan_off: chan_off as u32,
-            chan_len: chan_len as u32,
             unorm: match format {
                 Format::Uint8_4 => 255.0,
                 Format::Uint16_1 => 65535.0,

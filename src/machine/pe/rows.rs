@@ -122,24 +122,31 @@ impl RowRun<'_> {
 }
 
 /// A row's results in row order: its pixels kept for ordered delivery,
-/// then its uncached writes, then its counters (added to `counts`).
+/// then its uncached writes (of `len` bytes each: [`write_len`]), then its
+/// counters (added to `counts`).
 pub(super) fn deliver_row(
     targets: &Targets<'_>,
     mc: &mut Mc,
     counts: &mut RowResult,
-    row: RowResult,
+    (row, len): (RowResult, usize),
 ) {
     counts.discarded += deliver_ordered(targets, mc, &row.pixels);
-    deliver_uncached(mc, &row.writes);
+    deliver_uncached(mc, &row.writes, len);
     counts.count(row);
 }
 
-/// Makes a row's uncached writes in their order; writes outside their
-/// surface (length 0) are counted.
-fn deliver_uncached(mc: &mut Mc, writes: &[UncachedWrite]) {
+/// The bytes of each uncached write of a run whose output 0 is `out0`:
+/// its format's channel 0 (a run without one makes no such writes).
+pub(super) fn write_len(out0: Option<Surface>) -> usize {
+    out0.map_or(4, |s| s.fmt.format.channel0().1)
+}
+
+/// Makes a row's uncached writes (of `len` bytes each) in their order;
+/// writes outside their surface are counted.
+fn deliver_uncached(mc: &mut Mc, writes: &[UncachedWrite], len: usize) {
     // A row's writes all go to one surface, which lies in one arena: the
     // arena of the first write takes them, any other through `write`.
-    let Some(first) = writes.iter().find(|w| w.len != 0) else {
+    let Some(first) = writes.iter().find(|w| !w.is_outside()) else {
         count_outside(mc, writes.len());
         return;
     };
@@ -147,19 +154,19 @@ fn deliver_uncached(mc: &mut Mc, writes: &[UncachedWrite]) {
         .mem
         .arenas()
         .iter()
-        .position(|a| a.contains(first.addr, u64::from(first.len)));
+        .position(|a| a.contains(u64::from(first.addr), len as u64));
     let base = arena.map_or(0, |k| u64::from(mc.mem.arenas()[k].base));
     let bytes = arena.map_or(&mut [][..], |k| mc.mem.arena_mut(k));
-    let (rest, outside) = write_into(bytes, base, writes.iter());
+    let (rest, outside) = write_into(bytes, base, len, writes.iter());
     count_outside(mc, outside);
-    write_rest(mc, &rest);
+    write_rest(mc, &rest, len);
 }
 
 /// Makes the uncached writes `writes` (consecutive rows' writes, in row
 /// order) into output 0's surface `out0`, through a shared reference to
-/// the MC; writes outside their surface (length 0) are counted. Returns
-/// the writes that fall outside `out0`'s bytes (none: a write of length 4,
-/// 2 or 1 lies inside its surface), for [`write_rest`] to make after.
+/// the MC; writes outside their surface are counted. Returns the writes
+/// that fall outside `out0`'s bytes (none: a write lies inside its
+/// surface), for [`write_rest`] to make after.
 ///
 /// # Safety
 /// No other thread may read or write `out0`'s bytes while this runs.
@@ -169,10 +176,11 @@ pub(super) unsafe fn deliver_uncached_shared<'w>(
     writes: impl Iterator<Item = &'w UncachedWrite>,
 ) -> Vec<UncachedWrite> {
     let base = u64::from(out0.base);
+    let len = write_len(Some(*out0));
     // SAFETY: guaranteed by the caller; the slice ends with this function.
     let (rest, outside) = match unsafe { mc.mem.span_shared(base, out0.span() as usize) } {
-        Some(bytes) => write_into(bytes, base, writes),
-        None => write_into(&mut [], base, writes),
+        Some(bytes) => write_into(bytes, base, len, writes),
+        None => write_into(&mut [], base, len, writes),
     };
     count_outside(mc, outside);
     rest
@@ -187,24 +195,24 @@ fn count_outside(mc: &Mc, outside: usize) {
     }
 }
 
-/// Makes `writes` (those of non-zero length, in order) into `bytes`, the
-/// memory from address `base` on, in one pass over them; returns those
-/// that fall outside `bytes`, in order, and how many lie outside their
-/// surface (length 0).
+/// Makes `writes` (those inside their surface, in order, `len` bytes
+/// each) into `bytes`, the memory from address `base` on, in one pass
+/// over them; returns those that fall outside `bytes`, in order, and how
+/// many lie outside their surface.
 fn write_into<'w>(
     bytes: &mut [u8],
     base: u64,
+    len: usize,
     writes: impl Iterator<Item = &'w UncachedWrite>,
 ) -> (Vec<UncachedWrite>, usize) {
     let mut rest = Vec::new();
     let mut outside = 0;
     for w in writes {
-        if w.len == 0 {
+        if w.is_outside() {
             outside += 1;
             continue;
         }
-        let len = w.len as usize;
-        let at = w.addr.wrapping_sub(base) as usize;
+        let at = u64::from(w.addr).wrapping_sub(base) as usize;
         if len == 4
             && let Some(dst) = bytes.get_mut(at..).and_then(|b| b.first_chunk_mut::<4>())
         {
@@ -218,11 +226,12 @@ fn write_into<'w>(
     (rest, outside)
 }
 
-/// Makes writes that [`write_into`] left, in order. Unmapped bytes are
-/// left alone (the surface was checked to lie in an arena before the run).
-pub(super) fn write_rest(mc: &mut Mc, rest: &[UncachedWrite]) {
+/// Makes writes that [`write_into`] left (`len` bytes each), in order.
+/// Unmapped bytes are left alone (the surface was checked to lie in an
+/// arena before the run).
+pub(super) fn write_rest(mc: &mut Mc, rest: &[UncachedWrite], len: usize) {
     for w in rest {
-        let _ = mc.mem.write(w.addr, &w.bytes[..w.len as usize]);
+        let _ = mc.mem.write(u64::from(w.addr), &w.bytes[..len]);
     }
 }
 

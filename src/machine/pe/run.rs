@@ -20,7 +20,8 @@
 use super::deliver::{Targets, deliver_while_running, direct_allowed, uncached_strips};
 use super::overlap::InOrder;
 use super::rows::{
-    AfterRow, Handout, RowResult, RowRun, Slot, Worker, deliver_row, run_rows, write_rest,
+    AfterRow, Handout, RowResult, RowRun, Slot, Worker, deliver_row, run_rows, write_len,
+    write_rest,
 };
 use super::strip::strips_allowed;
 use super::{PROCESSORS, Pe, PeError};
@@ -315,7 +316,7 @@ impl Pe {
                 );
                 (results, in_order.map_or_else(Vec::new, InOrder::finish))
             };
-            write_rest(mc, &rest);
+            write_rest(mc, &rest, write_len(out0));
             // The rows the hand-over takes (every row before the first that
             // keeps pixels), whether their writes were made while later rows
             // ran (their logs are empty now) or are made here: as many on
@@ -326,7 +327,7 @@ impl Pe {
                     Ok(row) => {
                         handed &= row.pixels.is_empty();
                         report.overlapped_rows += u64::from(handed);
-                        deliver_row(&targets, mc, &mut counts, row);
+                        deliver_row(&targets, mc, &mut counts, (row, write_len(out0)));
                     }
                     Err(source) => return Err(PeError::Run { offset, source }),
                 }
