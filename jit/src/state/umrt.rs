@@ -19,7 +19,8 @@ use std::mem::offset_of;
 pub struct UncachedWrite {
     /// Address of the channel's first byte (a surface lies below 2^32).
     pub addr: u32,
-    /// The channel's bytes (the first of them, as many as it has).
+    /// The channel's bytes: the first 4, 2 or 1 of these, as many as the
+    /// format's channel 0 has.
     pub bytes: [u8; 4],
 }
 

@@ -128,7 +128,8 @@ pub(super) fn deliver_row(
     targets: &Targets<'_>,
     mc: &mut Mc,
     counts: &mut RowResult,
-    (row, len): (RowResult, usize),
+    row: RowResult,
+    len: usize,
 ) {
     counts.discarded += deliver_ordered(targets, mc, &row.pixels);
     deliver_uncached(mc, &row.writes, len);

@@ -327,7 +327,7 @@ impl Pe {
                     Ok(row) => {
                         handed &= row.pixels.is_empty();
                         report.overlapped_rows += u64::from(handed);
-                        deliver_row(&targets, mc, &mut counts, (row, write_len(out0)));
+                        deliver_row(&targets, mc, &mut counts, row, write_len(out0));
                     }
                     Err(source) => return Err(PeError::Run { offset, source }),
                 }
