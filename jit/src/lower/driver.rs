@@ -440,8 +440,8 @@ pub(crate) fn lower_loop(
         .load(types::I32, trusted, params[3], loop_offsets::HELPER as i32);
     let counted = b.ins().bnot(helper);
     // Only a kill changes the running lanes while the region runs.
-    let kills = (region.clauses.iter()).any(|&ci| kills(&program.clauses[ci as usize]));
-    let fixed = if kills {
+    let any_kill = (region.clauses.iter()).any(|&ci| kills(&program.clauses[ci as usize]));
+    let fixed = if any_kill {
         b.ins().jump(pre[0], &[]);
         None
     } else {

@@ -18,7 +18,7 @@
 use super::values::Memo;
 use super::{GROUP_QUADS, Lowering};
 use crate::ir::UmrtIndex;
-use crate::state::{io_offsets, offsets, umrt_offsets};
+use crate::state::{UncachedWrite, io_offsets, offsets, umrt_offsets};
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Value, types};
 
@@ -162,7 +162,8 @@ impl Lowering<'_, '_> {
             let addr = self.b.ins().ishl(e, shift);
             let addr = self.b.ins().iadd(addr, base);
             let inside = self.b.ins().icmp(IntCC::SignedGreaterThanOrEqual, e, zero);
-            let addr = self.b.ins().bitselect(inside, addr, outside);
+            let no_write = self.splat_i(UncachedWrite::OUTSIDE);
+            let addr = self.b.ins().bitselect(inside, addr, no_write);
             // Lanes 0 and 1's entries (address, value), then lanes 2 and 3's.
             let pairs =
                 [[0, 4, 1, 5], [2, 6, 3, 7]].map(|l| self.shuffle_bytes(addr, values[k], l));
