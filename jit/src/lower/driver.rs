@@ -48,6 +48,10 @@ struct Driver<'a, 'f> {
     /// those that are not helpers, as I64: the pixel instructions are then
     /// added up once, at [`Driver::exit`], from the instructions executed.
     fixed: Option<(Value, Value)>,
+    /// The instructions of every clause of the region: at most what one
+    /// iteration executes (each clause runs at most once between two
+    /// passes through the first: every other jump goes forward).
+    iteration: i64,
     /// [`region_jump`]'s signature, imported at its first call.
     jump_sig: Option<SigRef>,
 }
@@ -225,34 +229,38 @@ impl Driver<'_, '_> {
     }
 
     /// Region clause `j` (`clause`, called through `f`) from the current
-    /// block: the runaway budget (leaving before it when it would run
-    /// out, or when no lane runs: the shim ends the group there), the
-    /// counters, the call (leaving when it fails).
+    /// block: the runaway budget (at the first clause, for a whole
+    /// iteration: leaving before it when the iteration could run it out,
+    /// or when no lane runs: the shim, exact from any clause, ends the
+    /// group there), the counters, the call (leaving when it fails).
     fn call_clause(&mut self, clause: &Clause, j: usize, f: &Body<'_>) {
         let (lanes, st) = (self.lanes, self.st);
         let n = i64::from(clause.counted());
-        let before = self.leave(loop_exit::BEFORE, j);
-        let running = match self.fixed {
+        let before = (j == 0 || self.fixed.is_none()).then(|| self.leave(loop_exit::BEFORE, j));
+        let running = match (self.fixed, before) {
             // The entry block left when no lane ran.
-            Some((running, _)) => running,
-            None => {
+            (Some((running, _)), _) => running,
+            (None, Some(before)) => {
                 let any = self.b.create_block();
                 let running = self.load(types::I32, lanes, offsets::RUNNING);
                 self.b.ins().brif(running, any, &[], self.exit, &[before]);
                 self.b.switch_to_block(any);
                 running
             }
+            (None, None) => unreachable!("made where the running lanes are read"),
         };
         let executed = self.load(types::I64, st, loop_offsets::EXECUTED);
-        let budget = self.budget;
+        if let (0, Some(before)) = (j, before) {
+            // Where a whole iteration fits in the budget, no clause of it
+            // can run the budget out.
+            let end = self.b.ins().iadd_imm_s(executed, self.iteration);
+            let budget = self.budget;
+            let over = self.b.ins().icmp(IntCC::UnsignedGreaterThan, end, budget);
+            let run = self.b.create_block();
+            self.b.ins().brif(over, self.exit, &[before], run, &[]);
+            self.b.switch_to_block(run);
+        }
         let executed = self.b.ins().iadd_imm_s(executed, n);
-        let over = self
-            .b
-            .ins()
-            .icmp(IntCC::UnsignedGreaterThan, executed, budget);
-        let run = self.b.create_block();
-        self.b.ins().brif(over, self.exit, &[before], run, &[]);
-        self.b.switch_to_block(run);
         self.store(executed, st, loop_offsets::EXECUTED);
         if self.fixed.is_none() {
             let live = self.b.ins().band(running, self.counted);
@@ -475,6 +483,9 @@ pub(crate) fn lower_loop(
         budget,
         counted,
         fixed: fixed.map(|(running, live, _)| (running, live)),
+        iteration: (region.clauses.iter())
+            .map(|&ci| i64::from(program.clauses[ci as usize].counted()))
+            .sum(),
         jump_sig: None,
     };
     for (j, &ci) in region.clauses.iter().enumerate() {
