@@ -4,8 +4,9 @@
 //! masks, the flow-control transitions that keep the loop going — exactly
 //! as the runtime shim's `exec_fc` does (`src/engines/runtime/flow.rs` of the `ctm` crate). Any other
 //! transition (leaving the loop, a break of every lane, the count running
-//! out) and the runaway budget's exhaustion return to the shim, which then
-//! executes it from the unchanged state.
+//! out) returns to the shim, which then executes it from the unchanged
+//! state; so does an iteration whose instructions might run out the
+//! runaway budget, before its first clause (the shim finds where it ends).
 //!
 //! A region's IF, ELSE and ENDIF (forward JUMPs inside it) are performed
 //! here too, by a call of [`crate::branch::region_jump`]: `B_ELSE`, the
