@@ -237,23 +237,23 @@ impl Driver<'_, '_> {
     fn call_clause(&mut self, clause: &Clause, j: usize, f: &Body<'_>) {
         let (lanes, st) = (self.lanes, self.st);
         let n = i64::from(clause.counted());
-        let before = (j == 0 || self.fixed.is_none()).then(|| self.leave(loop_exit::BEFORE, j));
-        let running = match (self.fixed, before) {
+        let running = match self.fixed {
             // The entry block left when no lane ran.
-            (Some((running, _)), _) => running,
-            (None, Some(before)) => {
+            Some((running, _)) => running,
+            None => {
+                let before = self.leave(loop_exit::BEFORE, j);
                 let any = self.b.create_block();
                 let running = self.load(types::I32, lanes, offsets::RUNNING);
                 self.b.ins().brif(running, any, &[], self.exit, &[before]);
                 self.b.switch_to_block(any);
                 running
             }
-            (None, None) => unreachable!("made where the running lanes are read"),
         };
         let executed = self.load(types::I64, st, loop_offsets::EXECUTED);
-        if let (0, Some(before)) = (j, before) {
+        if j == 0 {
             // Where a whole iteration fits in the budget, no clause of it
             // can run the budget out.
+            let before = self.leave(loop_exit::BEFORE, j);
             let end = self.b.ins().iadd_imm_s(executed, self.iteration);
             let budget = self.budget;
             let over = self.b.ins().icmp(IntCC::UnsignedGreaterThan, end, budget);
