@@ -45,10 +45,10 @@ struct Driver<'a, 'f> {
     budget: Value,
     counted: Value,
     /// Where no clause of the region kills, its running lanes, read once
-    /// in the entry block (no call changes them then), and the count of
-    /// those that are not helpers, as I64: the pixel instructions are then
-    /// added up once, at [`Driver::exit`], from the instructions executed.
-    fixed: Option<(Value, Value)>,
+    /// in the entry block (no call changes them then): the pixel
+    /// instructions are then added up once, at [`Driver::exit`], from the
+    /// instructions executed.
+    fixed: Option<Value>,
     /// The instructions of every clause of the region: at most what one
     /// iteration executes (each clause runs at most once between two
     /// passes through the first: every other jump goes forward).
@@ -239,7 +239,7 @@ impl Driver<'_, '_> {
         let n = i64::from(clause.counted());
         let running = match self.fixed {
             // The entry block left when no lane ran.
-            Some((running, _)) => running,
+            Some(running) => running,
             None => {
                 let before = self.leave(loop_exit::BEFORE, j);
                 let any = self.b.create_block();
@@ -305,7 +305,7 @@ impl Driver<'_, '_> {
     fn terminator(&mut self, j: usize) -> (BlockArg, Block, Value, Value) {
         let at_term = self.leave(loop_exit::AT_TERM, j);
         let running = match self.fixed {
-            Some((running, _)) => running,
+            Some(running) => running,
             None => self.load(types::I32, self.lanes, offsets::RUNNING),
         };
         let active = self.load(types::I32, self.lanes, offsets::ACTIVE);
@@ -483,7 +483,7 @@ pub(crate) fn lower_loop(
         exit,
         budget,
         counted,
-        fixed: fixed.map(|(running, live, _)| (running, live)),
+        fixed: fixed.map(|(running, _, _)| running),
         iteration: (region.clauses.iter())
             .map(|&ci| i64::from(program.clauses[ci as usize].counted()))
             .sum(),
