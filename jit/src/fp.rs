@@ -20,9 +20,10 @@
 //!   nothing else is possible.
 //!
 //! Transcendentals (§7.5) use the vector algorithms below — range reduction
-//! with `floor`/`nearest`, short polynomials evaluated with separately rounded
-//! multiplies and adds, exponent assembly with integer operations — which the
-//! JIT reproduces operation for operation. Their accuracy is measured in this
+//! with `floor`/`nearest`, short polynomials evaluated by Horner's rule in
+//! fused multiply-adds (each step rounded once), exponent
+//! assembly with integer operations — which the JIT reproduces operation for
+//! operation. Their accuracy is measured in this
 //! crate's tests (a few ulp at worst); the IEEE special cases of §7.5 are
 //! exact.
 
@@ -208,6 +209,44 @@ pub fn test_zero(code: u8, x: u32) -> bool {
     }
 }
 
+/// a · b + c rounded once (IEEE fusedMultiplyAdd), a polynomial step of
+/// the transcendentals: one instruction where the host has FMA (see
+/// `with_fma!`), the C library's exact `fmaf` elsewhere — the same bits
+/// either way, and the JIT's `fma`.
+#[inline(always)]
+fn fused(a: f32, b: f32, c: f32) -> f32 {
+    a.mul_add(b, c)
+}
+
+/// Horner's rule in fused steps: `p = c[0]; p = p·x + c[k]` for the rest.
+#[inline(always)]
+fn horner(coeffs: &[f32], x: f32) -> f32 {
+    coeffs[1..].iter().fold(coeffs[0], |p, &c| fused(p, x, c))
+}
+
+/// Calls `$body($a)` compiled for FMA and SSE4.1 where the host has them
+/// (checked at each call: a cached flag), so that `fused` and the
+/// rounding to integers are single instructions in the interpreter too;
+/// the plain build elsewhere computes the same bits.
+macro_rules! with_fma {
+    ($body:ident, $a:expr) => {{
+        #[cfg(target_arch = "x86_64")]
+        {
+            #[target_feature(enable = "fma,sse4.1")]
+            fn fast(a: u32) -> u32 {
+                $body(a)
+            }
+            if std::arch::is_x86_feature_detected!("fma")
+                && std::arch::is_x86_feature_detected!("sse4.1")
+            {
+                // SAFETY: the host has both features `fast` is built for.
+                return unsafe { fast($a) };
+            }
+        }
+        $body($a)
+    }};
+}
+
 /// 2^n for −126 ≤ n ≤ 127 (exact).
 #[inline]
 fn pow2(n: i32) -> f32 {
@@ -236,6 +275,11 @@ pub const EX2_ZERO_BELOW: f32 = -126.0;
 /// [`EX2_POLY`]; result = (p · 2^⌊n/2⌋) · 2^(n − ⌊n/2⌋). a ≥ 128 → +Inf,
 /// a < −126 → +0 (the true result would be denormal and is flushed), NaN → NaN.
 pub fn ex2(a: u32) -> u32 {
+    with_fma!(ex2_body, a)
+}
+
+#[inline(always)]
+fn ex2_body(a: u32) -> u32 {
     let x = daz(a);
     if x.is_nan() {
         return STD_NAN;
@@ -248,11 +292,7 @@ pub fn ex2(a: u32) -> u32 {
     }
     let n = x.round_ties_even();
     let f = x - n;
-    let mut p = EX2_POLY[0];
-    for &c in &EX2_POLY[1..] {
-        p = p * f + c;
-    }
-    p = p * f + 1.0;
+    let p = fused(horner(&EX2_POLY, f), f, 1.0);
     let n = n as i32;
     let h = n >> 1;
     ftz(p * pow2(h) * pow2(n - h))
@@ -275,6 +315,11 @@ pub const LN2_POLY: [f32; 6] = [
 /// result = e + t·p(t²) over [`LN2_POLY`]. ±0 → −Inf, a < 0 → NaN,
 /// +Inf → +Inf, NaN → NaN.
 pub fn ln2(a: u32) -> u32 {
+    with_fma!(ln2_body, a)
+}
+
+#[inline(always)]
+fn ln2_body(a: u32) -> u32 {
     let x = daz(a);
     if x.is_nan() || x < 0.0 {
         return STD_NAN;
@@ -293,12 +338,8 @@ pub fn ln2(a: u32) -> u32 {
         e += 1;
     }
     let t = (m - 1.0) / (m + 1.0);
-    let t2 = t * t;
-    let mut p = LN2_POLY[0];
-    for &c in &LN2_POLY[1..] {
-        p = p * t2 + c;
-    }
-    ftz(t * p + e as f32)
+    let p = horner(&LN2_POLY, t * t);
+    ftz(fused(t, p, e as f32))
 }
 
 /// RCP: 1 / a (correctly rounded; ±0 → ±Inf, ±Inf → ±0).
@@ -329,17 +370,28 @@ pub const SIN_POLY: [f32; 8] = [
 /// r → ½ − r (r > ¼) or r → −½ − r (r < −¼); result = r·p(r²) over
 /// [`SIN_POLY`]. ±Inf and NaN → NaN.
 pub fn sin(a: u32) -> u32 {
+    with_fma!(sin_body, a)
+}
+
+#[inline(always)]
+fn sin_body(a: u32) -> u32 {
     let x = daz(a);
     sin_turns(x - x.round_ties_even())
 }
 
 /// COS: cos(2π·a) = sin(2π·(r + ¼)) with r = a − nearest(a), re-reduced.
 pub fn cos(a: u32) -> u32 {
+    with_fma!(cos_body, a)
+}
+
+#[inline(always)]
+fn cos_body(a: u32) -> u32 {
     let x = daz(a);
     let r = (x - x.round_ties_even()) + 0.25;
     sin_turns(r - r.round_ties_even())
 }
 
+#[inline(always)]
 fn sin_turns(r: f32) -> u32 {
     if r.is_nan() {
         return STD_NAN;
@@ -351,12 +403,7 @@ fn sin_turns(r: f32) -> u32 {
     } else {
         r
     };
-    let r2 = r * r;
-    let mut p = SIN_POLY[0];
-    for &c in &SIN_POLY[1..] {
-        p = p * r2 + c;
-    }
-    ftz(r * p)
+    ftz(r * horner(&SIN_POLY, r * r))
 }
 
 #[cfg(test)]

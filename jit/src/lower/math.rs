@@ -178,14 +178,13 @@ impl Lowering<'_, '_> {
         self.select_f(m, a, b)
     }
 
-    /// Horner's rule with separately rounded multiply and add:
-    /// `p = c[0]; p = p·x + c[k]` for the rest.
+    /// `fp::horner`: Horner's rule in fused multiply-adds, `p = c[0];
+    /// p = p·x + c[k]` for the rest, each step rounded once.
     fn horner(&mut self, coeffs: &[f32], x: Value) -> Value {
         let mut p = self.splat_f(coeffs[0]);
         for &c in &coeffs[1..] {
-            let m = self.b.ins().fmul(p, x);
             let c = self.splat_f(c);
-            p = self.b.ins().fadd(m, c);
+            p = self.b.ins().fma(p, x, c);
         }
         p
     }
@@ -201,10 +200,9 @@ impl Lowering<'_, '_> {
     pub(super) fn ex2(&mut self, x: Value) -> Value {
         let n = self.b.ins().nearest(x);
         let f = self.b.ins().fsub(x, n);
-        let mut p = self.horner(&fp::EX2_POLY, f);
-        let m = self.b.ins().fmul(p, f);
+        let p = self.horner(&fp::EX2_POLY, f);
         let one = self.splat_f(1.0);
-        p = self.b.ins().fadd(m, one);
+        let p = self.b.ins().fma(p, f, one);
         // n + 1.5 · 2^23 holds n in its low bits (two's complement, exact for
         // |n| < 2^22); shifted into the exponent field, MAGIC's own bits
         // (22 and up) leave the word.
@@ -255,9 +253,8 @@ impl Lowering<'_, '_> {
         let t = self.b.ins().fdiv(num, den);
         let t2 = self.b.ins().fmul(t, t);
         let p = self.horner(&fp::LN2_POLY, t2);
-        let tp = self.b.ins().fmul(t, p);
         let ef = self.b.ins().fcvt_from_sint(types::F32X4, e);
-        let r = self.b.ins().fadd(tp, ef);
+        let r = self.b.ins().fma(t, p, ef);
         let zero = self.splat_f(0.0);
         let is_zero = self.fcmp(FloatCC::Equal, x, zero);
         let inf = self.splat_i(INF);
