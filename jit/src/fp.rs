@@ -466,6 +466,25 @@ mod tests {
     }
 
     #[test]
+    fn the_plain_build_of_the_transcendentals_gives_the_fma_builds_bits() {
+        // Every 127th pattern (all exponents, signs and many mantissas),
+        // through the plain build (here, outside `with_fma!`'s fast
+        // function) and the public functions (the FMA build on this host).
+        type Op = fn(u32) -> u32;
+        let bodies: [(&str, Op, Op); 4] = [
+            ("ex2", ex2, ex2_body),
+            ("ln2", ln2, ln2_body),
+            ("sin", sin, sin_body),
+            ("cos", cos, cos_body),
+        ];
+        for (name, public, plain) in bodies {
+            for x in (0..=u32::MAX).step_by(127) {
+                assert_eq!(public(x), plain(x), "{name}({x:#010x})");
+            }
+        }
+    }
+
+    #[test]
     fn transcendental_accuracy() {
         let mut worst = [0f64; 4];
         for x in sweep(-126.0, 127.9, 200_000) {
