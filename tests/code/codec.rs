@@ -1,4 +1,4 @@
-//! The worked encodings of `docs/isa.md` §9 decode to the stated fields and
+//! The worked encodings of `docs/asm.md` ("Worked encodings") decode to the stated fields and
 //! encode back to the same words; malformed words give typed errors.
 
 use ctm::isa::layout::FieldProblem;
