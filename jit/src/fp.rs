@@ -21,11 +21,10 @@
 //!
 //! Transcendentals (§7.5) use the vector algorithms below — range reduction
 //! with `floor`/`nearest`, short polynomials evaluated by Horner's rule in
-//! fused multiply-adds (each step rounded once), exponent
-//! assembly with integer operations — which the JIT reproduces operation for
-//! operation. Their accuracy is measured in this
-//! crate's tests (a few ulp at worst); the IEEE special cases of §7.5 are
-//! exact.
+//! fused multiply-adds (each step rounded once), exponent assembly with
+//! integer operations — which the JIT reproduces operation for operation.
+//! Their accuracy is measured in this crate's tests (a few ulp at worst);
+//! the IEEE special cases of §7.5 are exact.
 
 /// The standard NaN an enabled output modifier produces (§4.7).
 pub const STD_NAN: u32 = 0x7FFF_FFFF;
