@@ -294,7 +294,7 @@ impl Lowering<'_, '_> {
 }
 
 /// Bytes of one log entry: (address, value), two 32-bit words.
-const ENTRY_BYTES: i32 = 8;
+const ENTRY_BYTES: i32 = umrt_offsets::ENTRY as i32;
 
 /// [`Lowering::lead_lane`] of known bits `bits`.
 fn lead_lane_of(bits: i64, q: usize) -> u32 {
