@@ -177,10 +177,10 @@ fn other_case(name: &str) -> Option<(&'static str, Kernel, Job)> {
                 .output(0, Format::Float32_4),
         ),
         "texture" => (
-            "five float32_4 lookups per pixel, summed",
+            "five float32_4 lookups per pixel (a five-point stencil over a 256² surface), summed",
             k(include_str!("../../../benches/kernels/texture.s")),
             Job::new(256, 256)
-                .input(0, surface(Format::Float32_4, 64, 64, 0, 1.0, 0.0))
+                .input(0, surface(Format::Float32_4, 256, 256, 0, 1.0, 0.0))
                 .constant(0, [1.0, 0.0, 0.0, 0.0])
                 .constant(1, [0.0, 1.0, 0.0, 0.0])
                 .constant(2, [-1.0, 0.0, 0.0, 0.0])
