@@ -64,3 +64,26 @@ proptest! {
         prop_assert_eq!(again, text);
     }
 }
+
+/// DP4 reads the alpha unit's inputs A and B as its fourth pair of
+/// factors (docs/isa.md §4.5). Beside `dp4` an alpha `dp` must name them —
+/// `dp()` would leave them at s0.r and s0.r, a slip that made the `dotmix`
+/// benchmark square its red channel — and the disassembler prints them.
+#[test]
+fn dp4s_fourth_pair_is_written_and_printed() {
+    let e = parse_inst("alu r1.rgb = dp4(s0, s1) | r1.a = dp() src0=r1 src1=c3")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("fourth pair"), "{e}");
+    // DP3 and D2A read no alpha input.
+    for rgb in ["dp3(s0, s1)", "d2a(s0, s1, s2)"] {
+        parse_inst(&format!("alu r1.rgb = {rgb} | r1.a = dp() src0=r1 src1=c3")).unwrap();
+    }
+    let inst =
+        parse_inst("alu r1.rgb = dp4(s0, s1) | r1.a = dp(s0.r, s0.r) src0=r1 src1=c3").unwrap();
+    let text = disassemble(&inst);
+    assert!(text.contains("dp(s0.r, s0.r)"), "{text}");
+    assert_eq!(parse_inst(&text).unwrap(), inst);
+    let inst = parse_inst("alu r1.rgb = dp4(s0, s1) | r1.a = dp(s0, s1) src0=r1 src1=c3").unwrap();
+    assert!(disassemble(&inst).contains("dp(s0, s1)"));
+}

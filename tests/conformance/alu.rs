@@ -29,11 +29,15 @@ fn every_rgb_and_alpha_opcode() {
         ),
         ("r1.rgb = dp3(s0, s1) | r1.a = dp()", [38.0; 4]),
         // DP4's fourth factors are the alpha unit's inputs A and B (here s0.a, s1.a).
+        ("r1.rgb = dp4(s0, s1) | r1.a = dp(s0, s1)", [70.0; 4]),
+        // Written as fields, the same.
         (
-            "r1.rgb = dp4(s0, s1) | r1.a = dp() ALPHA_INST.ALPHA_SEL_A=0 ALPHA_INST.ALPHA_SWIZ_A=3 \
+            "r1.rgb = dp4(s0, s1) | r1.a = dp(s0.r, s0.r) ALPHA_INST.ALPHA_SEL_A=0 ALPHA_INST.ALPHA_SWIZ_A=3 \
              ALPHA_INST.ALPHA_SEL_B=1 ALPHA_INST.ALPHA_SWIZ_B=3",
             [70.0; 4],
         ),
+        // Other factors: s0.r·s1.b as the fourth pair.
+        ("r1.rgb = dp4(s0, s1) | r1.a = dp(s0.r, s1.b)", [45.0; 4]),
         // D2A: A.r·B.r + A.g·B.g + C.b = 5 + 12 − 1.
         ("r1.rgb = d2a(s0, s1, s2) | r1.a = dp()", [16.0; 4]),
         (

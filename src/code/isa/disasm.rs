@@ -285,7 +285,7 @@ fn alpha_unit(inst: &Inst, a: &Alu, s: &mut String) -> Vec<Sel> {
         dests.push("depth".into());
     }
     let inputs: Vec<AlphaInput> = (0..3).map(|i| a.alpha_input(i)).collect();
-    let n = arg_count(a.alpha.op.arity(), &inputs);
+    let n = arg_count(a.alpha_arity(), &inputs);
     let args: Vec<String> = inputs[..n]
         .iter()
         .map(|x| {

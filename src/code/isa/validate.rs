@@ -188,7 +188,7 @@ fn alu_checks(
     };
     // Presubtract hazard (docs/isa.md §8.1): srcp read right after a write to its inputs.
     let reads_srcp = (0..rop.arity()).any(|i| a.rgb_input(i).sel == Sel::SrcP)
-        || (0..aop.arity()).any(|i| a.alpha_input(i).sel == Sel::SrcP);
+        || (0..a.alpha_arity()).any(|i| a.alpha_input(i).sel == Sel::SrcP);
     if reads_srcp {
         let mut written = Vec::new();
         if prev.cmn.rgb_wmask != 0 {

@@ -313,7 +313,7 @@ impl Parser<'_> {
                 AlphaOp::ALL,
                 AlphaOp::from_mnemonic,
             )?;
-            alu.alpha.op.arity()
+            alu.alpha_arity()
         };
         let (clamp, omod) = if rgb {
             (&mut inst.cmn.rgb_clamp, &mut alu.rgb.omod)
@@ -351,9 +351,16 @@ impl Parser<'_> {
             }
         }
         if n < arity {
+            let beside_dp4 = !rgb && alu.alpha.op == AlphaOp::Dp;
             return self.error(
-                format!("`{op_name}` takes {arity} input(s), found {n}"),
-                None,
+                if beside_dp4 {
+                    format!(
+                        "alpha `dp` beside `dp4` takes 2 inputs (the fourth pair of factors, docs/isa.md §4.5), found {n}"
+                    )
+                } else {
+                    format!("`{op_name}` takes {arity} input(s), found {n}")
+                },
+                beside_dp4.then_some("write the pair, e.g. `dp(s0, s1)` for s0.a·s1.a"),
             );
         }
         Ok(())

@@ -188,6 +188,17 @@ impl Alu {
         }
     }
 
+    /// The alpha inputs the instruction reads: the alpha operation's
+    /// arity, and two for an alpha `dp` beside an RGB `dp4`, whose fourth
+    /// pair of factors they are (§4.5).
+    pub fn alpha_arity(&self) -> usize {
+        if self.alpha.op == AlphaOp::Dp && self.rgba.op == RgbOp::Dp4 {
+            2
+        } else {
+            self.alpha.op.arity()
+        }
+    }
+
     /// Alpha input 0 = A, 1 = B, 2 = C.
     pub fn alpha_input(&self, i: usize) -> AlphaInput {
         let (a, c) = (&self.alpha, &self.rgba);
