@@ -6,11 +6,18 @@
 //!
 //! `cargo bench --bench jit` prints a Markdown table (the README's). Rates
 //! are pixel-instructions per second; "native" is a plain Rust version of
-//! the same kernel built with the bench profile (rustc -O), timed over the
-//! same domain and expressed in the same unit (the DPP program's
-//! pixel-instruction count divided by the native time), so `jit / native` is
-//! a ratio of wall times. Every JIT result is checked against the
-//! interpreter before it is timed.
+//! the same kernel built with the bench profile (rustc -O), "exact native"
+//! one with the DPP's rules instruction for instruction (`jit/native.rs`:
+//! both for `chains8`, `dotmix`, `transcend` and Mandelbrot, the plain one
+//! for `texture`, `saxpy` and `scatter`),
+//! timed over the same domain and expressed in the same unit (the DPP
+//! program's pixel-instruction count divided by the native time), so
+//! `jit / native` is a ratio of wall times: the JIT's whole runs, with
+//! their copies in and out, against the plain code's loop alone. Every JIT
+//! result is checked against the interpreter before it is timed.
+
+#[path = "jit/native.rs"]
+mod native;
 
 use ctm_tools::bench::{BenchOptions, measure, suite};
 use std::hint::black_box;
@@ -27,121 +34,18 @@ fn best(n: usize, mut f: impl FnMut()) -> f64 {
         .fold(f64::INFINITY, f64::min)
 }
 
-/// The eight-chain MAD kernel in Rust (`benches/kernels/chains8.s`, in
-/// its order): chain k starts as r0.xxxx·c(3+k) + c(11+k), then runs
-/// seven rounds of r·c0 + c1; the chains are summed pairwise.
-#[inline(always)]
-#[allow(clippy::needless_range_loop)] // channels index several arrays alike
-fn chains8(w: u32, h: u32, c: &[[f32; 4]; 19], mad: impl Fn(f32, f32, f32) -> f32) -> f32 {
-    let mut acc = 0.0;
-    for _ in 0..h {
-        for i in 0..w {
-            // r0.x, the pixel's column.
-            let col = i as f32;
-            let mut r = [[0f32; 4]; 8];
-            for (k, reg) in r.iter_mut().enumerate() {
-                for ch in 0..4 {
-                    reg[ch] = mad(col, c[3 + k][ch], c[11 + k][ch]);
-                }
-            }
-            for _ in 0..7 {
-                for reg in r.iter_mut() {
-                    for ch in 0..4 {
-                        reg[ch] = mad(reg[ch], c[0][ch], c[1][ch]);
-                    }
-                }
-            }
-            for ch in 0..4 {
-                let s = |a: usize, b: usize| mad(r[a][ch], 1.0, r[b][ch]);
-                let (s01, s23, s45, s67) = (s(0, 1), s(2, 3), s(4, 5), s(6, 7));
-                let (x, y) = (mad(s01, 1.0, s23), mad(s45, 1.0, s67));
-                acc += mad(x, 1.0, y);
-            }
-        }
-    }
-    acc
-}
-
-/// Mandelbrot escape counts in scalar Rust, as `examples/mandelbrot.s`.
-fn native_mandelbrot(w: u32, h: u32, n: u32) -> f32 {
-    let mut acc = 0.0;
-    for j in 0..h {
-        for i in 0..w {
-            let (cx, cy) = (
-                i as f32 * 0.003_906_25 - 2.25,
-                j as f32 * 0.004_882_812_5 - 1.25,
-            );
-            let (mut zx, mut zy, mut k) = (0f32, 0f32, 0f32);
-            for _ in 0..n {
-                let (x2, y2) = (zx * zx, zy * zy);
-                if x2 + y2 >= 4.0 {
-                    break;
-                }
-                let xy = zx * zy;
-                zx = x2 + cx - y2;
-                zy = 2.0 * xy + cy;
-                k += 1.0;
-            }
-            acc += (k * 0.031).fract();
-        }
-    }
-    acc
-}
-
-/// The DPP's result rule in plain Rust: NaN standardised, denormals
-/// flushed to signed zero.
-#[inline(always)]
-fn canon(x: f32) -> f32 {
-    if x.is_nan() {
-        f32::from_bits(ctm_jit::fp::STD_NAN)
-    } else if x.is_subnormal() {
-        0.0f32.copysign(x)
-    } else {
-        x
-    }
-}
-
-/// The DPP's MAD in plain Rust: separately rounded multiply and add, then
-/// the result rule (operands here are always canonical already).
-#[inline(always)]
-fn mad(a: f32, b: f32, c: f32) -> f32 {
-    canon(a * b + c)
-}
-
-/// Mandelbrot with the DPP's rules, instruction for instruction as
-/// `examples/mandelbrot.s`.
-fn exact_mandelbrot(w: u32, h: u32, n: u32) -> f32 {
-    let (c0, c1, c2) = (
-        [0.003_906_25f32, 0.004_882_812_5],
-        [-2.25f32, -1.25],
-        0.031f32,
+/// An exact native ALU kernel computes the DPP's bits: the sum it returns
+/// is the sum of the outputs of a run of the case.
+fn check_exact(case: &suite::Case, exact: f32) {
+    let run = case.kernel.run(&case.job).expect("the case runs");
+    let out = run.outputs[0].1.to_f32();
+    let want = native::output_sum(&out);
+    assert_eq!(
+        exact.to_bits(),
+        want.to_bits(),
+        "{}: exact native differs",
+        case.name
     );
-    let mut acc = 0.0;
-    for j in 0..h {
-        for i in 0..w {
-            let (cx, cy) = (mad(i as f32, c0[0], c1[0]), mad(j as f32, c0[1], c1[1]));
-            let (mut zx, mut zy, mut k) = (0f32, 0f32, 0f32);
-            for _ in 0..n {
-                let (x2, y2, xy) = (mad(zx, zx, 0.0), mad(zy, zy, 0.0), mad(zx, zy, 0.0));
-                let m = mad(x2, 1.0, y2);
-                if mad(m, 1.0, -4.0) >= 0.0 {
-                    break;
-                }
-                let (ax, ay) = (mad(x2, 1.0, cx), mad(xy, 2.0, cy));
-                zx = mad(-y2, 1.0, ax);
-                zy = mad(-0.0, 1.0, ay);
-                k = mad(1.0, 1.0, k);
-            }
-            let s = mad(k, c2, 0.0);
-            acc += canon(s - s.floor());
-        }
-    }
-    acc
-}
-
-/// SAXPY in Rust.
-fn native_saxpy(x: &[f32], y: &[f32], a: f32) -> Vec<f32> {
-    x.iter().zip(y).map(|(x, y)| a * x + y).collect()
 }
 
 fn main() {
@@ -166,38 +70,95 @@ fn main() {
     for case in suite::suite() {
         let (w, h) = case.job.size();
         // Plain Rust, and plain Rust with the DPP's rules, where written.
+        let c: [[f32; 4]; 19] =
+            std::array::from_fn(|n| case.job.bound_constant(n as u8).unwrap_or_default());
+        let input = |n: u8| case.job.bound_input(n).map(|s| s.to_f32());
+        let time = |f: &mut dyn FnMut()| Some(best(3, f));
         let (native_s, exact_s) = match case.name {
             "chains8" => {
-                let mut c = [[0f32; 4]; 19];
-                for (n, v) in c.iter_mut().enumerate() {
-                    *v = case.job.bound_constant(n as u8).unwrap_or_default();
-                }
+                check_exact(&case, native::chains8(w, h, &c, native::mad));
                 (
-                    Some(best(3, || {
-                        black_box(chains8(w, h, &c, |a, b, c| a * b + c));
-                    })),
-                    Some(best(3, || {
-                        black_box(chains8(w, h, &c, mad));
-                    })),
+                    time(&mut || {
+                        black_box(native::chains8(w, h, &c, |a, b, c| a * b + c));
+                    }),
+                    time(&mut || {
+                        black_box(native::chains8(w, h, &c, native::mad));
+                    }),
+                )
+            }
+            "dotmix" => {
+                check_exact(
+                    &case,
+                    native::dotmix(w, h, &c, native::mad, native::exact_dp4),
+                );
+                (
+                    time(&mut || {
+                        let dp4 = |a: &[f32; 4], b: &[f32; 4]| {
+                            a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3]
+                        };
+                        black_box(native::dotmix(w, h, &c, |a, b, c| a * b + c, dp4));
+                    }),
+                    time(&mut || {
+                        black_box(native::dotmix(w, h, &c, native::mad, native::exact_dp4));
+                    }),
+                )
+            }
+            "transcend" => {
+                check_exact(
+                    &case,
+                    native::transcend(w, h, &c, native::mad, native::exact_alpha),
+                );
+                (
+                    time(&mut || {
+                        let mad = |a: f32, b: f32, c: f32| a * b + c;
+                        black_box(native::transcend(w, h, &c, mad, native::plain_alpha));
+                    }),
+                    time(&mut || {
+                        let op = native::exact_alpha;
+                        black_box(native::transcend(w, h, &c, native::mad, op));
+                    }),
                 )
             }
             "mandelbrot" => (
-                Some(best(3, || {
-                    black_box(native_mandelbrot(w, h, 255));
-                })),
-                Some(best(3, || {
-                    black_box(exact_mandelbrot(w, h, 255));
-                })),
+                time(&mut || {
+                    black_box(native::mandelbrot(w, h, 255));
+                }),
+                time(&mut || {
+                    black_box(native::exact_mandelbrot(w, h, 255));
+                }),
             ),
+            "texture" => {
+                let t = input(0).expect("the texture");
+                let s = case.job.bound_input(0).expect("the texture");
+                let mut out = vec![0f32; (w * h * 4) as usize];
+                assert_eq!(
+                    (s.width, s.height),
+                    (w, h),
+                    "a surface of the domain's size"
+                );
+                let (w, h) = (w as usize, h as usize);
+                let native = time(&mut || {
+                    native::texture(&t, w, h, &mut out);
+                    black_box(&out);
+                });
+                (native, None)
+            }
             "saxpy" => {
-                let x = case.job.bound_input(0).expect("x").to_f32();
-                let y = case.job.bound_input(1).expect("y").to_f32();
-                (
-                    Some(best(3, || {
-                        black_box(native_saxpy(&x, &y, 1.75));
-                    })),
-                    None,
-                )
+                let (x, y) = (input(0).expect("x"), input(1).expect("y"));
+                let native = time(&mut || {
+                    black_box(native::saxpy(&x, &y, 1.75));
+                });
+                (native, None)
+            }
+            "scatter" => {
+                let src = input(0).expect("the source");
+                let mut out = vec![0f32; (w * h) as usize];
+                assert_eq!(w, h, "a square");
+                let native = time(&mut || {
+                    native::transpose(&src, w as usize, &mut out);
+                    black_box(&out);
+                });
+                (native, None)
             }
             _ => (None, None),
         };
