@@ -50,21 +50,31 @@ pub fn chains8(w: u32, h: u32, c: &[[f32; 4]; 19], mad: impl Fn(f32, f32, f32) -
     acc
 }
 
-/// The four chains that `dotmix` and `transcend` start from:
-/// r_k = r0.xxxx·c(3+k) + c(11+k).
+/// `dotmix` and `transcend` per pixel: four chains start as
+/// r_k = r0.xxxx·c(3+k) + c(11+k), `rounds` runs on them, and their final
+/// sum, (r1 + r2) + (r3 + r4) per channel, is added up channel by channel.
 #[inline(always)]
-fn four_chains(col: f32, c: &[[f32; 4]; 19], mad: &impl Fn(f32, f32, f32) -> f32) -> [[f32; 4]; 4] {
-    std::array::from_fn(|k| std::array::from_fn(|ch| mad(col, c[3 + k][ch], c[11 + k][ch])))
-}
-
-/// Their final sum, (r1 + r2) + (r3 + r4) per channel, added to `acc`
-/// channel by channel.
-#[inline(always)]
-fn sum_chains(acc: &mut f32, r: &[[f32; 4]; 4], mad: &impl Fn(f32, f32, f32) -> f32) {
-    for (((r1, r2), r3), r4) in r[0].iter().zip(&r[1]).zip(&r[2]).zip(&r[3]) {
-        let (a, b) = (mad(*r1, 1.0, *r2), mad(*r3, 1.0, *r4));
-        *acc += mad(a, 1.0, b);
+fn four_chains(
+    (w, h): (u32, u32),
+    c: &[[f32; 4]; 19],
+    mad: &impl Fn(f32, f32, f32) -> f32,
+    rounds: impl Fn(&mut [[f32; 4]; 4]),
+) -> f32 {
+    let mut acc = 0.0;
+    for _ in 0..h {
+        for i in 0..w {
+            let col = i as f32;
+            let mut r: [[f32; 4]; 4] = std::array::from_fn(|k| {
+                std::array::from_fn(|ch| mad(col, c[3 + k][ch], c[11 + k][ch]))
+            });
+            rounds(&mut r);
+            for (((r1, r2), r3), r4) in r[0].iter().zip(&r[1]).zip(&r[2]).zip(&r[3]) {
+                let (a, b) = (mad(*r1, 1.0, *r2), mad(*r3, 1.0, *r4));
+                acc += mad(a, 1.0, b);
+            }
+        }
     }
+    acc
 }
 
 /// `benches/kernels/dotmix.s`: four chains, sixteen rounds of
@@ -77,20 +87,14 @@ pub fn dotmix(
     mad: impl Fn(f32, f32, f32) -> f32,
     dp4: impl Fn(&[f32; 4], &[f32; 4]) -> f32,
 ) -> f32 {
-    let mut acc = 0.0;
-    for _ in 0..h {
-        for i in 0..w {
-            let mut r = four_chains(i as f32, c, &mad);
-            for _ in 0..16 {
-                for (k, reg) in r.iter_mut().enumerate() {
-                    let d = dp4(reg, &c[3 + k]);
-                    *reg = std::array::from_fn(|ch| mad(d, c[0][ch], c[1][ch]));
-                }
+    four_chains((w, h), c, &mad, |r| {
+        for _ in 0..16 {
+            for (k, reg) in r.iter_mut().enumerate() {
+                let d = dp4(reg, &c[3 + k]);
+                *reg = std::array::from_fn(|ch| mad(d, c[0][ch], c[1][ch]));
             }
-            sum_chains(&mut acc, &r, &mad);
         }
-    }
-    acc
+    })
 }
 
 /// The DPP's DP4: exact products summed in f64, rounded once.
@@ -132,23 +136,17 @@ pub fn transcend(
     mad: impl Fn(f32, f32, f32) -> f32,
     op: impl Fn(Alpha, f32) -> f32,
 ) -> f32 {
-    let mut acc = 0.0;
-    for _ in 0..h {
-        for i in 0..w {
-            let mut r = four_chains(i as f32, c, &mad);
-            for t in 0..12 {
-                for (k, reg) in r.iter_mut().enumerate() {
-                    let a = op(ALPHA[(k + t) % 6], reg[3]);
-                    for ch in 0..3 {
-                        reg[ch] = mad(reg[ch], c[0][ch], c[1][ch]);
-                    }
-                    reg[3] = a;
+    four_chains((w, h), c, &mad, |r| {
+        for t in 0..12 {
+            for (k, reg) in r.iter_mut().enumerate() {
+                let a = op(ALPHA[(k + t) % 6], reg[3]);
+                for ch in 0..3 {
+                    reg[ch] = mad(reg[ch], c[0][ch], c[1][ch]);
                 }
+                reg[3] = a;
             }
-            sum_chains(&mut acc, &r, &mad);
         }
-    }
-    acc
+    })
 }
 
 /// The operations as one would write them with the standard library
