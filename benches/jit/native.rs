@@ -218,7 +218,11 @@ pub fn canon(x: f32) -> f32 {
 }
 
 /// The DPP's MAD: separately rounded multiply and add, then the result
-/// rule (operands here are always canonical already).
+/// rule (operands here are always canonical already). Written in f32
+/// rather than through `fp::mad` and `fp::canon`, whose bit-level form
+/// serves the interpreter and made this baseline 3–4× slower (Mandelbrot's
+/// exact native); `check_exact` holds the ALU kernels built on it to the
+/// JIT's bits.
 #[inline(always)]
 pub fn mad(a: f32, b: f32, c: f32) -> f32 {
     canon(a * b + c)
