@@ -128,8 +128,8 @@ fn main() {
                 }),
             ),
             "texture" => {
-                let t = input(0).expect("the texture");
                 let s = case.job.bound_input(0).expect("the texture");
+                let t = s.to_f32();
                 let mut out = vec![0f32; (w * h * 4) as usize];
                 assert_eq!(
                     (s.width, s.height),
