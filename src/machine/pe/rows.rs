@@ -363,7 +363,7 @@ type WorkerSum = (RowResult, Option<(usize, RunError)>);
 pub(super) fn run_rows(
     rows: &[u32],
     workers: &mut [Worker],
-    pool: Option<&rayon::ThreadPool>,
+    pool: Option<&super::pool::Pool>,
     run_row: &(dyn Fn(&mut Worker, u32) -> Result<RowResult, RunError> + Sync),
     handout: Handout<'_>,
 ) -> Vec<Result<RowResult, RunError>> {
