@@ -227,6 +227,55 @@ fn connections_in_threads_are_independent_and_close_with_buffers_queued() {
 }
 
 #[test]
+fn a_worker_parked_between_buffers_wakes_for_the_next_and_every_end_is_seen() {
+    use std::time::{Duration, Instant};
+    let conn = Connection::open(DeviceConfig::default()).unwrap();
+    let base = conn.info().base_address_sys_c;
+    let cmds = commands(base, 16, 16);
+    put(&conn, 0, &cmds);
+    put(&conn, PROG, &scaled(2.0));
+    let len = cmds.len() as u32;
+    let polled = |id: BufferId| {
+        let start = Instant::now();
+        while !conn.consumed(id) {
+            assert!(
+                start.elapsed() < Duration::from_secs(60),
+                "{id:?} never consumed"
+            );
+            std::hint::spin_loop();
+        }
+    };
+    for k in 0..3 {
+        if k > 0 {
+            // Longer than the worker waits awake for the next buffer.
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let id = conn.submit(base, len).unwrap();
+        polled(id);
+        assert_eq!(conn.wait(id).unwrap().runs.len(), 1);
+    }
+    // Callers parked in `wait` and `finish` on other threads wake as the
+    // buffers they wait for end, while this one submits and polls.
+    std::thread::scope(|s| {
+        let conn = &conn;
+        // The worker cannot run the buffer while the device is held, so
+        // both callers park before it ends.
+        let held = conn.device();
+        let first = conn.submit(base, len).unwrap();
+        let waiter = s.spawn(move || conn.wait(first).map(|r| r.runs.len()));
+        let finisher = s.spawn(move || conn.finish());
+        std::thread::sleep(Duration::from_millis(20));
+        drop(held);
+        for _ in 0..10 {
+            polled(conn.submit(base, len).unwrap());
+        }
+        assert_eq!(waiter.join().unwrap().unwrap(), 1);
+        finisher.join().unwrap();
+    });
+    assert_eq!(pixel(&conn, 16, 15, 14), [30.0, 28.0, 0.0, 1.0]);
+}
+
+#[test]
 fn interpolants_need_parameters_that_span_an_area() {
     // oC0 = v0: the ctm dialect's interpolant.
     let shader = ctm::d3d9::assemble("ps_3_0\ndcl_texcoord0 v0\nmov oC0, v0\n").unwrap();

@@ -51,8 +51,11 @@ use crate::device::{BufferId, Device, DeviceConfig, DeviceError, DeviceInfo, MAX
 use crate::mc::{Arena, ArenaKind};
 use crate::pe::BufferReport;
 use std::collections::{BTreeMap, VecDeque};
+use std::sync::atomic::Ordering::{Acquire, Release};
+use std::sync::atomic::{AtomicBool, AtomicU32};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
 /// One connection with its worker.
 #[derive(Debug)]
@@ -68,9 +71,19 @@ pub struct Connection {
 struct Shared {
     device: Mutex<Device>,
     queue: Mutex<Queue>,
-    /// Signalled when a buffer is queued, one completes, or the connection
-    /// closes.
-    changed: Condvar,
+    /// Ids handed out so far (ids are 1, 2, …), as `Queue::submitted`:
+    /// read without the lock by [`Connection::consumed`] and by the worker
+    /// while it waits for the next buffer.
+    submitted: AtomicU32,
+    /// Every id up to this one has completed, as `Queue::completed`.
+    completed: AtomicU32,
+    /// Set with `Queue::closing`: the worker stops spinning.
+    closing: AtomicBool,
+    /// Signalled when a buffer is queued while the worker is parked, or
+    /// the connection closes.
+    work: Condvar,
+    /// Signalled when a buffer completes while a caller waits for one.
+    done: Condvar,
 }
 
 #[derive(Debug, Default)]
@@ -84,7 +97,17 @@ struct Queue {
     /// Reports of completed buffers not read yet (at most [`MAX_UNREAD`]).
     reports: BTreeMap<u32, Result<BufferReport, DeviceError>>,
     closing: bool,
+    /// Whether the worker is parked on `Shared::work`.
+    worker_parked: bool,
+    /// Callers parked on `Shared::done`.
+    waiting: usize,
 }
+
+/// How long the worker spins for the next buffer before it parks: a client
+/// that submits a buffer soon after the last one completed (as one that
+/// polls [`Connection::consumed`] does) then finds the worker awake instead
+/// of paying a thread's wake-up (`docs/dispatch.md`).
+const LINGER: Duration = Duration::from_micros(500);
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     // A panic while holding a lock is caught where it happens (runs are
@@ -109,7 +132,11 @@ impl Connection {
         let shared = Arc::new(Shared {
             device: Mutex::new(device),
             queue: Mutex::new(Queue::default()),
-            changed: Condvar::new(),
+            submitted: AtomicU32::new(0),
+            completed: AtomicU32::new(0),
+            closing: AtomicBool::new(false),
+            work: Condvar::new(),
+            done: Condvar::new(),
         });
         let worker = {
             let shared = shared.clone();
@@ -167,7 +194,10 @@ impl Connection {
         q.submitted += 1;
         let id = q.submitted;
         q.pending.push_back((id, addr, size));
-        self.shared.changed.notify_all();
+        self.shared.submitted.store(id, Release);
+        if q.worker_parked {
+            self.shared.work.notify_one();
+        }
         Ok(BufferId(id))
     }
 
@@ -176,8 +206,11 @@ impl Connection {
     /// nothing to wait for (a client that polls the 0 of a failed submit
     /// does not spin for ever).
     pub fn consumed(&self, id: BufferId) -> bool {
-        let q = lock(&self.shared.queue);
-        id.0 == 0 || id.0 > q.submitted || id.0 <= q.completed
+        // Without the queue's lock: a client polling in a loop reads two
+        // counters and leaves the lock to the worker.
+        id.0 == 0
+            || id.0 <= self.shared.completed.load(Acquire)
+            || id.0 > self.shared.submitted.load(Acquire)
     }
 
     /// Whether `id` was handed out by this connection.
@@ -193,11 +226,7 @@ impl Connection {
             return Err(DeviceError::UnknownBuffer(id.0));
         }
         while q.completed < id.0 {
-            q = self
-                .shared
-                .changed
-                .wait(q)
-                .unwrap_or_else(PoisonError::into_inner);
+            q = self.shared.park(q);
         }
         q.reports
             .remove(&id.0)
@@ -209,11 +238,7 @@ impl Connection {
     pub fn settle(&self, id: BufferId) {
         let mut q = lock(&self.shared.queue);
         while id.0 <= q.submitted && q.completed < id.0 {
-            q = self
-                .shared
-                .changed
-                .wait(q)
-                .unwrap_or_else(PoisonError::into_inner);
+            q = self.shared.park(q);
         }
     }
 
@@ -221,12 +246,18 @@ impl Connection {
     pub fn finish(&self) {
         let mut q = lock(&self.shared.queue);
         while q.completed < q.submitted {
-            q = self
-                .shared
-                .changed
-                .wait(q)
-                .unwrap_or_else(PoisonError::into_inner);
+            q = self.shared.park(q);
         }
+    }
+}
+
+impl Shared {
+    /// Parks a caller until a buffer completes.
+    fn park<'a>(&self, mut q: MutexGuard<'a, Queue>) -> MutexGuard<'a, Queue> {
+        q.waiting += 1;
+        let mut q = self.done.wait(q).unwrap_or_else(PoisonError::into_inner);
+        q.waiting -= 1;
+        q
     }
 }
 
@@ -234,7 +265,8 @@ impl Drop for Connection {
     /// Waits for outstanding buffers, then stops the worker.
     fn drop(&mut self) {
         lock(&self.shared.queue).closing = true;
-        self.shared.changed.notify_all();
+        self.shared.closing.store(true, Release);
+        self.shared.work.notify_all();
         if let Some(w) = self.worker.take() {
             let _ = w.join();
         }
@@ -244,7 +276,18 @@ impl Drop for Connection {
 /// The worker: executes queued buffers in order until the connection
 /// closes and nothing is left.
 fn work(shared: &Shared) {
+    let mut taken = 0;
     loop {
+        // Spin while no buffer is queued, for a while.
+        let start = Instant::now();
+        while shared.submitted.load(Acquire) == taken
+            && !shared.closing.load(Acquire)
+            && start.elapsed() < LINGER
+        {
+            for _ in 0..64 {
+                std::hint::spin_loop();
+            }
+        }
         let (id, addr, size) = {
             let mut q = lock(&shared.queue);
             loop {
@@ -254,12 +297,12 @@ fn work(shared: &Shared) {
                 if q.closing {
                     return;
                 }
-                q = shared
-                    .changed
-                    .wait(q)
-                    .unwrap_or_else(PoisonError::into_inner);
+                q.worker_parked = true;
+                q = shared.work.wait(q).unwrap_or_else(PoisonError::into_inner);
+                q.worker_parked = false;
             }
         };
+        taken = id;
         let result = {
             let mut dev = lock(&shared.device);
             std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
@@ -274,6 +317,9 @@ fn work(shared: &Shared) {
         while q.reports.len() > MAX_UNREAD {
             q.reports.pop_first();
         }
-        shared.changed.notify_all();
+        shared.completed.store(id, Release);
+        if q.waiting > 0 {
+            shared.done.notify_all();
+        }
     }
 }
