@@ -107,6 +107,11 @@ fn a_broken_image_or_no_program_is_a_fault_naming_the_base() {
     let id = conn.submit(base, cmds.len() as u32).unwrap();
     let e = conn.wait(id).unwrap_err().to_string();
     assert!(e.contains("no program at 0x70000800"), "{e}");
+    // A good image, then the same one with one byte of its header broken
+    // (the last image read is found again by its bytes, all of them).
+    put(&conn, PROG, &scaled(1.0));
+    let id = conn.submit(base, cmds.len() as u32).unwrap();
+    conn.wait(id).unwrap();
     // An ELF header whose machine is wrong.
     let mut bad = scaled(1.0);
     bad[18] = 3;

@@ -44,7 +44,7 @@ use std::sync::Arc;
 /// register write is kept, one clause per instruction, and the forms of
 /// the inputs bound (which its compiled code assumes).
 type BuildKey = (
-    Vec<u32>,
+    Arc<[u32]>,
     bool,
     bool,
     bool,
@@ -58,7 +58,17 @@ type BuildKey = (
 struct LastProgram {
     key: BuildKey,
     program: Arc<Program>,
-    info: ProgramInfo,
+    info: Arc<ProgramInfo>,
+}
+
+/// The executable image the last run found at an instruction base (see
+/// `Pe::last_image`): its bytes, and its words and loader record.
+#[derive(Clone, Debug)]
+struct LastImage {
+    base: u32,
+    bytes: Vec<u8>,
+    words: Arc<[u32]>,
+    desc: ProgramDesc,
 }
 
 /// Built programs a PE keeps (see `Pe::compiled`).
@@ -172,11 +182,15 @@ pub struct Pe {
     pub(crate) programs: HashMap<u32, ProgramDesc>,
     /// Built programs by content and build options, with the tick they
     /// were last used (at most [`MAX_BUILT`], the least recently used go).
-    compiled: HashMap<BuildKey, (Arc<Program>, ProgramInfo, u64)>,
+    compiled: HashMap<BuildKey, (Arc<Program>, Arc<ProgramInfo>, u64)>,
     /// Ticks of `compiled`.
     tick: u64,
     /// The last program run, found again by comparing its key alone.
     last: Option<LastProgram>,
+    /// The last executable image read, found again by comparing its bytes
+    /// (no parsing), and the buffer they are read into.
+    last_image: Option<LastImage>,
+    image_bytes: Vec<u8>,
     /// What earlier runs' workers left for the next run's.
     spare: Spare,
 }
@@ -246,6 +260,8 @@ impl Pe {
             compiled: std::mem::take(&mut self.compiled),
             tick: self.tick,
             last: self.last.take(),
+            last_image: self.last_image.take(),
+            image_bytes: std::mem::take(&mut self.image_bytes),
             spare: std::mem::take(&mut self.spare),
             ..Pe::new()
         }

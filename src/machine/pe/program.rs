@@ -23,15 +23,12 @@ impl Pe {
         mc: &Mc,
         offset: usize,
         options: crate::runtime::RunOptions,
-    ) -> Result<(Arc<Program>, ProgramInfo, ProgramDesc), PeError> {
+    ) -> Result<(Arc<Program>, Arc<ProgramInfo>, ProgramDesc), PeError> {
         let base = self
             .inst
             .ok_or_else(|| Self::fail(offset, "no instruction memory set (set_inst_fmt)"))?;
-        let (words, desc) = match image_at(mc, base) {
-            Some(Ok(exe)) => {
-                let desc = ProgramDesc::of(&exe);
-                (exe.code, desc)
-            }
+        let (words, desc) = match self.image(mc, base) {
+            Some(Ok(found)) => found,
             image => {
                 let Some(&desc) = self.programs.get(&base) else {
                     return Err(Self::fail(
@@ -50,11 +47,11 @@ impl Pe {
                     .map_err(|e| Self::fail(offset, format!("instructions: {e}")))?;
                 let mut bytes = vec![0u8; n];
                 mc.read(CacheId::Inst, u64::from(base), &mut bytes);
-                let words = bytes
+                let words: Vec<u32> = bytes
                     .chunks_exact(4)
                     .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
                     .collect();
-                (words, desc)
+                (words.into(), desc)
             }
         };
         // The hazard checker and the tracer must see every register write.
@@ -118,19 +115,49 @@ impl Pe {
         Ok((program, info, desc))
     }
 
+    /// The words and loader record of the executable image at `base`
+    /// ([`image_at`]). The same bytes as the last image read at that base
+    /// are that image again, found by comparing them (a buffer submitted
+    /// again parses nothing and allocates nothing here): the image's
+    /// length and contents follow from its own bytes alone.
+    fn image(&mut self, mc: &Mc, base: u32) -> Option<Result<Found, String>> {
+        if let Some(last) = &self.last_image
+            && last.base == base
+        {
+            let buf = &mut self.image_bytes;
+            buf.clear();
+            buf.resize(last.bytes.len(), 0);
+            mc.read(CacheId::Inst, u64::from(base), buf);
+            if *buf == last.bytes {
+                return Some(Ok((last.words.clone(), last.desc)));
+            }
+        }
+        Some(image_at(mc, base)?.map(|(exe, bytes)| {
+            let desc = ProgramDesc::of(&exe);
+            let words: Arc<[u32]> = exe.code.into();
+            self.last_image = Some(super::LastImage {
+                base,
+                bytes,
+                words: words.clone(),
+                desc,
+            });
+            (words, desc)
+        }))
+    }
+
     /// Builds the program `key` names with `opts` and keeps it (the least
     /// recently used one goes where [`super::MAX_BUILT`] are kept).
     fn build(
         &mut self,
         key: &super::BuildKey,
         opts: frontend::Options,
-    ) -> (Arc<Program>, ProgramInfo) {
+    ) -> (Arc<Program>, Arc<ProgramInfo>) {
         let slots = isa::decode_program(&key.0);
         let insts: Vec<isa::Inst> = slots
             .iter()
             .filter_map(|s| s.as_ref().ok().cloned())
             .collect();
-        let info = ProgramInfo::from_code(&insts);
+        let info = Arc::new(ProgramInfo::from_code(&insts));
         let program = Arc::new(ctm_jit::ir::Program {
             forms: key.4,
             uncached_unorm: key.5,
@@ -151,10 +178,14 @@ impl Pe {
     }
 }
 
+/// An executable image's words and loader record.
+type Found = (Arc<[u32]>, ProgramDesc);
+
 /// The executable image at `base` (`docs/abi.md` §10), read through the
-/// instruction cache: `None` when the bytes there do not start with the ELF
-/// magic, an error when they do but are no valid DPP executable.
-fn image_at(mc: &Mc, base: u32) -> Option<Result<abi::Executable, String>> {
+/// instruction cache, and its bytes: `None` when the bytes there do not
+/// start with the ELF magic, an error when they do but are no valid DPP
+/// executable.
+fn image_at(mc: &Mc, base: u32) -> Option<Result<(abi::Executable, Vec<u8>), String>> {
     let arena = mc
         .mem
         .arenas()
@@ -174,7 +205,8 @@ fn image_at(mc: &Mc, base: u32) -> Option<Result<abi::Executable, String>> {
         match abi::image_len(&bytes) {
             Ok(ImageLen::Needs(n)) if (bytes.len() as u64) < n.min(room) => bytes = read(n),
             Ok(ImageLen::Len(n)) if n <= room => {
-                let exe = abi::load(&read(n)).map(|l| l.exe);
+                let bytes = read(n);
+                let exe = abi::load(&bytes).map(|l| l.exe);
                 return Some(exe.map_err(|e| e.to_string()).and_then(|exe| {
                     if exe.len() > isa::MAX_INSTS {
                         Err(format!(
@@ -183,7 +215,7 @@ fn image_at(mc: &Mc, base: u32) -> Option<Result<abi::Executable, String>> {
                             isa::MAX_INSTS
                         ))
                     } else {
-                        Ok(exe)
+                        Ok((exe, bytes))
                     }
                 }));
             }
