@@ -9,8 +9,10 @@ use ctm_jit::ir::{CONSTS, INT_CONSTS};
 use ctm_jit::state::{IntConst, Uniforms};
 
 impl Pe {
-    /// The uniforms of a run of the program `info` and `desc` describe:
-    /// its constants from their files (an error where one it uses is not
+    /// The uniforms of a run of the program `info` and `desc` describe,
+    /// into `u` (a previous run's, used again: a run that reads its float
+    /// constants in place allocates and clears nothing here): its
+    /// constants from their files (an error where one it uses is not
     /// mapped), its interpolation planes from the parameters.
     pub(super) fn uniforms(
         &self,
@@ -18,31 +20,47 @@ impl Pe {
         info: &ProgramInfo,
         desc: &ProgramDesc,
         offset: usize,
-    ) -> Result<Uniforms, PeError> {
-        let mut u = Uniforms::default();
+        u: &mut Uniforms,
+    ) -> Result<(), PeError> {
+        u.ints = [IntConst::default(); INT_CONSTS];
+        u.bools = 0;
         // Constants that receive interpolation planes come from the
         // parameters, not from constant memory.
         let planes = params::constants(&desc.planes);
-        let from_memory: Vec<u32> = info
-            .f32_consts
-            .iter()
-            .copied()
-            .filter(|c| !planes.contains(c))
-            .collect();
         let word = |b: &[u8], k: usize| {
             u32::from_le_bytes(b[k..k + 4].try_into().expect("a constant's 4 bytes"))
         };
-        let floats = ConstFile {
+        let mut floats = ConstFile {
             base: self.constf,
             size: 16,
             count: CONSTS,
-            used: &from_memory,
+            used: &[],
             what: "float constant",
             cache: CacheId::ConstF,
         };
-        floats.read(mc, offset, |c, b| {
-            u.consts[c] = [word(b, 0), word(b, 4), word(b, 8), word(b, 12)]
-        })?;
+        if let Some(file) = floats.in_place(mc) {
+            // Every constant, as one copy.
+            for (c, b) in u
+                .consts
+                .as_flattened_mut()
+                .iter_mut()
+                .zip(file.chunks_exact(4))
+            {
+                *c = word(b, 0);
+            }
+        } else {
+            let from_memory: Vec<u32> = info
+                .f32_consts
+                .iter()
+                .copied()
+                .filter(|c| !planes.contains(c))
+                .collect();
+            floats.used = &from_memory;
+            u.consts = [[0; 4]; CONSTS];
+            floats.read(mc, offset, |c, b| {
+                u.consts[c] = [word(b, 0), word(b, 4), word(b, 8), word(b, 12)]
+            })?;
+        }
         let ints = ConstFile {
             base: self.consti,
             size: 4,
@@ -85,10 +103,10 @@ impl Pe {
             let floats = std::array::from_fn(|k| {
                 f32::from_le_bytes(bytes[4 * k..4 * k + 4].try_into().expect("4 bytes"))
             });
-            params::apply(&floats, &desc.planes, &mut u)
+            params::apply(&floats, &desc.planes, u)
                 .map_err(|e| Self::fail(offset, format!("set_params: {e}")))?;
         }
-        Ok(u)
+        Ok(())
     }
 }
 
@@ -105,6 +123,25 @@ struct ConstFile<'a> {
 }
 
 impl ConstFile<'_> {
+    /// The whole file where it can be read in place: coherent caches read
+    /// memory as it is, and one arena holds every element (a run of a
+    /// small domain spent most of its time reading the 256 float constants
+    /// one by one through the cache).
+    fn in_place<'m>(&self, mc: &'m Mc) -> Option<&'m [u8]> {
+        let span = self.size * self.count as u64;
+        let base = self.base.map(u64::from)?;
+        if mc.mode() != CacheMode::Coherent {
+            return None;
+        }
+        let k = mc
+            .mem
+            .arenas()
+            .iter()
+            .position(|a| a.contains(base, span))?;
+        let at = (base - u64::from(mc.mem.arenas()[k].base)) as usize;
+        Some(&mc.mem.arena(k)[at..at + span as usize])
+    }
+
     /// Hands each mapped element to `put` (index, bytes).
     fn read(
         &self,
@@ -113,17 +150,7 @@ impl ConstFile<'_> {
         mut put: impl FnMut(usize, &[u8]),
     ) -> Result<(), PeError> {
         let (what, size) = (self.what, self.size);
-        // Coherent caches read memory as it is: where one arena holds the
-        // whole file, its elements are read there in place (a run of a
-        // small domain spent most of its time reading the 256 float
-        // constants one by one).
-        let span = size * self.count as u64;
-        if mc.mode() == CacheMode::Coherent
-            && let Some(base) = self.base.map(u64::from)
-            && let Some(k) = mc.mem.arenas().iter().position(|a| a.contains(base, span))
-        {
-            let at = (base - u64::from(mc.mem.arenas()[k].base)) as usize;
-            let file = &mc.mem.arena(k)[at..at + span as usize];
+        if let Some(file) = self.in_place(mc) {
             for (c, b) in file.chunks_exact(size as usize).enumerate() {
                 put(c, b);
             }

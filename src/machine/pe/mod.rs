@@ -193,6 +193,9 @@ pub struct Pe {
     image_bytes: Vec<u8>,
     /// What earlier runs' workers left for the next run's.
     spare: Spare,
+    /// The last run's uniforms, filled again by the next (4 KiB that a
+    /// run would otherwise clear and copy).
+    spare_uniforms: Option<Box<ctm_jit::state::Uniforms>>,
 }
 
 /// What the workers of earlier runs leave for the next run's: their group
@@ -263,6 +266,7 @@ impl Pe {
             last_image: self.last_image.take(),
             image_bytes: std::mem::take(&mut self.image_bytes),
             spare: std::mem::take(&mut self.spare),
+            spare_uniforms: self.spare_uniforms.take(),
             ..Pe::new()
         }
     }

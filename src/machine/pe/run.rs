@@ -212,7 +212,8 @@ impl Pe {
     ) -> Result<super::RunReport, PeError> {
         let (program, info, desc) = self.program(mc, offset, settings.options)?;
         let uncached = desc.uncached;
-        let uniforms = self.uniforms(mc, &info, &desc, offset)?;
+        let mut uniforms = self.spare_uniforms.take().unwrap_or_default();
+        self.uniforms(mc, &info, &desc, offset, &mut uniforms)?;
         self.check_surfaces(mc, &info, uncached, offset)?;
         let surfaces = (&info.inputs[..], &info.outputs[..]);
         let checked = settings.options.check_hazards;
@@ -338,6 +339,7 @@ impl Pe {
         }
         counts.report_into(&mut report);
         self.close(&mut report, workers);
+        self.spare_uniforms = Some(uniforms);
         report.diagnostics = mc.diagnostics.counts().since(&before);
         Ok(report)
     }
