@@ -263,6 +263,17 @@ impl Memory {
         Some(self.pages.get(k).copied()??.as_ptr().cast_const())
     }
 
+    /// The host address of guest address `addr`, where `[addr, addr +
+    /// len)` lies inside one arena (an arena is one mapping: the bytes are
+    /// contiguous there). Nothing is read or written.
+    pub fn host_addr(&self, addr: u64, len: u64) -> Option<usize> {
+        if len == 0 || self.check(addr, len).is_err() {
+            return None;
+        }
+        let page = self.pages[(addr >> PAGE_BITS) as usize]?;
+        Some(page.as_ptr() as usize + ((addr as usize) & (PAGE - 1)))
+    }
+
     /// The bytes `[addr, addr + len)` to write in place through a shared
     /// reference, if they lie inside one arena (an arena is one mapping, so
     /// they are contiguous).

@@ -451,8 +451,113 @@ impl Mc {
         unsafe { self.mem.span_shared(first, count * n) }
     }
 
+    /// Where surface `s`'s rows lie in host memory, for a run that writes
+    /// them in place ([`RowsInPlace::row`]): where the caches are coherent,
+    /// its layout is row-major and one arena holds the whole surface.
+    /// Found once per run instead of per row as [`Mc::span_shared`] does.
+    pub fn rows_in_place(&self, s: &Surface) -> Option<RowsInPlace> {
+        if self.mode != CacheMode::Coherent || (s.fmt.tiled && !format::TILED_IS_LINEAR) {
+            return None;
+        }
+        Some(RowsInPlace {
+            at: self.mem.host_addr(u64::from(s.base), s.span())?,
+            pitch: s.fmt.pitch,
+            height: s.height,
+            bytes: s.fmt.format.bytes(),
+        })
+    }
+
     /// Counts an output write of an output with no format set.
     pub fn note_unconfigured_output(&self) {
         Diagnostics::bump(&self.diagnostics.unconfigured_outputs);
+    }
+}
+
+/// A row-major surface's elements in host memory ([`Mc::rows_in_place`]).
+#[derive(Clone, Copy, Debug)]
+pub struct RowsInPlace {
+    /// The host address of the surface's first element.
+    at: usize,
+    pitch: u32,
+    height: u32,
+    bytes: usize,
+}
+
+impl RowsInPlace {
+    /// The first of elements `x..x + count` of row `y`, if they are the
+    /// surface's ([`Mc::span_shared`]'s answer, without its look-ups).
+    pub fn row(&self, x: u32, y: u32, count: usize) -> Option<*mut u8> {
+        let end = u64::from(x) + count as u64;
+        if count == 0 || end > u64::from(self.pitch) || y >= self.height {
+            return None;
+        }
+        let k = u64::from(y) * u64::from(self.pitch) + u64::from(x);
+        Some((self.at + k as usize * self.bytes) as *mut u8)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A row found in place is the row `span_shared` finds, and the
+    /// elements it refuses are the ones outside the surface.
+    #[test]
+    fn rows_in_place_are_the_spans_of_the_surface() {
+        let arena = Arena {
+            kind: ArenaKind::Local,
+            base: 0x1000_0000,
+            size: 1 << 20,
+        };
+        let mc = Mc::new(Memory::new(vec![arena]).unwrap(), CacheMode::Coherent);
+        for (format, pitch, height) in [(Format::Float32_4, 64, 16), (Format::Float32_1, 20, 7)] {
+            let s = Surface {
+                base: arena.base + 0x800,
+                fmt: SurfaceFormat {
+                    pitch,
+                    tiled: true,
+                    gather: false,
+                    format,
+                },
+                height,
+            };
+            let rows = mc.rows_in_place(&s).expect("one arena holds it");
+            for (x, y, n) in [
+                (0, 0, 1),
+                (2, 3, 8),
+                (pitch - 4, height - 1, 4),
+                (0, 5, pitch as usize),
+            ] {
+                // SAFETY: the slice is dropped at once; nothing else runs.
+                let span = unsafe { mc.span_shared(&s, x, y, n) }.unwrap();
+                assert_eq!(rows.row(x, y, n), Some(span.as_mut_ptr()), "{x}, {y}, {n}");
+            }
+            for (x, y, n) in [(0, height, 1), (pitch - 3, 0, 4), (0, 0, 0), (pitch, 0, 1)] {
+                assert_eq!(rows.row(x, y, n), None, "{x}, {y}, {n}");
+                // SAFETY: as above.
+                assert!(unsafe { mc.span_shared(&s, x, y, n) }.is_none());
+            }
+        }
+        // Past the arena's end, or with caches that hold writes back: none.
+        let s = Surface {
+            base: arena.base + arena.size - 0x800,
+            fmt: SurfaceFormat {
+                pitch: 64,
+                tiled: false,
+                gather: false,
+                format: Format::Float32_4,
+            },
+            height: 4,
+        };
+        assert!(mc.rows_in_place(&s).is_none());
+        let strict = Mc::new(Memory::new(vec![arena]).unwrap(), CacheMode::Strict);
+        assert!(
+            strict
+                .rows_in_place(&Surface {
+                    base: arena.base,
+                    ..s
+                })
+                .is_none()
+        );
     }
 }

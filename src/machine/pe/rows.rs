@@ -57,6 +57,9 @@ pub(super) struct RowRun<'a> {
     /// passing every pixel, no hazard checking, no skipped pairs and no
     /// instruction limit.
     pub strips: bool,
+    /// Where each render target's rows lie in host memory, for strips
+    /// (found once per run).
+    pub rows_at: [Option<crate::mc::RowsInPlace>; 4],
     /// Rows done so far, counted only where progress is reported (a
     /// count every worker bumps would move its cache line between the
     /// cores at every row).

@@ -290,6 +290,10 @@ impl Pe {
                     skip,
                     temps,
                     strips,
+                    rows_at: std::array::from_fn(|t| {
+                        let s = targets.outputs[t].as_ref().filter(|_| strips)?;
+                        mc.rows_in_place(s)
+                    }),
                     rows_done: settings.progress.is_some().then_some(&rows_done),
                     total_rows,
                     progress: settings.progress.as_ref().filter(|_| whole),

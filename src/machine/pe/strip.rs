@@ -110,14 +110,20 @@ impl RowRun<'_> {
                 return None;
             }
             for (p, at) in rows.iter_mut().enumerate() {
-                let n = 2 * quads as usize;
-                // SAFETY: direct delivery (`self.strips`): the rows of a
-                // run write disjoint elements of output surfaces that
-                // overlap nothing else the run reads or writes, so nothing
-                // touches these elements while the strip writes them; only
-                // the pointer outlives the slice, until the call returns.
-                let span = unsafe { self.mc.span_shared(s, 2 * qa, j + p as u32, n) }?;
-                *at = span.as_mut_ptr();
+                let (x, y, n) = (2 * qa, j + p as u32, 2 * quads as usize);
+                // The row's elements, found in place where the run found
+                // the surface whole in one arena (the same bytes
+                // `span_shared` gives; the same guarantees hold for them).
+                *at = match &self.rows_at[t] {
+                    Some(r) => r.row(x, y, n)?,
+                    // SAFETY: direct delivery (`self.strips`): the rows of
+                    // a run write disjoint elements of output surfaces that
+                    // overlap nothing else the run reads or writes, so
+                    // nothing touches these elements while the strip
+                    // writes them; only the pointer outlives the slice,
+                    // until the call returns.
+                    None => unsafe { self.mc.span_shared(s, x, y, n) }?.as_mut_ptr(),
+                };
             }
         }
         let counts = Counts {
