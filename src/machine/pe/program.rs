@@ -119,10 +119,15 @@ impl Pe {
     /// ([`image_at`]). The same bytes as the last image read at that base
     /// are that image again, found by comparing them (a buffer submitted
     /// again parses nothing and allocates nothing here): the image's
-    /// length and contents follow from its own bytes alone.
+    /// length and contents follow from its own bytes alone, and one arena
+    /// must still hold them all.
     fn image(&mut self, mc: &Mc, base: u32) -> Option<Result<Found, String>> {
         if let Some(last) = &self.last_image
             && last.base == base
+            && mc
+                .mem
+                .check(u64::from(base), last.bytes.len() as u64)
+                .is_ok()
         {
             let buf = &mut self.image_bytes;
             buf.clear();
