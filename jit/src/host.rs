@@ -54,7 +54,9 @@ pub const MXCSR_DAZ: u32 = 1 << 6;
 ///
 /// Rust code assumes the default floating-point environment, so the guard
 /// must span only calls into compiled code (whose runtime callbacks put the
-/// default back with a nested guard).
+/// default back with a nested guard), or, with [`set_daz`], a series of
+/// such calls with only integer work between them, ended by a guard made
+/// before the first.
 #[derive(Debug)]
 pub struct DazGuard {
     saved: u32,
@@ -74,6 +76,17 @@ impl DazGuard {
             write_mxcsr(want);
         }
         DazGuard { saved }
+    }
+}
+
+/// Sets DAZ on this thread and leaves it set, for code that calls compiled
+/// code over and over with only integer work between the calls; whoever
+/// does so restores the default with a [`DazGuard`] made before.
+#[inline]
+pub fn set_daz() {
+    let m = read_mxcsr();
+    if m & MXCSR_DAZ == 0 {
+        write_mxcsr(m | MXCSR_DAZ);
     }
 }
 

@@ -414,3 +414,53 @@ fn a_kernel_run_again_on_other_jobs_gives_what_a_fresh_kernel_gives() {
         }
     }
 }
+
+/// Compiled strips leave DAZ set from one row to the next; once a run
+/// ends, whole or prepared, on any number of threads, the calling thread's
+/// floating-point environment is the default again, and a progress
+/// callback runs in the default too.
+#[test]
+fn runs_through_strips_leave_the_float_environment_as_it_was() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    if !common::jit_available() {
+        return;
+    }
+    let k = Kernel::assemble(
+        "out rtA.rgb = max.off(s0, s0) | rtA.a = max.off(s0, s0) src0=r0 wait last",
+    )
+    .unwrap();
+    for threads in [1, 2, 3] {
+        let mut job = Job::new(64, 64)
+            .output(0, Format::Float32_4)
+            .engine(EngineKind::Jit);
+        job.settings_mut().threads = threads;
+        let mut p = k.prepare(&job).unwrap();
+        for run in 0..3 {
+            let report = p.run().unwrap();
+            assert!(
+                report.engine.strip_runs > 0,
+                "{threads} threads: {report:?}"
+            );
+            assert!(
+                !ctm_jit::host::daz_is_set(),
+                "{threads} threads, re-run {run}"
+            );
+        }
+        let in_daz = Arc::new(AtomicBool::new(false));
+        let seen = in_daz.clone();
+        job.settings_mut().progress = Some(Arc::new(move |_, _| {
+            seen.fetch_or(ctm_jit::host::daz_is_set(), Ordering::Relaxed);
+        }));
+        let report = k.run(&job).unwrap().report;
+        assert!(report.engine.strip_runs > 0, "{report:?}");
+        assert!(
+            !ctm_jit::host::daz_is_set(),
+            "{threads} threads, a whole run"
+        );
+        assert!(
+            !in_daz.load(Ordering::Relaxed),
+            "{threads} threads: a callback ran with DAZ set"
+        );
+    }
+}

@@ -5,6 +5,7 @@ use super::deliver::{Px, RowSink, Targets, deliver_ordered};
 use super::{Progress, RunReport};
 use crate::mc::{DirectInputs, Mc, RunView, Surface, UncachedWrite};
 use crate::runtime::{Domain, Engine, Rows, RunError, RunOptions, RunStats, Runner, Stop};
+use ctm_jit::host::DazGuard;
 use ctm_jit::ir::Program;
 use ctm_jit::state::{Lanes, Uniforms};
 use std::sync::Mutex;
@@ -79,6 +80,8 @@ impl RowRun<'_> {
         if let Some(rows_done) = self.rows_done {
             let done = rows_done.fetch_add(1, Ordering::Relaxed) + 1;
             if let Some(p) = self.progress {
+                // The caller's code, in the default environment.
+                let _default = DazGuard::new(false);
                 p(done, self.total_rows);
             }
         }
@@ -383,6 +386,9 @@ pub(super) fn run_rows(
         if handout.in_order { 1 } else { threads.max(1) },
     );
     let work = |(k, w): (usize, &mut Worker)| {
+        // Strips leave DAZ set between rows (`strip.rs`): the default comes
+        // back when this worker's rows end, however they end.
+        let _default = DazGuard::new(false);
         let mut block = 0;
         // In row order, every worker takes from the one block there is.
         let own = if handout.in_order { 0 } else { k };
