@@ -71,11 +71,11 @@ pub struct Connection {
 struct Shared {
     device: Mutex<Device>,
     queue: Mutex<Queue>,
-    /// Ids handed out so far (ids are 1, 2, …), as `Queue::submitted`:
-    /// read without the lock by [`Connection::consumed`] and by the worker
-    /// while it waits for the next buffer.
+    /// Ids handed out so far (ids are 1, 2, …). Written with `queue` held;
+    /// read without it by [`Connection::consumed`] and by the worker while
+    /// it waits for the next buffer.
     submitted: AtomicU32,
-    /// Every id up to this one has completed, as `Queue::completed`.
+    /// Every id up to this one has completed (written with `queue` held).
     completed: AtomicU32,
     /// Set with `Queue::closing`: the worker stops spinning.
     closing: AtomicBool,
@@ -90,10 +90,6 @@ struct Shared {
 struct Queue {
     /// Buffers submitted and not started: id, address, size.
     pending: VecDeque<(u32, u32, u32)>,
-    /// Ids handed out so far (ids are 1, 2, …).
-    submitted: u32,
-    /// Every id up to this one has completed.
-    completed: u32,
     /// Reports of completed buffers not read yet (at most [`MAX_UNREAD`]).
     reports: BTreeMap<u32, Result<BufferReport, DeviceError>>,
     closing: bool,
@@ -191,8 +187,7 @@ impl Connection {
         if q.closing {
             return Err(DeviceError::Closed);
         }
-        q.submitted += 1;
-        let id = q.submitted;
+        let id = self.shared.submitted() + 1;
         q.pending.push_back((id, addr, size));
         self.shared.submitted.store(id, Release);
         if q.worker_parked {
@@ -208,24 +203,22 @@ impl Connection {
     pub fn consumed(&self, id: BufferId) -> bool {
         // Without the queue's lock: a client polling in a loop reads two
         // counters and leaves the lock to the worker.
-        id.0 == 0
-            || id.0 <= self.shared.completed.load(Acquire)
-            || id.0 > self.shared.submitted.load(Acquire)
+        id.0 == 0 || id.0 <= self.shared.completed() || id.0 > self.shared.submitted()
     }
 
     /// Whether `id` was handed out by this connection.
     pub fn knows(&self, id: BufferId) -> bool {
-        id.0 != 0 && id.0 <= lock(&self.shared.queue).submitted
+        id.0 != 0 && id.0 <= self.shared.submitted()
     }
 
     /// Waits for buffer `id` and returns what it did or its fault (each
     /// report is read once; at most [`MAX_UNREAD`] unread ones are kept).
     pub fn wait(&self, id: BufferId) -> Result<BufferReport, DeviceError> {
         let mut q = lock(&self.shared.queue);
-        if id.0 == 0 || id.0 > q.submitted {
+        if id.0 == 0 || id.0 > self.shared.submitted() {
             return Err(DeviceError::UnknownBuffer(id.0));
         }
-        while q.completed < id.0 {
+        while self.shared.completed() < id.0 {
             q = self.shared.park(q);
         }
         q.reports
@@ -237,7 +230,7 @@ impl Connection {
     /// [`Connection::wait`].
     pub fn settle(&self, id: BufferId) {
         let mut q = lock(&self.shared.queue);
-        while id.0 <= q.submitted && q.completed < id.0 {
+        while id.0 <= self.shared.submitted() && self.shared.completed() < id.0 {
             q = self.shared.park(q);
         }
     }
@@ -245,13 +238,21 @@ impl Connection {
     /// Waits until every buffer submitted so far has completed.
     pub fn finish(&self) {
         let mut q = lock(&self.shared.queue);
-        while q.completed < q.submitted {
+        while self.shared.completed() < self.shared.submitted() {
             q = self.shared.park(q);
         }
     }
 }
 
 impl Shared {
+    fn submitted(&self) -> u32 {
+        self.submitted.load(Acquire)
+    }
+
+    fn completed(&self) -> u32 {
+        self.completed.load(Acquire)
+    }
+
     /// Parks a caller until a buffer completes.
     fn park<'a>(&self, mut q: MutexGuard<'a, Queue>) -> MutexGuard<'a, Queue> {
         q.waiting += 1;
@@ -280,7 +281,7 @@ fn work(shared: &Shared) {
     loop {
         // Spin while no buffer is queued, for a while.
         let start = Instant::now();
-        while shared.submitted.load(Acquire) == taken
+        while shared.submitted() == taken
             && !shared.closing.load(Acquire)
             && start.elapsed() < LINGER
         {
@@ -312,7 +313,6 @@ fn work(shared: &Shared) {
             .unwrap_or_else(|p| Err(DeviceError::Panicked(crate::interp::panic_message(&*p))))
         };
         let mut q = lock(&shared.queue);
-        q.completed = id;
         q.reports.insert(id, result);
         while q.reports.len() > MAX_UNREAD {
             q.reports.pop_first();
