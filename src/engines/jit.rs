@@ -56,8 +56,10 @@ pub struct JitEngine {
     interp: Interpreter,
     io: Box<Io>,
     stats: EngineStats,
-    /// The form of the strip [`JitEngine::strip_plan`] last offered.
-    strip_form: usize,
+    /// The strip [`JitEngine::strip_plan`] last offered, which
+    /// [`JitEngine::call_strip`] runs (cleared where another program
+    /// becomes current).
+    armed: Option<strip::Armed>,
     /// Work (quad-instructions) the current code did that is not yet
     /// reported to it ([`Compiled::add_work`]).
     work: u64,
@@ -135,7 +137,7 @@ impl JitEngine {
                 splat: [[0; 4]; ctm_jit::ir::CONSTS * 4],
             }),
             stats: EngineStats::default(),
-            strip_form: 0,
+            armed: None,
             work: 0,
         }
     }
@@ -182,6 +184,7 @@ impl JitEngine {
         })?;
         self.note(&code, fresh);
         self.work = 0;
+        self.armed = None;
         self.splat_used = splat_used(&program);
         self.umrt_room = program.clauses.iter().map(umrt_room).collect();
         let addr = Arc::as_ptr(&program) as usize;

@@ -221,3 +221,69 @@ fn quick_code_calls_the_transcendentals_out_of_line() {
     assert!(optimised.contains("nearest"), "{optimised}");
     crate::common::both(&k, &job);
 }
+
+/// A run whose rows go through compiled strips switches to optimised code
+/// part-way where that is compiled while the run is under way: each worker
+/// keeps the strip of its first row for its other rows, and switches it
+/// between two of them (as the shim switches between groups) — where the
+/// optimised strip takes batches of as many quads. Where it takes wider
+/// ones (`chains4`: one quad quick, two optimised, and 31 quads a row
+/// here), the run keeps the quick strip and the next run switches.
+#[test]
+fn strips_switch_to_optimised_code_between_rows_of_the_same_batch() {
+    if !jit_available() {
+        return;
+    }
+    // A literal unique to this test keeps other tests' runs off its code.
+    let k = Kernel::assemble(
+        "
+    alu r1.rgb = mad(s0, s1, s2) | r1.a = mad(s0, s1, s2) src0=r0 src1=c0 src2=0.8125
+    out rtA.rgb = max.off(s0, s0) | rtA.a = max.off(s0, s0) src0=r1 wait last
+",
+    )
+    .unwrap();
+    let job = Job::new(64, 64)
+        .constant(0, [0.5, -0.25, 3.0, 1e-40])
+        .output(0, Format::Float32_4)
+        .threads(1);
+    assert_eq!(switch_after_the_first_row(&k, &job), [1, 0]);
+    let chains4 = ctm_tools::bench::suite::case("chains4").unwrap();
+    let job = chains4.job.clone().domain(62, 8).threads(1);
+    assert_eq!(switch_after_the_first_row(&chains4.kernel, &job), [0, 1]);
+}
+
+/// Runs `k` on `job` twice with tiered code of a code cache of its own,
+/// the program made hot and its optimised code compiled after the first
+/// row of the first run; checks both runs' outputs against the
+/// interpreter's and returns their switches to optimised code.
+fn switch_after_the_first_row(k: &Kernel, job: &Job) -> [u64; 2] {
+    let want = k.run(&with(job, EngineKind::Interp, Tier::Tiered)).unwrap();
+    let program = std::sync::Arc::new(ctm_tools::bench::program_for(k, job));
+    let cache = CodeCache::new(4);
+    let mut jit = with(job, EngineKind::Jit, Tier::Tiered);
+    let opts = jit.settings().jit;
+    jit.settings_mut().code_cache = Some(cache.clone());
+    let rows = u64::from(job.size().1.div_ceil(2));
+    jit.settings_mut().progress = Some(std::sync::Arc::new(move |done, _| {
+        let Ok((quick, _)) = cache.get(&program, opts) else {
+            return;
+        };
+        if done != 1 || quick.upgraded().is_some() || !quick.tiers_up() {
+            return;
+        }
+        assert!(quick.add_work(u64::MAX / 4));
+        cache.tier_up(program.clone(), opts, quick.clone());
+        let start = Instant::now();
+        while quick.upgraded().is_none() {
+            assert!(start.elapsed() < Duration::from_secs(60), "never compiled");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }));
+    let mut p = k.prepare(&jit).unwrap();
+    [0, 1].map(|run| {
+        let report = p.run().unwrap();
+        assert_eq!(report.engine.strip_runs, rows, "run {run}");
+        assert_eq!(p.output(0), want.output(0).cloned(), "run {run}");
+        report.engine.tier_ups
+    })
+}

@@ -70,6 +70,38 @@ fn straight_programs_agree_with_the_interpreter_on_every_domain() {
     }
 }
 
+/// Where ctm chooses a strip's form (optimised code, its options left to
+/// ctm), the two forms take turns row by row until each has been timed
+/// enough and one is kept. A run's workers keep the engine's plan for
+/// their other rows only once it is settled, so the turns go on within
+/// one run: 32 rows choose.
+#[test]
+fn a_strips_forms_take_turns_within_one_run_until_one_is_chosen() {
+    if !common::jit_available() {
+        return;
+    }
+    let k = Kernel::assemble(TWO_TARGETS).unwrap();
+    let cache = ctm_jit::compile::CodeCache::new(2);
+    let opts = JitOptions {
+        tier: Tier::Optimised,
+        ..JitOptions::default()
+    };
+    let mut job = job(64, 64, Format::Float32_4)
+        .engine(EngineKind::Jit)
+        .threads(1);
+    job.settings_mut().jit = opts;
+    job.settings_mut().code_cache = Some(cache.clone());
+    let run = k.run(&job).unwrap();
+    assert_eq!(run.report.engine.strip_runs, 32);
+    let program = ctm_tools::bench::program_for(&k, &job);
+    let (code, fresh) = cache.get(&program, opts).unwrap();
+    assert!(!fresh, "the run's code is the cache's");
+    assert!(
+        !code.strip_form().1,
+        "one run of 32 rows left the form unchosen"
+    );
+}
+
 #[test]
 fn other_formats_and_disabled_channels_take_the_shim() {
     let job = job(13, 7, Format::Float32_2);

@@ -64,6 +64,12 @@ impl Compiled {
         }
     }
 
+    /// The shape of this code's strip, where its program has one
+    /// ([`crate::strip::strip_shape`]).
+    pub fn strip_shape(&self) -> Option<&StripShape> {
+        self.strip_shape.as_ref()
+    }
+
     /// Records a call of strip form `form` that ran `quads` quads in
     /// `time` (see [`Compiled::strip_form`]).
     pub fn strip_timed(&self, form: usize, quads: u64, time: Duration) {
@@ -142,7 +148,11 @@ impl Compiled {
             took = Some(start.elapsed());
             r
         });
-        Some((code.clone().map(|(f, batch)| (f, shape, batch)), took))
+        let code = match code {
+            Ok((f, batch)) => Ok((*f, shape, *batch)),
+            Err(why) => Err(why.clone()),
+        };
+        Some((code, took))
     }
 }
 

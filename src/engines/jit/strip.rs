@@ -5,51 +5,96 @@ use super::JitEngine;
 use crate::runtime::{RunError, StripLoopPlan, StripPlan, TextureUnit};
 use ctm_jit::compile::Compiled;
 use ctm_jit::ir::Program;
-use ctm_jit::state::{Strip, Uniforms};
+use ctm_jit::state::{Strip, StripFn, Uniforms};
 use std::sync::Arc;
 
+/// The compiled strip [`JitEngine::strip_plan`] last offered, as
+/// [`JitEngine::call_strip`] runs it: the code it belongs to (held, so
+/// that it stays valid where the current code changes tier between the
+/// plan and the call), its form, function and batch, and what its shape
+/// says a call needs. Looking these up in the code at every row cost about
+/// a tenth of a one-instruction strip of 64 pixels.
+pub(super) struct Armed {
+    code: Arc<Compiled>,
+    form: usize,
+    f: StripFn,
+    batch: u32,
+    targets: u8,
+    inputs: u16,
+    writes: u8,
+    looped: bool,
+    /// Whether its calls are timed (the code is still choosing its form:
+    /// the plan is asked for again at every row).
+    timing: bool,
+}
+
+impl Armed {
+    /// Form `form` of `code`'s strip of `program`, where it compiles
+    /// (compiled here on first use: `took`).
+    fn new(
+        code: &Arc<Compiled>,
+        program: &Program,
+        form: usize,
+        took: &mut Option<std::time::Duration>,
+    ) -> Option<Result<Armed, String>> {
+        let (compiled, t) = code.strip(program, form)?;
+        *took = t;
+        Some(compiled.map(|(f, shape, batch)| Armed {
+            code: code.clone(),
+            form,
+            f,
+            batch,
+            targets: shape.targets,
+            inputs: shape.inputs,
+            writes: shape.writes,
+            looped: shape.looped.is_some(),
+            timing: code.strip_form().1,
+        }))
+    }
+}
+
 impl JitEngine {
-    /// The current program's compiled code, borrowed where it is kept: a
-    /// strip is asked for and called once per row, and an `Arc` cloned
-    /// there would have every worker's rows meet on its count (two
-    /// threads' re-runs of the one-instruction kernel, best of twelve
-    /// alternations on a noisy machine: 0.45 → 0.40 ns per pixel without).
-    fn current_code(current: &Option<(Arc<Program>, Arc<Compiled>, usize)>) -> Option<&Compiled> {
-        current.as_ref().map(|(_, code, _)| &**code)
+    /// Counts a strip compiled on first use.
+    fn strip_compiled(&mut self, took: Option<std::time::Duration>) {
+        if let Some(t) = took {
+            self.stats.strips_compiled += 1;
+            self.stats.compile_time += t;
+        }
     }
 
     /// The strip of `program` for a row of `quads` whole quads, compiled
     /// on first use: the form the code's measurements ask for, or the
     /// other where that one's batches are wider than the row; `None` where
     /// the program has none, it could not be compiled (the reason is kept
-    /// with the fallback reasons) or no batch fits.
+    /// with the fallback reasons) or no batch fits. The strip offered is
+    /// the one [`JitEngine::call_strip`] runs.
     pub(super) fn strip_plan(&mut self, program: &Program, quads: u32) -> Option<StripPlan> {
         self.make_current(program).ok()?;
-        // Between strips, as between groups, tiered code may switch; a
-        // plan's batch is the same in either tier.
+        // Between strips, as between groups, tiered code may switch.
         self.follow_tier();
-        let code = Self::current_code(&self.current)?;
+        let code = self.current.as_ref()?.1.clone();
         let (form, _) = code.strip_form();
         for form in [form, form ^ 1] {
-            let (compiled, took) = code.strip(program, form)?;
-            if let Some(t) = took {
-                self.stats.strips_compiled += 1;
-                self.stats.compile_time += t;
-            }
-            match compiled {
-                Ok((_, shape, batch)) if batch <= quads => {
-                    self.strip_form = form;
-                    return Some(StripPlan {
+            let mut took = None;
+            let armed = Armed::new(&code, program, form, &mut took);
+            self.strip_compiled(took);
+            match armed? {
+                Ok(a) if a.batch <= quads => {
+                    let shape = code.strip_shape()?;
+                    let plan = StripPlan {
                         counted: shape.counted,
-                        targets: shape.targets,
-                        batch,
-                        inputs: shape.inputs,
-                        writes: u32::from(shape.writes),
+                        targets: a.targets,
+                        batch: a.batch,
+                        inputs: a.inputs,
+                        writes: u32::from(a.writes),
                         looped: shape.looped.as_ref().map(|lp| StripLoopPlan {
                             int_addr: lp.region.int_addr,
                             lanewise: lp.lanewise.clone(),
                         }),
-                    });
+                        settled: !a.timing,
+                    };
+                    self.armed = Some(a);
+                    return Some(plan);
                 }
                 Ok(_) => {}
                 Err(why) => {
@@ -64,8 +109,33 @@ impl JitEngine {
         None
     }
 
-    /// Runs the strip of `program` in the form [`JitEngine::strip_plan`]
-    /// offered, on `strip`; timed while the forms are being compared.
+    /// Where the code of the strip offered has tiered up and the
+    /// optimised code's strip of the same form compiles with the same
+    /// batch, runs that from now on (and makes the optimised code
+    /// current). A run keeps a settled plan for all its rows, so tiered
+    /// code switches here, between strips, as it does between groups; a
+    /// strip of another batch waits for the next plan.
+    fn follow_tier_strip(&mut self, program: &Program) {
+        let Some(a) = &self.armed else {
+            return;
+        };
+        let Some(better) = a.code.upgraded().cloned() else {
+            return;
+        };
+        let (form, batch) = (a.form, a.batch);
+        let mut took = None;
+        let armed = Armed::new(&better, program, form, &mut took);
+        self.strip_compiled(took);
+        if let Some(Ok(b)) = armed
+            && b.batch == batch
+        {
+            self.armed = Some(b);
+            self.follow_tier();
+        }
+    }
+
+    /// Runs the strip [`JitEngine::strip_plan`] offered for `program` on
+    /// `strip`; timed while the forms are being compared.
     pub(super) fn call_strip(
         &mut self,
         program: &Program,
@@ -74,38 +144,47 @@ impl JitEngine {
         strip: &Strip,
     ) -> Result<(), RunError> {
         debug_assert!(ctm_jit::host::daz_is_set(), "the caller sets DAZ");
-        // The code of this program (a strip of another would be another
-        // program's code).
+        // The code of this program (another program's clears the strip
+        // offered: `adopt`).
         self.make_current(program)?;
-        let code = Self::current_code(&self.current).ok_or_else(no_strip)?;
-        let form = self.strip_form;
-        let Some((Ok((f, shape, _)), _)) = code.strip(program, form) else {
+        self.follow_tier_strip(program);
+        let Some(strip_fn) = &self.armed else {
             return Err(no_strip());
         };
+        // Whole batches only: a strip leaves the quads after its last.
+        if !strip.quads.is_multiple_of(strip_fn.batch.max(1)) {
+            return Err(RunError::Engine {
+                engine: "jit",
+                message: format!(
+                    "a compiled strip of batches of {} quads was handed {}",
+                    strip_fn.batch, strip.quads
+                ),
+            });
+        }
         // A loop's strip records each lane's exit from it.
-        if shape.looped.is_some() && strip.events.is_null() {
+        if strip_fn.looped && strip.events.is_null() {
             return Err(RunError::Engine {
                 engine: "jit",
                 message: "a compiled strip of a loop has nowhere to record its lanes' exits".into(),
             });
         }
         // Its targets as narrow as it was compiled for, where it was.
-        if !program.narrow_agrees(strip.narrow, u32::from(shape.targets)) {
+        if !program.narrow_agrees(strip.narrow, u32::from(strip_fn.targets)) {
             return Err(RunError::Engine {
                 engine: "jit",
                 message: "a compiled strip's render targets were compiled for other formats".into(),
             });
         }
         // The strip reads its inputs through their descriptors, unchecked.
-        if !tex.direct().covers(shape.inputs, &program.forms) {
+        if !tex.direct().covers(strip_fn.inputs, &program.forms) {
             return Err(RunError::Engine {
                 engine: "jit",
                 message: "a compiled strip's inputs have no direct descriptors".into(),
             });
         }
         // Room for the strip's uncached writes: one per pixel.
-        if shape.writes > 0 {
-            let room = 4 * strip.quads as usize * usize::from(shape.writes);
+        if strip_fn.writes > 0 {
+            let room = 4 * strip.quads as usize * usize::from(strip_fn.writes);
             self.io.umrt_log = tex.uncached_log(room);
             if self.io.umrt_log.at.is_null() {
                 return Err(RunError::Engine {
@@ -124,7 +203,8 @@ impl JitEngine {
             }
         }
         let log_start = self.io.umrt_log.at;
-        let timing = code.strip_form().1;
+        let (f, form, timing) = (strip_fn.f, strip_fn.form, strip_fn.timing);
+        let instructions = strip_fn.code.instructions;
         self.io.splat_consts(uniforms, &self.splat_used);
         self.stats.strip_runs += 1;
         // The unit's direct inputs stay valid while `tex` is borrowed (the
@@ -143,12 +223,17 @@ impl JitEngine {
         // 4 · `quads` events from `strip.events` (checked non-null above;
         // `Strip::events`'s contract gives their room), plus, for a shape with an uncached
         // write, one 16-byte entry per pixel into the log set above (room
-        // for all of them reserved); `code` keeps the machine code alive.
+        // for all of them reserved); the current code (`self.current`)
+        // keeps the machine code alive, and `f` is its strip (`armed` is
+        // cleared wherever the current code changes).
         let status = unsafe { f(strip, uniforms, &mut *self.io) };
-        if let Some(t) = start {
-            code.strip_timed(form, u64::from(strip.quads), t.elapsed());
+        if let Some(t) = start
+            && let Some(a) = &self.armed
+        {
+            a.code
+                .strip_timed(form, u64::from(strip.quads), t.elapsed());
         }
-        let work = u64::from(strip.quads) * u64::from(code.instructions);
+        let work = u64::from(strip.quads) * u64::from(instructions);
         // SAFETY: the strip appended whole entries from the start of the
         // log, one per pixel of its quads at most: the room the unit made.
         unsafe { self.called(tex, log_start) };

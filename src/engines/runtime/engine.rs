@@ -287,6 +287,12 @@ pub struct StripPlan {
     /// its loop (`counted` is then what the rest counts). The strip records
     /// where each lane left it in [`Strip::events`], which must be set.
     pub looped: Option<StripLoopPlan>,
+    /// The engine offers this same plan for every row of `quads` whole
+    /// quads until another program runs (its choice of compiled form is
+    /// made): a run may keep it for its other rows instead of asking
+    /// again. Where it is `false` (the engine is still timing its forms),
+    /// the plan is asked for per row.
+    pub settled: bool,
 }
 
 /// The loop of a strip ([`StripPlan::looped`]): what counting the

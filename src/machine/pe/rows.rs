@@ -2,6 +2,7 @@
 //! order, one worker per thread, and their results delivered in row order.
 
 use super::deliver::{Px, RowSink, Targets, deliver_ordered};
+use super::strip::RowStrips;
 use super::{Progress, RunReport};
 use crate::mc::{DirectInputs, Mc, RunView, Surface, UncachedWrite};
 use crate::runtime::{Domain, Engine, Rows, RunError, RunOptions, RunStats, Runner, Stop};
@@ -21,13 +22,19 @@ pub(super) struct RowResult {
     pub discarded: u64,
 }
 
-/// A worker's engine and group state, kept for the whole run.
+/// A worker's engine and group state, kept for the whole run. Each on
+/// cache lines of its own: a worker writes its own at every row, and
+/// workers side by side in a vector shared lines before.
+#[repr(align(128))]
 pub(super) struct Worker {
     pub engine: Box<dyn Engine + Send>,
     pub lanes: Box<Lanes>,
     /// Where a compiled strip of a program that is one loop records each
     /// lane's exit from it (see `strip.rs`).
     pub events: Vec<i32>,
+    /// The run's compiled strip as this worker's rows run it (see
+    /// `strip.rs`); [`RowStrips::Unasked`] at the start of each run's rows.
+    pub strips: RowStrips,
 }
 
 /// What the rows of a run share: the program and what it reads, where
@@ -71,12 +78,18 @@ pub(super) struct RowRun<'a> {
 }
 
 impl RowRun<'_> {
-    /// Runs quad row `row` on worker `w`.
-    pub(super) fn row(&self, w: &mut Worker, row: u32) -> Result<RowResult, RunError> {
-        let result = match self.strip_row(w, row) {
+    /// Runs quad row `row` on worker `w`, its results added to `into`
+    /// ([`RowResult::add`]).
+    pub(super) fn row(
+        &self,
+        w: &mut Worker,
+        row: u32,
+        into: &mut RowResult,
+    ) -> Result<(), RunError> {
+        match self.strip_row(w, row, into) {
             Some(r) => r?,
-            None => self.row_part(w, row, self.domain)?,
-        };
+            None => self.row_part(w, row, self.domain, into)?,
+        }
         if let Some(rows_done) = self.rows_done {
             let done = rows_done.fetch_add(1, Ordering::Relaxed) + 1;
             if let Some(p) = self.progress {
@@ -85,17 +98,19 @@ impl RowRun<'_> {
                 p(done, self.total_rows);
             }
         }
-        Ok(result)
+        Ok(())
     }
 
     /// Runs the part of quad row `row` inside `domain` (the run's domain
-    /// or a part of it) on worker `w`, group by group through the shim.
+    /// or a part of it) on worker `w`, group by group through the shim,
+    /// its results added to `into`.
     pub(super) fn row_part(
         &self,
         w: &mut Worker,
         row: u32,
         domain: Domain,
-    ) -> Result<RowResult, RunError> {
+        into: &mut RowResult,
+    ) -> Result<(), RunError> {
         // One uncached write per pixel of the row, the common case.
         let pixels = 2 * (domain.i1.saturating_sub(domain.i0) as usize + 2);
         let mut view = RunView::new(self.mc, self.inputs, self.out0)
@@ -118,12 +133,13 @@ impl RowRun<'_> {
         };
         let stats =
             runner.run_rows_prepared(&mut w.lanes, self.temps, rows, &mut view, &mut sink)?;
-        Ok(RowResult {
+        into.add(RowResult {
             pixels: sink.pending,
             writes: view.writes,
             stats,
             discarded: sink.discarded,
-        })
+        });
+        Ok(())
     }
 }
 
@@ -243,6 +259,14 @@ pub(super) fn write_rest(mc: &mut Mc, rest: &[UncachedWrite], len: usize) {
 }
 
 impl RowResult {
+    /// Adds the results of a later part of a row, or of a later row: its
+    /// pixels and writes after these, its counters to these.
+    pub(super) fn add(&mut self, mut later: RowResult) {
+        append(&mut self.pixels, &mut later.pixels);
+        append(&mut self.writes, &mut later.writes);
+        self.count(later);
+    }
+
     /// Adds a later row's counters to these (its pixels and writes, which
     /// are delivered apart, are dropped); hazards one entry per kind and
     /// instruction.
@@ -273,6 +297,16 @@ impl RowResult {
         report.group_instructions += self.stats.group_instructions;
         report.pixel_instructions += self.stats.pixel_instructions;
         report.hazards = self.stats.hazards;
+    }
+}
+
+/// Moves `later`'s elements after `to`'s (the vector itself where `to`
+/// is empty, the common case: a row's results come in one part).
+pub(super) fn append<T>(to: &mut Vec<T>, later: &mut Vec<T>) {
+    if to.is_empty() {
+        std::mem::swap(to, later);
+    } else {
+        to.append(later);
     }
 }
 
@@ -353,7 +387,8 @@ pub(super) struct Handout<'a> {
 /// added up, and its first error in row order with that row's index.
 type WorkerSum = (RowResult, Option<(usize, RunError)>);
 
-/// Runs `rows` (each through `run_row`) on the workers, one thread each (at
+/// Runs `rows` (each through `run_row`, which adds the row's results to
+/// the result it is given) on the workers, one thread each (at
 /// most one per row), the calling thread the first ([`Blocks`] says which
 /// rows each takes, or the next in row order: [`Handout`]), each worker
 /// calling `handout.after` after each of its rows. Returns the
@@ -370,7 +405,7 @@ pub(super) fn run_rows(
     rows: &[u32],
     workers: &mut [Worker],
     pool: Option<&super::pool::Pool>,
-    run_row: &(dyn Fn(&mut Worker, u32) -> Result<RowResult, RunError> + Sync),
+    run_row: &(dyn Fn(&mut Worker, u32, &mut RowResult) -> Result<(), RunError> + Sync),
     handout: Handout<'_>,
 ) -> Vec<Result<RowResult, RunError>> {
     debug_assert!(!(handout.summed && handout.after.is_some()));
@@ -394,21 +429,23 @@ pub(super) fn run_rows(
         let own = if handout.in_order { 0 } else { k };
         let (mut sum, mut failed) = (RowResult::default(), None);
         while let Some(at) = blocks.take(own, &mut block) {
-            let res = run_row(w, rows[at]);
-            if res.is_err() {
-                blocks.failed_at.fetch_min(at, Ordering::Relaxed);
-            }
             if handout.summed {
-                match res {
-                    Ok(row) => {
-                        debug_assert!(row.pixels.is_empty() && row.writes.is_empty());
-                        sum.count(row);
-                    }
+                // The row's counters go straight into the worker's sum
+                // (they are all a direct run's rows leave).
+                let res = run_row(w, rows[at], &mut sum);
+                debug_assert!(sum.pixels.is_empty() && sum.writes.is_empty());
+                if let Err(e) = res {
+                    blocks.failed_at.fetch_min(at, Ordering::Relaxed);
                     // Once a row failed, only rows before it are handed
                     // out: a worker's last error is its first in row order.
-                    Err(e) => failed = Some((at, e)),
+                    failed = Some((at, e));
                 }
                 continue;
+            }
+            let mut row = RowResult::default();
+            let res = run_row(w, rows[at], &mut row).map(|()| row);
+            if res.is_err() {
+                blocks.failed_at.fetch_min(at, Ordering::Relaxed);
             }
             *slots[at].lock().unwrap_or_else(|p| p.into_inner()) = Some(res);
             if let Some(after) = handout.after {

@@ -23,7 +23,7 @@ use super::rows::{
     AfterRow, Handout, RowResult, RowRun, Slot, Worker, deliver_row, run_rows, write_len,
     write_rest,
 };
-use super::strip::strips_allowed;
+use super::strip::{RowStrips, strips_allowed};
 use super::{PROCESSORS, Pe, PeError};
 use crate::abi::ProgramInfo;
 use crate::co::CondLoc;
@@ -159,12 +159,15 @@ impl Pe {
         uncached: bool,
         offset: usize,
     ) -> Result<(), PeError> {
-        let check = |what: String, s: &Surface| {
+        // The name is made only for the message: a run checks its surfaces
+        // every time it starts.
+        let check = |what: &dyn Fn() -> String, s: &Surface| {
             mc.mem.check(u64::from(s.base), s.span()).map_err(|_| {
                 Self::fail(
                     offset,
                     format!(
-                        "{what} at {:#010x} ({} × {} elements of {}, {} bytes) is not inside one mapped arena",
+                        "{} at {:#010x} ({} × {} elements of {}, {} bytes) is not inside one mapped arena",
+                        what(),
                         s.base,
                         s.fmt.pitch,
                         s.height,
@@ -176,19 +179,19 @@ impl Pe {
         };
         for &k in &info.inputs {
             if let Some(s) = &self.inputs[k as usize & 15] {
-                check(format!("input {k}"), s)?;
+                check(&|| format!("input {k}"), s)?;
             }
         }
         for (k, s) in self.outputs.iter().enumerate() {
             if let Some(s) = s
                 && (info.outputs.contains(&(k as u32)) || (uncached && k == 0))
             {
-                check(format!("output {k}"), s)?;
+                check(&|| format!("output {k}"), s)?;
             }
         }
         if self.co.needs_buffer(self.co.loc) {
             match &self.co.buffer {
-                Some(s) => check("the conditional buffer".into(), s)?,
+                Some(s) => check(&|| "the conditional buffer".into(), s)?,
                 None => {
                     return Err(Self::fail(
                         offset,
@@ -312,11 +315,16 @@ impl Pe {
                     summed: direct,
                     after: advance.as_ref().map(|f| f as AfterRow<'_>),
                 };
+                // What a worker found of the strips was for the last chunk's
+                // view of memory.
+                for w in &mut workers {
+                    w.strips = RowStrips::Unasked;
+                }
                 let results = run_rows(
                     rows,
                     &mut workers,
                     pool.as_deref(),
-                    &|w: &mut Worker, row: u32| run.row(w, row),
+                    &|w: &mut Worker, row: u32, into: &mut RowResult| run.row(w, row, into),
                     handout,
                 );
                 (results, in_order.map_or_else(Vec::new, InOrder::finish))
@@ -421,6 +429,7 @@ impl Pe {
                 engine,
                 lanes,
                 events: Vec::new(),
+                strips: RowStrips::Unasked,
             });
         }
         for w in &mut workers {

@@ -17,7 +17,7 @@ use super::deliver::Targets;
 use super::rows::{RowResult, RowRun, Worker};
 use crate::mc::{Format, RunView};
 use crate::runtime::TextureUnit;
-use crate::runtime::{Domain, RunError, StripLoopPlan};
+use crate::runtime::{Domain, RunError, StripLoopPlan, StripPlan};
 use ctm_jit::state::{GROUP_QUADS, LANE_STAYED, Strip};
 
 /// Whether a run that delivers directly may send rows through compiled
@@ -41,6 +41,34 @@ struct Counts<'p> {
     looped: Option<(&'p StripLoopPlan, u32)>,
 }
 
+/// What a worker found at its first strip row of a run's rows (a
+/// [`RowRun`]), kept for its other rows: asking the engine for its plan
+/// and checking it against the run's targets, inputs and budget cost about
+/// as much per row as a one-instruction strip of 64 pixels runs.
+#[derive(Default)]
+pub(super) enum RowStrips {
+    /// Not asked yet (each run's rows start so).
+    #[default]
+    Unasked,
+    /// No row of this run runs in a strip.
+    Off,
+    /// The engine's settled plan ([`StripPlan::settled`]) and what it
+    /// makes of every row.
+    On(Box<RowStrip>),
+}
+
+/// A strip as every row of a run runs it ([`RowStrips::On`]).
+pub(super) struct RowStrip {
+    plan: StripPlan,
+    /// Its first column, whole quads and targets of one channel, as in
+    /// [`Strip`].
+    i0: u32,
+    quads: u32,
+    narrow: u32,
+    /// The loop's count, for a program that is one loop.
+    count: u32,
+}
+
 impl RowRun<'_> {
     /// Runs quad row `row` with the engine's compiled strip; `None` where
     /// the run, the row or the program's outputs do not allow one.
@@ -48,12 +76,45 @@ impl RowRun<'_> {
         &self,
         w: &mut Worker,
         row: u32,
-    ) -> Option<Result<RowResult, RunError>> {
+        into: &mut RowResult,
+    ) -> Option<Result<(), RunError>> {
         let d = self.domain;
         let j = 2 * row;
-        // Whole quads only: both pixel rows and both columns inside.
+        // Whole quads only: both pixel rows inside (the columns: `prepare`).
+        if !self.strips || j < d.j0 || j + 1 > d.j1 {
+            return None;
+        }
+        let kept = match std::mem::take(&mut w.strips) {
+            RowStrips::Off => {
+                w.strips = RowStrips::Off;
+                return None;
+            }
+            RowStrips::On(kept) => kept,
+            RowStrips::Unasked => match self.prepare(w) {
+                None => {
+                    // No plan now is no plan for any row of the run: the
+                    // engine tried every form it has for these quads.
+                    w.strips = RowStrips::Off;
+                    return None;
+                }
+                Some(fresh) => Box::new(fresh),
+            },
+        };
+        let result = self.strip_row_with(w, row, &kept, into);
+        // A plan still being timed is asked for again at the next row.
+        if kept.plan.settled {
+            w.strips = RowStrips::On(kept);
+        }
+        result
+    }
+
+    /// What every row of this run makes of the engine's strip; `None`
+    /// where the engine offers none, or the run's budget, delivery,
+    /// targets or inputs rule it out.
+    fn prepare(&self, w: &mut Worker) -> Option<RowStrip> {
+        let d = self.domain;
         let (qa, qb) = (d.i0.div_ceil(2), d.i1.div_ceil(2));
-        if !self.strips || j < d.j0 || j + 1 > d.j1 || qa >= qb {
+        if qa >= qb {
             return None;
         }
         let plan = w.engine.strip(self.program, qb - qa)?;
@@ -70,46 +131,73 @@ impl RowRun<'_> {
         // A loop's strip counts per group as the shim groups the row: only
         // where it runs the whole row, and where the loop has iterations.
         let whole_row = d.i0.is_multiple_of(2) && !d.i1.is_multiple_of(2) && quads == qb - qa;
-        let (events, looped) = match &plan.looped {
-            None => (std::ptr::null_mut(), None),
-            Some(lp) => {
-                let ints = &self.uniforms.ints;
-                let count = u32::from(ints[usize::from(lp.int_addr) % ints.len()].count);
-                // No group may run past the budget (the shim reports that).
-                let most = ctm_jit::lanewise::left_at(&lp.lanewise.lens, count, LANE_STAYED).2;
-                if !whole_row || count == 0 || plan.counted + most > self.options.budget {
-                    return None;
-                }
-                w.events.clear();
-                w.events.resize(4 * quads as usize, -1);
-                (w.events.as_mut_ptr(), Some((lp, count)))
+        let mut count = 0;
+        if let Some(lp) = &plan.looped {
+            let ints = &self.uniforms.ints;
+            count = u32::from(ints[usize::from(lp.int_addr) % ints.len()].count);
+            // No group may run past the budget (the shim reports that).
+            let most = ctm_jit::lanewise::left_at(&lp.lanewise.lens, count, LANE_STAYED).2;
+            if !whole_row || count == 0 || plan.counted + most > self.options.budget {
+                return None;
             }
-        };
+        }
+        // The strip reads its inputs through their descriptors, unchecked.
+        if !self
+            .direct_inputs
+            .table()
+            .covers(plan.inputs, &self.program.forms)
+        {
+            return None;
+        }
+        let mut narrow = 0;
+        for t in 0..4 {
+            if plan.targets & (1 << t) == 0 {
+                continue;
+            }
+            match self.targets.outputs[t].as_ref()?.fmt.format {
+                Format::Float32_4 => {}
+                Format::Float32_1 => narrow |= 1 << t,
+                _ => return None,
+            }
+            // A program compiled for other formats: the shim.
+            if !self.program.narrow_agrees(narrow, 1 << t) {
+                return None;
+            }
+        }
+        Some(RowStrip {
+            plan,
+            i0: 2 * qa,
+            quads,
+            narrow,
+            count,
+        })
+    }
+
+    /// Runs quad row `row` through the strip `kept` ([`RowRun::prepare`]).
+    fn strip_row_with(
+        &self,
+        w: &mut Worker,
+        row: u32,
+        kept: &RowStrip,
+        into: &mut RowResult,
+    ) -> Option<Result<(), RunError>> {
+        let plan = &kept.plan;
         let mut strip = Strip {
             rows: [[std::ptr::null_mut(); 2]; 4],
-            quads,
-            i0: 2 * qa,
-            j,
+            quads: kept.quads,
+            i0: kept.i0,
+            j: 2 * row,
             v: self.v,
-            events,
-            narrow: 0,
+            events: std::ptr::null_mut(),
+            narrow: kept.narrow,
         };
         for (t, rows) in strip.rows.iter_mut().enumerate() {
             if plan.targets & (1 << t) == 0 {
                 continue;
             }
             let s = self.targets.outputs[t].as_ref()?;
-            match s.fmt.format {
-                Format::Float32_4 => {}
-                Format::Float32_1 => strip.narrow |= 1 << t,
-                _ => return None,
-            }
-            // A program compiled for other formats: the shim.
-            if !self.program.narrow_agrees(strip.narrow, 1 << t) {
-                return None;
-            }
             for (p, at) in rows.iter_mut().enumerate() {
-                let (x, y, n) = (2 * qa, j + p as u32, 2 * quads as usize);
+                let (x, y, n) = (strip.i0, strip.j + p as u32, 2 * strip.quads as usize);
                 // The row's elements, found in place where the run found
                 // the surface whole in one arena (the same bytes
                 // `span_shared` gives; the same guarantees hold for them).
@@ -125,30 +213,35 @@ impl RowRun<'_> {
                 };
             }
         }
+        let looped = plan.looped.as_ref().map(|lp| {
+            w.events.clear();
+            w.events.resize(4 * strip.quads as usize, -1);
+            strip.events = w.events.as_mut_ptr();
+            (lp, kept.count)
+        });
         let counts = Counts {
             counted: plan.counted,
             looped,
         };
-        Some(self.run_strip(w, row, &strip, counts, (plan.inputs, plan.writes)))
+        Some(self.run_strip(w, row, &strip, counts, plan.writes, into))
     }
 
     /// Runs quad row `row`: the quads before `strip` through the shim,
     /// `strip` (the row's whole quads inside the domain), the quads after
     /// it through the shim — in that order, the order of the row's
     /// uncached writes; `counts`: how to count what the program executed;
-    /// `inputs`: the inputs the strip reads (a row whose view has no
-    /// descriptor for one goes through the shim whole); `writes`: its
-    /// uncached writes per pixel (a row whose view keeps no log of them,
-    /// or one of another output format than the program was compiled
-    /// for, goes through the shim whole).
+    /// `writes`: its uncached writes per pixel (a row whose view keeps no
+    /// log of them, or one of another output format than the program was
+    /// compiled for, goes through the shim whole).
     fn run_strip(
         &self,
         w: &mut Worker,
         row: u32,
         strip: &Strip,
         counts: Counts<'_>,
-        (inputs, writes): (u16, u32),
-    ) -> Result<RowResult, RunError> {
+        writes: u32,
+        into: &mut RowResult,
+    ) -> Result<(), RunError> {
         let d = self.domain;
         if let Some(why) = self.stop.stopped() {
             return Err(RunError::Stopped {
@@ -159,19 +252,16 @@ impl RowRun<'_> {
         }
         let mut view =
             RunView::new(self.mc, self.inputs, self.out0).with_direct(self.direct_inputs);
+        // Its inputs' descriptors were found when the run's strip was
+        // (`prepare`); its uncached writes need a log in the format they
+        // were compiled for, else the shim.
         let log = (writes > 0).then(|| view.uncached_log(0));
-        if !view.direct().covers(inputs, &self.program.forms)
-            || log.is_some_and(|l| l.at.is_null() || !l.agrees(self.program.uncached_unorm))
-        {
-            // An input the strip would read has no descriptor, or its
-            // uncached writes no log in the format they were compiled for:
-            // the shim.
-            return self.row_part(w, row, d);
+        if log.is_some_and(|l| l.at.is_null() || !l.agrees(self.program.uncached_unorm)) {
+            return self.row_part(w, row, d, into);
         }
         let pixels = 4 * u64::from(strip.quads);
-        let mut result = RowResult::default();
         let end = strip.i0 + 2 * strip.quads;
-        self.row_end(w, row, (d.i0, strip.i0), &mut result)?;
+        self.row_end(w, row, (d.i0, strip.i0), into)?;
         // DAZ stays set from one strip to the next: only integer
         // bookkeeping runs between them (the shim sets the environment it
         // needs itself, and the worker's rows restore the default when
@@ -184,19 +274,15 @@ impl RowRun<'_> {
             .run_strip(self.program, self.uniforms, &mut view, strip)?;
         // The row's writes so far are the left end's (mostly none): the
         // strip's log becomes the row's rather than being copied.
-        if result.writes.is_empty() {
-            std::mem::swap(&mut result.writes, &mut view.writes);
-        } else {
-            result.writes.append(&mut view.writes);
-        }
-        result.stats.pixels += pixels;
-        self.row_end(w, row, (end, d.i1 + 1), &mut result)?;
+        super::rows::append(&mut into.writes, &mut view.writes);
+        into.stats.pixels += pixels;
+        self.row_end(w, row, (end, d.i1 + 1), into)?;
         // The shim's groups: the row's quads, GROUP_QUADS at a time.
         let quads = u64::from(d.i1 / 2 - d.i0 / 2 + 1);
         match counts.looped {
             None => {
-                result.stats.pixel_instructions += pixels * counts.counted;
-                result.stats.group_instructions =
+                into.stats.pixel_instructions += pixels * counts.counted;
+                into.stats.group_instructions +=
                     quads.div_ceil(GROUP_QUADS as u64) * counts.counted;
             }
             Some((lp, count)) => {
@@ -206,16 +292,19 @@ impl RowRun<'_> {
                     let last = group.iter().copied().max().unwrap_or(0);
                     let (_, _, looped) = ctm_jit::lanewise::left_at(&lp.lanewise.lens, count, last);
                     let n = counts.counted + looped;
-                    result.stats.group_instructions += n;
-                    result.stats.pixel_instructions += n * group.len() as u64;
+                    into.stats.group_instructions += n;
+                    into.stats.pixel_instructions += n * group.len() as u64;
                 }
             }
         }
-        Ok(result)
+        Ok(())
     }
 
     /// Columns `i0..i1` of quad row `row` (a strip's end, partly outside
-    /// the domain) through the shim, added to `result`.
+    /// the domain) through the shim, added to `result` — all but its
+    /// group instructions, which the caller counts as the shim groups the
+    /// whole row. Most strips have no ends: that case costs a comparison.
+    #[inline]
     fn row_end(
         &self,
         w: &mut Worker,
@@ -226,14 +315,27 @@ impl RowRun<'_> {
         if i0 >= i1 {
             return Ok(());
         }
+        self.row_end_shim(w, row, (i0, i1), result)
+    }
+
+    /// [`RowRun::row_end`] where there is an end.
+    #[inline(never)]
+    fn row_end_shim(
+        &self,
+        w: &mut Worker,
+        row: u32,
+        (i0, i1): (u32, u32),
+        result: &mut RowResult,
+    ) -> Result<(), RunError> {
         let part = Domain {
             i0,
             i1: i1 - 1,
             ..self.domain
         };
-        let r = self.row_part(w, row, part)?;
-        result.pixels.extend(r.pixels);
-        result.writes.extend(r.writes);
+        let mut r = RowResult::default();
+        self.row_part(w, row, part, &mut r)?;
+        super::rows::append(&mut result.pixels, &mut r.pixels);
+        super::rows::append(&mut result.writes, &mut r.writes);
         result.discarded += r.discarded;
         result.stats.pixels += r.stats.pixels;
         result.stats.killed += r.stats.killed;
