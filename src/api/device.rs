@@ -213,6 +213,10 @@ pub struct Device {
     /// Ids handed out so far.
     submitted: u32,
     staging: Option<(u32, usize)>,
+    /// A submitted buffer's bytes and words, read into the same vectors on
+    /// every submit.
+    command_bytes: Vec<u8>,
+    command_words: Vec<u32>,
 }
 
 impl Device {
@@ -267,6 +271,8 @@ impl Device {
             buffers: Default::default(),
             submitted: 0,
             staging: None,
+            command_bytes: Vec::new(),
+            command_words: Vec::new(),
         })
     }
 
@@ -438,13 +444,21 @@ impl Device {
         if !size.is_multiple_of(4) {
             return Err(DeviceError::BadSize { size });
         }
-        let mut bytes = vec![0u8; size as usize];
-        self.read(addr, &mut bytes)?;
-        let words: Vec<u32> = bytes
-            .chunks_exact(4)
-            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-            .collect();
+        let mut bytes = std::mem::take(&mut self.command_bytes);
+        bytes.clear();
+        bytes.resize(size as usize, 0);
+        let read = self.read(addr, &mut bytes);
+        let mut words = std::mem::take(&mut self.command_words);
+        words.clear();
+        words.extend(
+            bytes
+                .chunks_exact(4)
+                .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])),
+        );
+        self.command_bytes = bytes;
+        read?;
         let result = self.pe.execute(&mut self.mc, &words, &self.settings);
+        self.command_words = words;
         self.submitted += 1;
         self.buffers.insert(self.submitted, result);
         while self.buffers.len() > MAX_UNREAD {
@@ -456,7 +470,18 @@ impl Device {
     /// Copies `cb` into cached system memory (a staging area reused between
     /// calls) and submits it.
     pub fn submit_commands(&mut self, cb: &CommandBuffer) -> Result<BufferId, DeviceError> {
-        let bytes = cb.to_bytes();
+        let mut bytes = std::mem::take(&mut self.command_bytes);
+        bytes.clear();
+        bytes.extend(cb.words().iter().flat_map(|w| w.to_le_bytes()));
+        let staged = self.stage(&bytes);
+        self.command_bytes = bytes;
+        let (addr, len) = staged?;
+        self.submit(addr, len)
+    }
+
+    /// Writes `bytes` to the staging area (made, or made larger, as
+    /// needed); returns its address and the length.
+    fn stage(&mut self, bytes: &[u8]) -> Result<(u32, u32), DeviceError> {
         let addr = match self.staging {
             Some((addr, cap)) if cap >= bytes.len() => addr,
             _ => {
@@ -466,8 +491,8 @@ impl Device {
                 addr
             }
         };
-        self.write(addr, &bytes)?;
-        self.submit(addr, bytes.len() as u32)
+        self.write(addr, bytes)?;
+        Ok((addr, bytes.len() as u32))
     }
 
     /// Whether buffer `id` has been consumed (`amCommandBufferConsumed`);

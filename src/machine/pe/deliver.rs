@@ -99,21 +99,26 @@ pub(super) fn direct_allowed(
         return false;
     }
     let span = |s: &Surface| (u64::from(s.base), u64::from(s.base) + s.span());
-    let outs: Vec<(u64, u64)> = outputs
-        .iter()
-        .filter_map(|&k| pe.outputs[k as usize & 3].as_ref().map(span))
-        .collect();
-    let mut reads: Vec<(u64, u64)> = inputs
-        .iter()
-        .filter_map(|&k| pe.inputs[k as usize & 15].as_ref().map(span))
-        .collect();
-    if pe.co.needs_buffer(CondLoc::Dpp) {
-        reads.extend(pe.co.buffer.as_ref().map(span));
-    }
-    let overlap = |a: &(u64, u64), b: &(u64, u64)| a.0 < b.1 && b.0 < a.1;
-    outs.iter().enumerate().all(|(k, o)| {
-        outs[k + 1..].iter().all(|p| !overlap(o, p)) && reads.iter().all(|r| !overlap(o, r))
-    })
+    let outs = || {
+        outputs
+            .iter()
+            .filter_map(|&k| pe.outputs[k as usize & 3].as_ref().map(span))
+    };
+    let buffer = pe
+        .co
+        .needs_buffer(CondLoc::Dpp)
+        .then_some(())
+        .and(pe.co.buffer.as_ref());
+    let reads = || {
+        inputs
+            .iter()
+            .filter_map(|&k| pe.inputs[k as usize & 15].as_ref().map(span))
+            .chain(buffer.map(span))
+    };
+    let overlap = |a: (u64, u64), b: (u64, u64)| a.0 < b.1 && b.0 < a.1;
+    outs()
+        .enumerate()
+        .all(|(k, o)| outs().skip(k + 1).all(|p| !overlap(o, p)) && reads().all(|r| !overlap(o, r)))
 }
 
 /// Whether an uncached run's rows may go through compiled strips (which

@@ -209,12 +209,22 @@ struct Spare {
     engines: std::sync::Mutex<Vec<Box<dyn crate::runtime::Engine + Send>>>,
     /// The settings the kept engines were made with.
     made_with: Option<EngineMade>,
+    /// The vector the last run's workers were in, empty, for the next
+    /// run's (a run allocated it afresh; it is aligned, which costs).
+    workers: std::sync::Mutex<Vec<rows::Worker>>,
 }
 
 impl Spare {
     /// The kept engines.
     fn engines(&mut self) -> &mut Vec<Box<dyn crate::runtime::Engine + Send>> {
         self.engines.get_mut().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The kept workers' vector, empty.
+    fn worker_vec(&mut self) -> Vec<rows::Worker> {
+        let mut v = std::mem::take(self.workers.get_mut().unwrap_or_else(|p| p.into_inner()));
+        v.clear();
+        v
     }
 }
 

@@ -45,13 +45,24 @@ impl Pe {
                 mc.mem
                     .check(u64::from(base), n as u64)
                     .map_err(|e| Self::fail(offset, format!("instructions: {e}")))?;
-                let mut bytes = vec![0u8; n];
-                mc.read(CacheId::Inst, u64::from(base), &mut bytes);
-                let words: Vec<u32> = bytes
-                    .chunks_exact(4)
-                    .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-                    .collect();
-                (words.into(), desc)
+                let bytes = &mut self.image_bytes;
+                bytes.clear();
+                bytes.resize(n, 0);
+                mc.read(CacheId::Inst, u64::from(base), bytes);
+                let word = |c: &[u8]| u32::from_le_bytes([c[0], c[1], c[2], c[3]]);
+                // The last program's words again (a re-run) are shared,
+                // not collected anew.
+                let last = self.last.as_ref().map(|l| &l.key.0).filter(|w| {
+                    w.len() * 4 == n
+                        && w.iter()
+                            .zip(bytes.chunks_exact(4))
+                            .all(|(&w, c)| w == word(c))
+                });
+                let words = match last {
+                    Some(words) => words.clone(),
+                    None => bytes.chunks_exact(4).map(word).collect(),
+                };
+                (words, desc)
             }
         };
         // The hazard checker and the tracer must see every register write.
@@ -202,7 +213,10 @@ fn image_at(mc: &Mc, base: u32) -> Option<Result<(abi::Executable, Vec<u8>), Str
         mc.read(CacheId::Inst, u64::from(base), &mut b);
         b
     };
-    if !abi::is_elf(&read(4)) {
+    // The arena holds these four bytes (found so).
+    let mut magic = [0u8; 4];
+    mc.read(CacheId::Inst, u64::from(base), &mut magic);
+    if !abi::is_elf(&magic) {
         return None;
     }
     let mut bytes = read(52);

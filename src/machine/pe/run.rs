@@ -271,7 +271,7 @@ impl Pe {
         // Strict caches: the inputs the input cache holds whole, copied
         // once (the run changes none of its lines).
         let cached = CachedInputs::new(mc, &self.inputs, &info.inputs);
-        for rows in rows.chunks(chunk) {
+        for rows in chunks(rows, chunk) {
             let (results, rest) = {
                 let mc: &Mc = mc;
                 // Built again for every chunk: the borrow of `mc` ends
@@ -315,16 +315,13 @@ impl Pe {
                     summed: direct,
                     after: advance.as_ref().map(|f| f as AfterRow<'_>),
                 };
-                // What a worker found of the strips was for the last chunk's
-                // view of memory.
-                for w in &mut workers {
-                    w.strips = RowStrips::Unasked;
-                }
                 let results = run_rows(
                     rows,
                     &mut workers,
                     pool.as_deref(),
-                    &|w: &mut Worker, row: u32, into: &mut RowResult| run.row(w, row, into),
+                    &|w: &mut Worker, row: u32, strips: &mut RowStrips, into: &mut RowResult| {
+                        run.row(w, row, strips, into)
+                    },
                     handout,
                 );
                 (results, in_order.map_or_else(Vec::new, InOrder::finish))
@@ -358,14 +355,20 @@ impl Pe {
 
     /// What stops the run — cancellation, the instruction limit, the
     /// timeout — and the watchdog that pulls it when the time is up.
-    fn stop(settings: &RunSettings) -> (Arc<Stop>, Option<Watchdog>) {
-        let stop = Arc::new(Stop::new(
+    fn stop(settings: &RunSettings) -> (RunStop, Option<Watchdog>) {
+        let stop = Stop::new(
             settings.cancel.clone(),
             settings.max_instructions,
             settings.timeout,
-        ));
-        let watchdog = settings.timeout.map(|t| Watchdog::start(stop.clone(), t));
-        (stop, watchdog)
+        );
+        match settings.timeout {
+            None => (RunStop::Here(stop), None),
+            Some(t) => {
+                let stop = Arc::new(stop);
+                let watchdog = Watchdog::start(stop.clone(), t);
+                (RunStop::Watched(stop), Some(watchdog))
+            }
+        }
     }
 
     /// With the CO at the PE (§6), which pairs of the domain fail its test
@@ -414,7 +417,7 @@ impl Pe {
             self.spare.engines().clear();
         }
         self.spare.made_with = made;
-        let mut workers = Vec::new();
+        let mut workers = self.spare.worker_vec();
         for _ in 0..settings.threads.clamp(1, rows.max(1)) {
             let engine = match (self.spare.engines().pop(), &settings.engine_factory) {
                 (Some(kept), _) => kept,
@@ -425,12 +428,7 @@ impl Pe {
                     .map_err(|e| Self::fail(offset, e.0))?,
             };
             let lanes = self.spare.lanes.pop().unwrap_or_else(Lanes::new_boxed);
-            workers.push(Worker {
-                engine,
-                lanes,
-                events: Vec::new(),
-                strips: RowStrips::Unasked,
-            });
+            workers.push(Worker::new(engine, lanes));
         }
         for w in &mut workers {
             w.engine
@@ -443,18 +441,41 @@ impl Pe {
     /// The end of a run: the workers' engine statistics into `report`,
     /// their group states (and engines, when made from the settings) kept
     /// for the next run, the clocks counted.
-    fn close(&mut self, report: &mut RunReport, workers: Vec<Worker>) {
-        for mut w in workers {
+    fn close(&mut self, report: &mut RunReport, mut workers: Vec<Worker>) {
+        for mut w in workers.drain(..) {
             report.engine.merge(&w.engine.take_stats());
             self.spare.lanes.push(w.lanes);
             if self.spare.made_with.is_some() {
                 self.spare.engines().push(w.engine);
             }
         }
+        *self
+            .spare
+            .workers
+            .get_mut()
+            .unwrap_or_else(|p| p.into_inner()) = workers;
         report.clocks = report.pixel_instructions.div_ceil(PROCESSORS);
         if self.counters.counting {
             self.counters.total += report.clocks;
             self.counters.active += report.clocks;
+        }
+    }
+}
+
+/// What stops a run ([`Pe::stop`]): its own, or shared with the watchdog
+/// of its timeout.
+enum RunStop {
+    Here(Stop),
+    Watched(Arc<Stop>),
+}
+
+impl std::ops::Deref for RunStop {
+    type Target = Stop;
+
+    fn deref(&self) -> &Stop {
+        match self {
+            RunStop::Here(stop) => stop,
+            RunStop::Watched(stop) => stop,
         }
     }
 }
@@ -466,10 +487,18 @@ fn count_skipped(skipped: Option<&[bool]>) -> u64 {
 }
 
 /// The quad rows (pairs of pixel rows) a domain covers.
-fn quad_rows(d: crate::runtime::Domain) -> Vec<u32> {
+fn quad_rows(d: crate::runtime::Domain) -> std::ops::Range<u32> {
     if d.is_empty() {
-        Vec::new()
+        0..0
     } else {
-        (d.j0 / 2..=d.j1 / 2).collect()
+        d.j0 / 2..d.j1 / 2 + 1
     }
+}
+
+/// `rows` in consecutive runs of `chunk` rows (the last may be shorter).
+fn chunks(rows: std::ops::Range<u32>, chunk: usize) -> impl Iterator<Item = std::ops::Range<u32>> {
+    let chunk = u32::try_from(chunk.max(1)).unwrap_or(u32::MAX);
+    (rows.start..rows.end)
+        .step_by(chunk as usize)
+        .map(move |r| r..rows.end.min(r.saturating_add(chunk)))
 }

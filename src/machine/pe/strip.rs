@@ -42,9 +42,10 @@ struct Counts<'p> {
 }
 
 /// What a worker found at its first strip row of a run's rows (a
-/// [`RowRun`]), kept for its other rows: asking the engine for its plan
-/// and checking it against the run's targets, inputs and budget cost about
-/// as much per row as a one-instruction strip of 64 pixels runs.
+/// [`RowRun`]), kept for its other rows on its own thread's stack: asking
+/// the engine for its plan and checking it against the run's targets,
+/// inputs and budget cost about as much per row as a one-instruction strip
+/// of 64 pixels runs.
 #[derive(Default)]
 pub(super) enum RowStrips {
     /// Not asked yet (each run's rows start so).
@@ -54,7 +55,18 @@ pub(super) enum RowStrips {
     Off,
     /// The engine's settled plan ([`StripPlan::settled`]) and what it
     /// makes of every row.
-    On(Box<RowStrip>),
+    On(RowStrip),
+}
+
+impl RowStrips {
+    /// Keeps `kept` for the run's other rows; returns it.
+    fn insert_on(&mut self, kept: RowStrip) -> &RowStrip {
+        *self = RowStrips::On(kept);
+        match self {
+            RowStrips::On(kept) => kept,
+            _ => unreachable!("just set"),
+        }
+    }
 }
 
 /// A strip as every row of a run runs it ([`RowStrips::On`]).
@@ -76,6 +88,7 @@ impl RowRun<'_> {
         &self,
         w: &mut Worker,
         row: u32,
+        strips: &mut RowStrips,
         into: &mut RowResult,
     ) -> Option<Result<(), RunError>> {
         let d = self.domain;
@@ -84,28 +97,25 @@ impl RowRun<'_> {
         if !self.strips || j < d.j0 || j + 1 > d.j1 {
             return None;
         }
-        let kept = match std::mem::take(&mut w.strips) {
-            RowStrips::Off => {
-                w.strips = RowStrips::Off;
-                return None;
-            }
-            RowStrips::On(kept) => kept,
+        match strips {
+            RowStrips::Off => None,
+            RowStrips::On(kept) => self.strip_row_with(w, row, kept, into),
             RowStrips::Unasked => match self.prepare(w) {
+                // No plan now is no plan for any row of the run: the
+                // engine tried every form it has for these quads.
                 None => {
-                    // No plan now is no plan for any row of the run: the
-                    // engine tried every form it has for these quads.
-                    w.strips = RowStrips::Off;
-                    return None;
+                    *strips = RowStrips::Off;
+                    None
                 }
-                Some(fresh) => Box::new(fresh),
+                // A plan still being timed is asked for again at the next
+                // row.
+                Some(fresh) if !fresh.plan.settled => self.strip_row_with(w, row, &fresh, into),
+                Some(fresh) => {
+                    let kept = strips.insert_on(fresh);
+                    self.strip_row_with(w, row, kept, into)
+                }
             },
-        };
-        let result = self.strip_row_with(w, row, &kept, into);
-        // A plan still being timed is asked for again at the next row.
-        if kept.plan.settled {
-            w.strips = RowStrips::On(kept);
         }
-        result
     }
 
     /// What every row of this run makes of the engine's strip; `None`
