@@ -223,9 +223,9 @@ impl JitEngine {
         // 4 · `quads` events from `strip.events` (checked non-null above;
         // `Strip::events`'s contract gives their room), plus, for a shape with an uncached
         // write, one 16-byte entry per pixel into the log set above (room
-        // for all of them reserved); the current code (`self.current`)
-        // keeps the machine code alive, and `f` is its strip (`armed` is
-        // cleared wherever the current code changes).
+        // for all of them reserved); `f` is the strip of `armed`'s code,
+        // compiled from this program (`armed` is cleared where another
+        // program becomes current), and `armed` holds that code alive.
         let status = unsafe { f(strip, uniforms, &mut *self.io) };
         if let Some(t) = start
             && let Some(a) = &self.armed

@@ -58,17 +58,6 @@ pub(super) enum RowStrips {
     On(RowStrip),
 }
 
-impl RowStrips {
-    /// Keeps `kept` for the run's other rows; returns it.
-    fn insert_on(&mut self, kept: RowStrip) -> &RowStrip {
-        *self = RowStrips::On(kept);
-        match self {
-            RowStrips::On(kept) => kept,
-            _ => unreachable!("just set"),
-        }
-    }
-}
-
 /// A strip as every row of a run runs it ([`RowStrips::On`]).
 pub(super) struct RowStrip {
     plan: StripPlan,
@@ -110,8 +99,12 @@ impl RowRun<'_> {
                 // A plan still being timed is asked for again at the next
                 // row.
                 Some(fresh) if !fresh.plan.settled => self.strip_row_with(w, row, &fresh, into),
+                // Kept for the run's other rows.
                 Some(fresh) => {
-                    let kept = strips.insert_on(fresh);
+                    *strips = RowStrips::On(fresh);
+                    let RowStrips::On(kept) = strips else {
+                        return None;
+                    };
                     self.strip_row_with(w, row, kept, into)
                 }
             },
