@@ -85,7 +85,7 @@ struct Shared {
 struct Run<'a> {
     task: &'a (dyn Fn(usize) + Sync),
     /// Whether each task has been taken (task 0 by the calling thread).
-    claimed: Box<[AtomicBool]>,
+    claimed: &'a [AtomicBool],
     /// Tasks finished.
     finished: AtomicUsize,
     /// The first panic of a task, raised again on the calling thread.
@@ -279,10 +279,18 @@ fn next_run(s: &Shared, seen: u64) -> u64 {
 /// thread, the calling one included, takes the tasks left. A task's panic
 /// is raised again here once every task has finished.
 pub(crate) fn on_threads(pool: &Pool, count: usize, task: &(dyn Fn(usize) + Sync)) {
+    let claimed = |k| AtomicBool::new(k == 0);
+    slots(count.max(1), claimed, |claimed| {
+        on_threads_with(pool, claimed, task)
+    });
+}
+
+/// [`on_threads`] with a flag per task, task 0's set.
+fn on_threads_with(pool: &Pool, claimed: &[AtomicBool], task: &(dyn Fn(usize) + Sync)) {
     let s = &*pool.shared;
     let run = Run {
         task,
-        claimed: (0..count.max(1)).map(|k| AtomicBool::new(k == 0)).collect(),
+        claimed,
         finished: AtomicUsize::new(0),
         panic: Mutex::new(None),
     };
@@ -321,6 +329,27 @@ pub(crate) fn on_threads(pool: &Pool, count: usize, task: &(dyn Fn(usize) + Sync
     }
 }
 
+/// Most slots [`slots`] keeps on the stack.
+const ON_STACK: usize = 16;
+
+/// Calls `f` with `n` values made by `make` (from index 0 on): on the
+/// stack where there are at most [`ON_STACK`], else in a vector. A run's
+/// bookkeeping per thread (the tasks' flags here, the workers' blocks and
+/// hand-over in `rows.rs`) then allocates nothing on a machine of up to
+/// that many threads.
+pub(super) fn slots<T, R>(
+    n: usize,
+    mut make: impl FnMut(usize) -> T,
+    f: impl FnOnce(&mut [T]) -> R,
+) -> R {
+    if n <= ON_STACK {
+        let mut on_stack: [T; ON_STACK] = std::array::from_fn(&mut make);
+        f(&mut on_stack[..n])
+    } else {
+        f(&mut (0..n).map(make).collect::<Vec<T>>())
+    }
+}
+
 /// Waits until every task of `run` has finished: spinning for [`SPIN`]
 /// where the pool spins, then parked until the last helper wakes it.
 fn wait_for_tasks(s: &Shared, run: &Run<'_>) {
@@ -349,8 +378,16 @@ mod tests {
     use std::sync::Mutex;
 
     #[test]
+    fn slots_are_made_from_index_zero_on_the_stack_or_on_the_heap() {
+        for n in [0, 1, 2, ON_STACK, ON_STACK + 1, 40] {
+            let made = slots(n, |k| 3 * k + 1, |s| s.to_vec());
+            assert_eq!(made, (0..n).map(|k| 3 * k + 1).collect::<Vec<_>>());
+        }
+    }
+
+    #[test]
     fn each_task_runs_once_and_the_first_on_the_calling_thread() {
-        for (threads, count) in [(4, 4), (4, 2), (4, 1), (3, 3), (2, 5)] {
+        for (threads, count) in [(4, 4), (4, 2), (4, 1), (3, 3), (2, 5), (4, 17), (3, 40)] {
             let pool = pool(threads).unwrap();
             for _ in 0..50 {
                 let ran = Mutex::new(Vec::new());

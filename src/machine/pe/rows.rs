@@ -330,12 +330,12 @@ pub(super) fn append<T>(to: &mut Vec<T>, later: &mut Vec<T>) {
 /// start. A worker takes its own block's rows first — the same rows on
 /// every run of the same domain, whose memory its core's caches may still
 /// hold — then helps with the others' blocks, in turn.
-struct Blocks {
+struct Blocks<'a> {
     /// Each block's next row (an index into the run's rows), on a cache
     /// line of its own.
-    next: Vec<Cursor>,
-    /// Each block's end.
-    ends: Vec<usize>,
+    next: &'a [Cursor],
+    /// The run's rows (block `b` ends at `rows · (b + 1) / blocks`).
+    rows: usize,
     /// The first row, in row order, that failed (`usize::MAX`: none).
     failed_at: AtomicUsize,
 }
@@ -343,16 +343,10 @@ struct Blocks {
 #[repr(align(64))]
 struct Cursor(AtomicUsize);
 
-impl Blocks {
-    fn new(rows: usize, workers: usize) -> Blocks {
-        let start = |w: usize| rows * w / workers;
-        Blocks {
-            next: (0..workers)
-                .map(|w| Cursor(AtomicUsize::new(start(w))))
-                .collect(),
-            ends: (1..=workers).map(start).collect(),
-            failed_at: AtomicUsize::new(usize::MAX),
-        }
+impl Blocks<'_> {
+    /// Where block `b` of `blocks` starts among `rows` rows.
+    fn start(rows: usize, blocks: usize, b: usize) -> usize {
+        rows * b / blocks
     }
 
     /// Worker `w`'s next row from block `*block` on (advanced as blocks
@@ -361,11 +355,11 @@ impl Blocks {
     /// first error in row order is the one reported, however the rows
     /// fell to the workers.
     fn take(&self, w: usize, block: &mut usize) -> Option<usize> {
-        let n = self.ends.len();
+        let n = self.next.len();
         while *block < n {
             let b = (w + *block) % n;
             let k = self.next[b].0.fetch_add(1, Ordering::Relaxed);
-            if k < self.ends[b] && k < self.failed_at.load(Ordering::Relaxed) {
+            if k < Self::start(self.rows, n, b + 1) && k < self.failed_at.load(Ordering::Relaxed) {
                 return Some(k);
             }
             // This block is handed out, or the rest of it follows a row
@@ -430,7 +424,38 @@ pub(super) fn run_rows(
     pool: Option<&super::pool::Pool>,
     run_row: &RunRow<'_>,
     handout: Handout<'_>,
-) -> Vec<Result<RowResult, RunError>> {
+) -> RowsDone {
+    let n = rows.len();
+    let threads = workers.len().min(n);
+    let count = if handout.in_order { 1 } else { threads.max(1) };
+    let cursor = |b| Cursor(AtomicUsize::new(Blocks::start(n, count, b)));
+    super::pool::slots(count, cursor, |next| {
+        let blocks = Blocks {
+            next,
+            rows: n,
+            failed_at: AtomicUsize::new(usize::MAX),
+        };
+        run_blocks(
+            rows,
+            &blocks,
+            &mut workers[..threads],
+            pool,
+            run_row,
+            handout,
+        )
+    })
+}
+
+/// [`run_rows`] of `rows` handed out by `blocks` to `workers` (one per
+/// thread).
+fn run_blocks(
+    rows: std::ops::Range<u32>,
+    blocks: &Blocks<'_>,
+    workers: &mut [Worker],
+    pool: Option<&super::pool::Pool>,
+    run_row: &RunRow<'_>,
+    handout: Handout<'_>,
+) -> RowsDone {
     debug_assert!(!(handout.summed && handout.after.is_some()));
     let first_row = rows.start;
     let rows = rows.len();
@@ -438,8 +463,7 @@ pub(super) fn run_rows(
     if !handout.summed {
         slots.resize_with(rows, Mutex::default);
     }
-    let threads = workers.len().min(rows);
-    let blocks = Blocks::new(rows, if handout.in_order { 1 } else { threads.max(1) });
+    let threads = workers.len();
     let work = |(k, w): (usize, &mut Worker)| {
         // Strips leave DAZ set between rows (`strip.rs`): the default comes
         // back when this worker's rows end, however they end.
@@ -488,19 +512,20 @@ pub(super) fn run_rows(
         // Worker k on the pool's thread k − 1 where each thread takes one
         // (`on_threads`): the rows of its own block stay in that core's
         // caches from one run to the next.
-        let handed: Vec<Mutex<Option<&mut Worker>>> = workers[..threads]
-            .iter_mut()
-            .map(|w| Mutex::new(Some(w)))
-            .collect();
-        super::pool::on_threads(pool, threads, &|k| {
-            let taken = handed[k].lock().unwrap_or_else(|p| p.into_inner()).take();
-            if let Some(w) = taken {
-                work((k, w));
-            }
+        let mut each = workers.iter_mut();
+        let hand = |_| Mutex::new(each.next());
+        super::pool::slots(threads, hand, |handed| {
+            let handed = &*handed;
+            super::pool::on_threads(pool, threads, &|k| {
+                let taken = handed[k].lock().unwrap_or_else(|p| p.into_inner()).take();
+                if let Some(w) = taken {
+                    work((k, w));
+                }
+            });
         });
     } else {
         std::thread::scope(|s| {
-            let (own, rest) = workers[..threads].split_at_mut(1);
+            let (own, rest) = workers.split_at_mut(1);
             let work = &work;
             for w in rest.iter_mut().enumerate().map(|(k, w)| (k + 1, w)) {
                 s.spawn(move || work(w));
@@ -511,7 +536,7 @@ pub(super) fn run_rows(
     if handout.summed {
         let mut total = RowResult::default();
         let mut first: Option<(usize, RunError)> = None;
-        for (sum, failed) in workers[..threads].iter_mut().filter_map(|w| w.sum.take()) {
+        for (sum, failed) in workers.iter_mut().filter_map(|w| w.sum.take()) {
             total.count(sum);
             if let Some((at, e)) = failed
                 && first.as_ref().is_none_or(|f| at < f.0)
@@ -519,7 +544,7 @@ pub(super) fn run_rows(
                 first = Some((at, e));
             }
         }
-        return vec![first.map_or(Ok(total), |(_, e)| Err(e))];
+        return RowsDone::Summed(first.map_or(Ok(total), |(_, e)| Err(e)));
     }
     let mut out = Vec::with_capacity(rows);
     let rows = slots
@@ -532,5 +557,22 @@ pub(super) fn run_rows(
             break;
         }
     }
-    out
+    RowsDone::Each(out)
+}
+
+/// What [`run_rows`] returns: a summed run's one result, or each row's.
+pub(super) enum RowsDone {
+    Summed(Result<RowResult, RunError>),
+    Each(Vec<Result<RowResult, RunError>>),
+}
+
+impl RowsDone {
+    /// The results in row order (a summed run's one).
+    pub(super) fn into_results(self) -> impl Iterator<Item = Result<RowResult, RunError>> {
+        let (one, each) = match self {
+            RowsDone::Summed(r) => (Some(r), Vec::new()),
+            RowsDone::Each(v) => (None, v),
+        };
+        one.into_iter().chain(each)
+    }
 }

@@ -332,7 +332,7 @@ impl Pe {
             // ran (their logs are empty now) or are made here: as many on
             // every run.
             let mut handed = overlap.is_some();
-            for result in results {
+            for result in results.into_results() {
                 match result {
                     Ok(row) => {
                         handed &= row.pixels.is_empty();
