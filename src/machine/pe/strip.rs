@@ -264,7 +264,9 @@ impl RowRun<'_> {
         }
         let pixels = 4 * u64::from(strip.quads);
         let end = strip.i0 + 2 * strip.quads;
-        self.row_end(w, row, (d.i0, strip.i0), into)?;
+        if d.i0 < strip.i0 {
+            self.row_end(w, row, (d.i0, strip.i0), into)?;
+        }
         // DAZ stays set from one strip to the next: only integer
         // bookkeeping runs between them (the shim sets the environment it
         // needs itself, and the worker's rows restore the default when
@@ -279,7 +281,9 @@ impl RowRun<'_> {
         // strip's log becomes the row's rather than being copied.
         super::rows::append(&mut into.writes, &mut view.writes);
         into.stats.pixels += pixels;
-        self.row_end(w, row, (end, d.i1 + 1), into)?;
+        if end < d.i1 + 1 {
+            self.row_end(w, row, (end, d.i1 + 1), into)?;
+        }
         // The shim's groups: the row's quads, GROUP_QUADS at a time.
         let quads = u64::from(d.i1 / 2 - d.i0 / 2 + 1);
         match counts.looped {
@@ -303,27 +307,13 @@ impl RowRun<'_> {
         Ok(())
     }
 
-    /// Columns `i0..i1` of quad row `row` (a strip's end, partly outside
-    /// the domain) through the shim, added to `result` — all but its
-    /// group instructions, which the caller counts as the shim groups the
-    /// whole row. Most strips have no ends: that case costs a comparison.
-    #[inline]
-    fn row_end(
-        &self,
-        w: &mut Worker,
-        row: u32,
-        (i0, i1): (u32, u32),
-        result: &mut RowResult,
-    ) -> Result<(), RunError> {
-        if i0 >= i1 {
-            return Ok(());
-        }
-        self.row_end_shim(w, row, (i0, i1), result)
-    }
-
-    /// [`RowRun::row_end`] where there is an end.
+    /// Columns `i0..i1` (not empty) of quad row `row`, a strip's end
+    /// partly outside the domain, through the shim, added to `result` —
+    /// all but its group instructions, which the caller counts as the shim
+    /// groups the whole row. Most strips have no ends: the caller tests
+    /// for one, and this is not inlined into its path.
     #[inline(never)]
-    fn row_end_shim(
+    fn row_end(
         &self,
         w: &mut Worker,
         row: u32,
