@@ -168,8 +168,11 @@ pub trait Engine {
         None
     }
 
-    /// Runs `program`'s compiled strip (see [`Engine::strip`]) on `strip`,
-    /// its lookups reading `tex`'s direct inputs.
+    /// Runs the compiled strip of `program` that the engine's last
+    /// [`Engine::strip`] offered on `strip` (a whole number of its
+    /// batches), its lookups reading `tex`'s direct inputs. A run may ask
+    /// for the plan once and run every row with it where the plan is
+    /// settled ([`StripPlan::settled`]).
     fn run_strip(
         &mut self,
         program: &Program,
