@@ -28,17 +28,20 @@ pub(super) struct Armed {
     timing: bool,
 }
 
-impl Armed {
+impl JitEngine {
     /// Form `form` of `code`'s strip of `program`, where it compiles
-    /// (compiled here on first use: `took`).
-    fn new(
+    /// (compiled here on first use, and counted).
+    fn arm(
+        &mut self,
         code: &Arc<Compiled>,
         program: &Program,
         form: usize,
-        took: &mut Option<std::time::Duration>,
     ) -> Option<Result<Armed, String>> {
-        let (compiled, t) = code.strip(program, form)?;
-        *took = t;
+        let (compiled, took) = code.strip(program, form)?;
+        if let Some(t) = took {
+            self.stats.strips_compiled += 1;
+            self.stats.compile_time += t;
+        }
         Some(compiled.map(|(f, shape, batch)| Armed {
             code: code.clone(),
             form,
@@ -50,16 +53,6 @@ impl Armed {
             looped: shape.looped.is_some(),
             timing: code.strip_form().1,
         }))
-    }
-}
-
-impl JitEngine {
-    /// Counts a strip compiled on first use.
-    fn strip_compiled(&mut self, took: Option<std::time::Duration>) {
-        if let Some(t) = took {
-            self.stats.strips_compiled += 1;
-            self.stats.compile_time += t;
-        }
     }
 
     /// The strip of `program` for a row of `quads` whole quads, compiled
@@ -75,10 +68,7 @@ impl JitEngine {
         let code = self.current.as_ref()?.1.clone();
         let (form, _) = code.strip_form();
         for form in [form, form ^ 1] {
-            let mut took = None;
-            let armed = Armed::new(&code, program, form, &mut took);
-            self.strip_compiled(took);
-            match armed? {
+            match self.arm(&code, program, form)? {
                 Ok(a) if a.batch <= quads => {
                     let shape = code.strip_shape()?;
                     let plan = StripPlan {
@@ -123,10 +113,7 @@ impl JitEngine {
             return;
         };
         let (form, batch) = (a.form, a.batch);
-        let mut took = None;
-        let armed = Armed::new(&better, program, form, &mut took);
-        self.strip_compiled(took);
-        if let Some(Ok(b)) = armed
+        if let Some(Ok(b)) = self.arm(&better, program, form)
             && b.batch == batch
         {
             self.armed = Some(b);
