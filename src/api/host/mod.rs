@@ -203,7 +203,13 @@ impl Connection {
     pub fn consumed(&self, id: BufferId) -> bool {
         // Without the queue's lock: a client polling in a loop reads two
         // counters and leaves the lock to the worker.
-        id.0 == 0 || id.0 <= self.shared.completed() || id.0 > self.shared.submitted()
+        let done = id.0 == 0 || id.0 <= self.shared.completed() || id.0 > self.shared.submitted();
+        // With one core, a client that polls in a loop would keep the
+        // worker from running until its time slice ends.
+        if !done && crate::pe::all_cores() == 1 {
+            std::thread::yield_now();
+        }
+        done
     }
 
     /// Whether `id` was handed out by this connection.
@@ -278,12 +284,18 @@ impl Drop for Connection {
 /// closes and nothing is left.
 fn work(shared: &Shared) {
     let mut taken = 0;
+    // With one core, spinning would only keep the client from submitting.
+    let linger = if crate::pe::all_cores() > 1 {
+        LINGER
+    } else {
+        Duration::ZERO
+    };
     loop {
         // Spin while no buffer is queued, for a while.
         let start = Instant::now();
         while shared.submitted() == taken
             && !shared.closing.load(Acquire)
-            && start.elapsed() < LINGER
+            && start.elapsed() < linger
         {
             for _ in 0..64 {
                 std::hint::spin_loop();
