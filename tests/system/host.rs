@@ -52,6 +52,17 @@ fn put(conn: &Connection, at: usize, bytes: &[u8]) {
     conn.device().arena_mut(SYSC)[at..at + bytes.len()].copy_from_slice(bytes);
 }
 
+/// A fresh connection with a `w` × `h` run of `scaled(k)` in place: the
+/// connection, the command buffer's address and its length in bytes.
+fn loaded(w: u32, h: u32, k: f32) -> (Connection, u32, u32) {
+    let conn = Connection::open(DeviceConfig::default()).unwrap();
+    let base = conn.info().base_address_sys_c;
+    let cmds = commands(base, w, h);
+    put(&conn, 0, &cmds);
+    put(&conn, PROG, &scaled(k));
+    (conn, base, cmds.len() as u32)
+}
+
 fn pixel(conn: &Connection, w: u32, i: u32, j: u32) -> [f32; 4] {
     let dev = conn.device();
     let at = OUT + ((j * w + i) * 16) as usize;
@@ -198,13 +209,9 @@ fn connections_in_threads_are_independent_and_close_with_buffers_queued() {
         let handles: Vec<_> = (1..=3)
             .map(|k| {
                 s.spawn(move || {
-                    let conn = Connection::open(DeviceConfig::default()).unwrap();
-                    let base = conn.info().base_address_sys_c;
-                    let cmds = commands(base, 32, 32);
-                    put(&conn, 0, &cmds);
-                    put(&conn, PROG, &scaled(k as f32));
+                    let (conn, base, len) = loaded(32, 32, k as f32);
                     for _ in 0..5 {
-                        conn.submit(base, cmds.len() as u32).unwrap();
+                        conn.submit(base, len).unwrap();
                     }
                     conn.finish();
                     pixel(&conn, 32, 31, 30)
@@ -218,14 +225,10 @@ fn connections_in_threads_are_independent_and_close_with_buffers_queued() {
         assert_eq!(*px, [31.0 * k, 30.0 * k, 0.0, 1.0]);
     }
     // A drop with buffers still queued runs them and stops the worker.
-    let conn = Connection::open(DeviceConfig::default()).unwrap();
-    let base = conn.info().base_address_sys_c;
-    let cmds = commands(base, 256, 256);
-    put(&conn, 0, &cmds);
-    put(&conn, PROG, &scaled(1.0));
+    let (conn, base, len) = loaded(256, 256, 1.0);
     let mut last = BufferId(0);
     for _ in 0..4 {
-        last = conn.submit(base, cmds.len() as u32).unwrap();
+        last = conn.submit(base, len).unwrap();
     }
     assert!(conn.knows(last));
     drop(conn);
@@ -234,12 +237,7 @@ fn connections_in_threads_are_independent_and_close_with_buffers_queued() {
 #[test]
 fn a_worker_parked_between_buffers_wakes_for_the_next_and_every_end_is_seen() {
     use std::time::{Duration, Instant};
-    let conn = Connection::open(DeviceConfig::default()).unwrap();
-    let base = conn.info().base_address_sys_c;
-    let cmds = commands(base, 16, 16);
-    put(&conn, 0, &cmds);
-    put(&conn, PROG, &scaled(2.0));
-    let len = cmds.len() as u32;
+    let (conn, base, len) = loaded(16, 16, 2.0);
     let polled = |id: BufferId| {
         let start = Instant::now();
         while !conn.consumed(id) {
