@@ -293,14 +293,10 @@ fn work(shared: &Shared) {
     loop {
         // Spin while no buffer is queued, for a while.
         let start = Instant::now();
-        while shared.submitted() == taken
-            && !shared.closing.load(Acquire)
-            && start.elapsed() < linger
-        {
-            for _ in 0..64 {
-                std::hint::spin_loop();
-            }
-        }
+        crate::pe::spin(
+            || shared.submitted() == taken && !shared.closing.load(Acquire),
+            || start.elapsed() < linger,
+        );
         let (id, addr, size) = {
             let mut q = lock(&shared.queue);
             loop {

@@ -28,7 +28,7 @@ pub use command::{
     Command, CommandBuffer, OPCODES, Op, OpInfo, ParamError, ParamInfo, ParamKind, StreamFault,
     decode_packet, decode_stream, header,
 };
-pub(crate) use pool::{on_threads, pool};
+pub(crate) use pool::{on_threads, pool, spin};
 pub use run::{EngineFactory, Progress, RunReport, RunSettings, all_cores};
 pub use text::{StreamTextError, assemble_stream, disassemble_stream};
 
