@@ -229,10 +229,8 @@ fn cond_val_domain_and_output_mask() {
     assert_eq!(rig.submit(&cb).unwrap().runs[0].pixels, 0);
 }
 
-#[test]
-fn constants_of_every_kind_come_from_memory() {
-    // r1 = c7; loop i3 times adding 1 to r1.a; if b5: r1.r = 9.
-    let src = "alu r1.rgb = max.off(s0, s0) | r1.a = max.off(s0, s0) src0=c7
+/// r1 = c7; loop i3 times adding 1 to r1.a; if b5: r1.r = 9.
+const EVERY_KIND: &str = "alu r1.rgb = max.off(s0, s0) | r1.a = max.off(s0, s0) src0=c7
     LOOP i3 -> done
 body:
     alu _ = max.off(s0, s0) | r1.a = mad(s0.1, s0.1, s0) src0=r1
@@ -243,7 +241,10 @@ done:
     ENDIF
 skip:
     out rtA.rgb = max.off(s0, s0) | rtA.a = max.off(s0, s0) src0=r1 wait last";
-    let src = src.replace("s0.rrr?", "s0");
+
+#[test]
+fn constants_of_every_kind_come_from_memory() {
+    let src = EVERY_KIND.replace("s0.rrr?", "s0");
     let mut rig = Rig::new(&src, 2, 2, CacheMode::Coherent);
     let d = &mut rig.dev;
     let cf = d.alloc(SYS, 4096).unwrap();
@@ -263,6 +264,53 @@ skip:
         .push(Cmd::StartProgram);
     rig.submit(&cb).unwrap();
     assert_eq!(rig.pixel(1, 1), [9.0, 2.0, 3.0, 5.5]);
+}
+
+#[test]
+fn a_constant_used_where_no_memory_holds_it_is_an_error_naming_it() {
+    let src = EVERY_KIND.replace("s0.rrr?", "s0");
+    for mode in [CacheMode::Coherent, CacheMode::Strict] {
+        let mut rig = Rig::new(&src, 2, 2, mode);
+        let fail = |rig: &mut Rig, cb: &CommandBuffer| match rig.submit(cb) {
+            Ok(_) => panic!("{mode:?}: the run should fail"),
+            Err(e) => e.to_string(),
+        };
+        // No constant memory at all: the float constant it uses.
+        let mut cb = rig.setup();
+        let why = fail(&mut rig, cb.push(Cmd::StartProgram));
+        assert!(
+            why.contains("float constant 7 is used but no float constant memory is set"),
+            "{mode:?}: {why}"
+        );
+        // Float constants set: the integer constant.
+        let f = SurfaceFormat::linear(Format::Float32_1, 0);
+        let cf = rig.dev.alloc(SYS, 4096).unwrap();
+        let mut cb = rig.setup();
+        cb.push(Cmd::SetConstfFmt { base: cf, fmt: f });
+        let why = fail(&mut rig, cb.clone().push(Cmd::StartProgram));
+        assert!(
+            why.contains("integer constant 3 is used but no integer constant memory is set"),
+            "{mode:?}: {why}"
+        );
+        // A float constant file that runs past its arena's end (bases are
+        // 2 KiB aligned): c200 lies beyond it.
+        let reads_c200 =
+            "out rtA.rgb = max.off(s0, s0) | rtA.a = max.off(s0, s0) src0=c200 wait last";
+        let mut rig = Rig::new(reads_c200, 2, 2, mode);
+        let info = rig.dev.info();
+        let cf = info.base_address_sys_c + info.arena_size_sys_c - 2048;
+        let mut cb = rig.setup();
+        let why = fail(
+            &mut rig,
+            cb.push(Cmd::SetConstfFmt { base: cf, fmt: f })
+                .push(Cmd::StartProgram),
+        );
+        let at = format!(
+            "float constant 200 at {:#010x} is not in mapped memory",
+            cf + 3200
+        );
+        assert!(why.contains(&at), "{mode:?}: {why}");
+    }
 }
 
 #[test]
