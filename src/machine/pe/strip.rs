@@ -68,6 +68,9 @@ pub(super) struct RowStrip {
     narrow: u32,
     /// The loop's count, for a program that is one loop.
     count: u32,
+    /// Whether an earlier row set DAZ for the engine (it stays set until
+    /// the worker's rows end: [`RowRun::strip_row_with`]).
+    daz_set: bool,
 }
 
 impl RowRun<'_> {
@@ -98,7 +101,9 @@ impl RowRun<'_> {
                 }
                 // A plan still being timed is asked for again at the next
                 // row.
-                Some(fresh) if !fresh.plan.settled => self.strip_row_with(w, row, &fresh, into),
+                Some(mut fresh) if !fresh.plan.settled => {
+                    self.strip_row_with(w, row, &mut fresh, into)
+                }
                 // Kept for the run's other rows.
                 Some(fresh) => {
                     *strips = RowStrips::On(fresh);
@@ -173,6 +178,7 @@ impl RowRun<'_> {
             quads,
             narrow,
             count,
+            daz_set: false,
         })
     }
 
@@ -181,9 +187,19 @@ impl RowRun<'_> {
         &self,
         w: &mut Worker,
         row: u32,
-        kept: &RowStrip,
+        kept: &mut RowStrip,
         into: &mut RowResult,
     ) -> Option<Result<(), RunError>> {
+        // DAZ stays set from one strip to the next: only integer
+        // bookkeeping runs between them (the shim sets the environment it
+        // needs itself and puts back what it found, and the worker's rows
+        // restore the default when they end: `run_rows`). Setting and
+        // restoring it around each strip cost `tiny` 4% of its re-runs at
+        // 512², reading MXCSR before each 7% of a run at 64².
+        if !kept.daz_set && w.engine.wants_daz() {
+            ctm_jit::host::set_daz();
+            kept.daz_set = true;
+        }
         let plan = &kept.plan;
         let mut strip = Strip {
             rows: [[std::ptr::null_mut(); 2]; 4],
@@ -266,14 +282,6 @@ impl RowRun<'_> {
         let end = strip.i0 + 2 * strip.quads;
         if d.i0 < strip.i0 {
             self.row_end(w, row, (d.i0, strip.i0), into)?;
-        }
-        // DAZ stays set from one strip to the next: only integer
-        // bookkeeping runs between them (the shim sets the environment it
-        // needs itself, and the worker's rows restore the default when
-        // they end: `run_rows`). Setting and restoring it around each
-        // strip cost `tiny` 4% of its re-runs at 512².
-        if w.engine.wants_daz() {
-            ctm_jit::host::set_daz();
         }
         w.engine
             .run_strip(self.program, self.uniforms, &mut view, strip)?;
