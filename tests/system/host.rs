@@ -279,6 +279,56 @@ fn a_worker_parked_between_buffers_wakes_for_the_next_and_every_end_is_seen() {
 }
 
 #[test]
+fn a_polling_client_keeps_a_core_for_itself_during_short_runs() {
+    use std::collections::HashSet;
+    use std::sync::{Arc, Mutex};
+    use std::thread::ThreadId;
+    use std::time::Duration;
+    let (conn, base, len) = loaded(16, 16, 2.0);
+    let poll = |id: BufferId| while !conn.consumed(id) {};
+    // The interpreter: nothing compiles, so buffers are short (but the
+    // first, which builds the program).
+    conn.device().settings_mut().engine = ctm::engine::EngineKind::Interp;
+    conn.device().settings_mut().threads = 2;
+    poll(conn.submit(base, len).unwrap());
+    // A recorded run: the threads that ran its rows, each row 2 ms long.
+    let ran: Arc<Mutex<HashSet<ThreadId>>> = Arc::default();
+    let record = ran.clone();
+    let progress: ctm::pe::Progress = Arc::new(move |_, _| {
+        record.lock().unwrap().insert(std::thread::current().id());
+        std::thread::sleep(Duration::from_millis(2));
+    });
+    let recorded = |polled: bool| {
+        conn.device().settings_mut().progress = Some(progress.clone());
+        let id = conn.submit(base, len).unwrap();
+        if polled {
+            poll(id);
+        }
+        conn.wait(id).unwrap();
+        conn.device().settings_mut().progress = None;
+        std::mem::take(&mut *ran.lock().unwrap()).len()
+    };
+    // After a short buffer the client polled, one thread where there is a
+    // core to leave it (a loaded machine may stretch a short buffer past
+    // the limit: a few tries).
+    if ctm::pe::all_cores() > 1 {
+        let alone = (0..20).any(|_| {
+            poll(conn.submit(base, len).unwrap());
+            recorded(true) == 1
+        });
+        assert!(alone, "every run took both threads beside a polling client");
+    }
+    // After a long one (16 ms of rows), both threads again: each takes a
+    // block of four rows, 8 ms, before it takes the other's.
+    recorded(true);
+    assert_eq!(recorded(false), 2);
+    // Without a poll, both; the settings are as they were.
+    assert_eq!(recorded(false), 2);
+    assert_eq!(conn.device().settings().threads, 2);
+    assert_eq!(pixel(&conn, 16, 15, 14), [30.0, 28.0, 0.0, 1.0]);
+}
+
+#[test]
 fn interpolants_need_parameters_that_span_an_area() {
     // oC0 = v0: the ctm dialect's interpolant.
     let shader = ctm::d3d9::assemble("ps_3_0\ndcl_texcoord0 v0\nmov oC0, v0\n").unwrap();

@@ -10,7 +10,9 @@
 //! (the C interface's CPU base addresses) or [`Connection::device`]. As on
 //! the hardware, what a buffer still in flight reads or writes must not be
 //! written by the host until the buffer is consumed. Dropping a connection
-//! waits for every buffer submitted to it.
+//! waits for every buffer submitted to it. While a client polls, short
+//! buffers run on at most all cores but one: the client spins on the one
+//! left (`docs/dispatch.md`).
 //!
 //! ```
 //! use ctm::device::DeviceConfig;
@@ -51,7 +53,7 @@ use crate::device::{BufferId, Device, DeviceConfig, DeviceError, DeviceInfo, MAX
 use crate::mc::{Arena, ArenaKind};
 use crate::pe::BufferReport;
 use std::collections::{BTreeMap, VecDeque};
-use std::sync::atomic::Ordering::{Acquire, Release};
+use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
 use std::sync::atomic::{AtomicBool, AtomicU32};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread::JoinHandle;
@@ -79,6 +81,10 @@ struct Shared {
     completed: AtomicU32,
     /// Set with `Queue::closing`: the worker stops spinning.
     closing: AtomicBool,
+    /// Set when a poll ([`Connection::consumed`]) found a buffer not done,
+    /// cleared as the worker starts the next: the client spins on a core
+    /// of its own (see [`work`]).
+    polled: AtomicBool,
     /// Signalled when a buffer is queued while the worker is parked, or
     /// the connection closes.
     work: Condvar,
@@ -104,6 +110,14 @@ struct Queue {
 /// polls [`Connection::consumed`] does) then finds the worker awake instead
 /// of paying a thread's wake-up (`docs/dispatch.md`).
 const LINGER: Duration = Duration::from_micros(500);
+
+/// Buffers shorter than this (their time times their threads), with a
+/// client polling, leave the client's core to it (see [`work`]): longer
+/// ones span the system's time slices, over which threads sharing a core
+/// take turns anyway (the interpreter's 512² runs of `tiny`, about 1.3 ms
+/// of work, were faster on two workers beside a polling client than on
+/// one).
+const SHORT: Duration = Duration::from_millis(1);
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     // A panic while holding a lock is caught where it happens (runs are
@@ -131,6 +145,7 @@ impl Connection {
             submitted: AtomicU32::new(0),
             completed: AtomicU32::new(0),
             closing: AtomicBool::new(false),
+            polled: AtomicBool::new(false),
             work: Condvar::new(),
             done: Condvar::new(),
         });
@@ -204,10 +219,16 @@ impl Connection {
         // Without the queue's lock: a client polling in a loop reads two
         // counters and leaves the lock to the worker.
         let done = id.0 == 0 || id.0 <= self.shared.completed() || id.0 > self.shared.submitted();
-        // With one core, a client that polls in a loop would keep the
-        // worker from running until its time slice ends.
-        if !done && crate::pe::all_cores() == 1 {
-            std::thread::yield_now();
+        if !done {
+            // Written once per buffer, not at every poll.
+            if !self.shared.polled.load(Relaxed) {
+                self.shared.polled.store(true, Relaxed);
+            }
+            // With one core, a client that polls in a loop would keep the
+            // worker from running until its time slice ends.
+            if crate::pe::all_cores() == 1 {
+                std::thread::yield_now();
+            }
         }
         done
     }
@@ -284,6 +305,9 @@ impl Drop for Connection {
 /// closes and nothing is left.
 fn work(shared: &Shared) {
     let mut taken = 0;
+    // How long the last buffer would have taken on one thread, about: its
+    // time times the threads it ran on.
+    let mut last = Duration::ZERO;
     // With one core, spinning would only keep the client from submitting.
     let linger = if crate::pe::all_cores() > 1 {
         LINGER
@@ -314,11 +338,26 @@ fn work(shared: &Shared) {
         taken = id;
         let result = {
             let mut dev = lock(&shared.device);
-            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            // A client that polled since the last buffer started spins on
+            // a core of its own: short runs leave it that core, as a worker
+            // sharing one with it made each of them wait for the slowest
+            // (`docs/dispatch.md`).
+            let threads = dev.settings().threads;
+            let cores = crate::pe::all_cores();
+            let polled = shared.polled.swap(false, Relaxed);
+            if polled && cores > 1 && last < SHORT {
+                dev.settings_mut().threads = threads.min(cores - 1);
+            }
+            let used = dev.settings().threads.max(1) as u32;
+            let start = Instant::now();
+            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                 let own = dev.submit(addr, size)?;
                 dev.wait(own)
             }))
-            .unwrap_or_else(|p| Err(DeviceError::Panicked(crate::interp::panic_message(&*p))))
+            .unwrap_or_else(|p| Err(DeviceError::Panicked(crate::interp::panic_message(&*p))));
+            last = start.elapsed().saturating_mul(used);
+            dev.settings_mut().threads = threads;
+            r
         };
         let mut q = lock(&shared.queue);
         q.reports.insert(id, result);
