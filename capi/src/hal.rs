@@ -246,7 +246,7 @@ impl ManagedDevice {
         }
         let mut outcomes = self.outcomes.lock().unwrap_or_else(|e| e.into_inner());
         if let std::collections::btree_map::Entry::Vacant(slot) = outcomes.entry(id) {
-            slot.insert(match self.conn.wait(b) {
+            slot.insert(match self.conn.outcome(b) {
                 Ok(_) => None,
                 Err(DeviceError::ReportGone(_)) => return FORGOTTEN,
                 Err(e) => Some(CString::new(e.to_string().replace('\0', " ")).unwrap_or_default()),

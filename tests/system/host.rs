@@ -167,7 +167,13 @@ fn buffers_run_in_order_after_submit_returns_and_faults_are_kept() {
     assert!(ids.windows(2).all(|p| p[1].0 == p[0].0 + 1));
     conn.finish();
     assert!(ids.iter().all(|&id| conn.consumed(id)));
+    // Reports read whole, or only whether the buffer ran to its end (the
+    // even ones), once each either way.
     for (k, &id) in ids.iter().enumerate() {
+        if k % 2 == 0 {
+            assert!(conn.outcome(id).is_ok(), "{k}");
+            continue;
+        }
         let r = conn.wait(id);
         if k == 7 {
             let e = r.unwrap_err().to_string();
@@ -177,6 +183,19 @@ fn buffers_run_in_order_after_submit_returns_and_faults_are_kept() {
         }
     }
     assert!(matches!(conn.wait(ids[3]), Err(DeviceError::ReportGone(4))));
+    assert!(matches!(conn.wait(ids[4]), Err(DeviceError::ReportGone(5))));
+    assert!(matches!(
+        conn.outcome(ids[4]),
+        Err(DeviceError::ReportGone(5))
+    ));
+    // A fault read as an outcome.
+    let again = conn.submit(base + fault_at as u32, 8).unwrap();
+    let e = conn.outcome(again).unwrap_err().to_string();
+    assert!(e.contains("byte 0x0"), "{e}");
+    assert!(matches!(
+        conn.outcome(BufferId(99)),
+        Err(DeviceError::UnknownBuffer(99))
+    ));
     assert_eq!(pixel(&conn, w, 63, 63), [63.0, 63.0, 0.0, 1.0]);
 }
 

@@ -98,6 +98,11 @@ struct Queue {
     pending: VecDeque<(u32, u32, u32)>,
     /// Reports of completed buffers not read yet (at most [`MAX_UNREAD`]).
     reports: BTreeMap<u32, Result<BufferReport, DeviceError>>,
+    /// Reports whose outcome was read ([`Connection::outcome`]), dropped
+    /// by the worker: it made them, so their memory goes back to where it
+    /// came from (freed on the client's thread, each report's allocation
+    /// took the allocator's slow path on the worker's).
+    spent: Vec<BufferReport>,
     closing: bool,
     /// Whether the worker is parked on `Shared::work`.
     worker_parked: bool,
@@ -241,6 +246,24 @@ impl Connection {
     /// Waits for buffer `id` and returns what it did or its fault (each
     /// report is read once; at most [`MAX_UNREAD`] unread ones are kept).
     pub fn wait(&self, id: BufferId) -> Result<BufferReport, DeviceError> {
+        self.waited(id).and_then(|(_, report)| report)
+    }
+
+    /// Waits for buffer `id` and says whether it ran to its end or its
+    /// fault: [`Connection::wait`] for a caller that does not read the
+    /// report (the report is read as by `wait`, once).
+    pub fn outcome(&self, id: BufferId) -> Result<(), DeviceError> {
+        let (mut q, report) = self.waited(id)?;
+        report.map(|r| q.spent.push(r))
+    }
+
+    /// The report of buffer `id` once it is consumed, taken out of the
+    /// queue, with the queue still held.
+    #[allow(clippy::type_complexity)]
+    fn waited(
+        &self,
+        id: BufferId,
+    ) -> Result<(MutexGuard<'_, Queue>, Result<BufferReport, DeviceError>), DeviceError> {
         let mut q = lock(&self.shared.queue);
         if id.0 == 0 || id.0 > self.shared.submitted() {
             return Err(DeviceError::UnknownBuffer(id.0));
@@ -248,9 +271,8 @@ impl Connection {
         while self.shared.completed() < id.0 {
             q = self.shared.park(q);
         }
-        q.reports
-            .remove(&id.0)
-            .unwrap_or(Err(DeviceError::ReportGone(id.0)))
+        let report = q.reports.remove(&id.0);
+        Ok((q, report.unwrap_or(Err(DeviceError::ReportGone(id.0)))))
     }
 
     /// Waits until buffer `id` is consumed, leaving its report to
@@ -360,6 +382,7 @@ fn work(shared: &Shared) {
             r
         };
         let mut q = lock(&shared.queue);
+        q.spent.clear();
         q.reports.insert(id, result);
         while q.reports.len() > MAX_UNREAD {
             q.reports.pop_first();
