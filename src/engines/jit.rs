@@ -468,6 +468,16 @@ impl Engine for JitEngine {
         self.call_strip(program, uniforms, tex, strip)
     }
 
+    fn run_strips(
+        &mut self,
+        program: &Program,
+        uniforms: &Uniforms,
+        tex: &mut dyn crate::runtime::TextureUnit,
+        strips: &[ctm_jit::state::Strip],
+    ) -> Result<(), (usize, RunError)> {
+        self.call_strips(program, uniforms, tex, strips)
+    }
+
     fn loop_at(&self, pc: u16) -> Option<LoopEntry> {
         let (_, code, _) = self.current.as_ref()?;
         let (index, region) = code.loop_at(pc)?;

@@ -235,6 +235,81 @@ impl JitEngine {
     }
 }
 
+impl JitEngine {
+    /// Runs the strip [`JitEngine::strip_plan`] offered for `program` on
+    /// each of `strips` (rows of one run, each a whole number of its
+    /// batches, alike but for their rows' places), in order; stops at the
+    /// first that fails and says which, with why. What [`call_strip`]
+    /// checks at every call is checked once, on the first, where the strip
+    /// makes no uncached writes and is not being timed (else each is
+    /// called as by `call_strip`): a row of `tiny` at 64² spent about a
+    /// third of its host instructions around its strip.
+    ///
+    /// [`call_strip`]: JitEngine::call_strip
+    pub(super) fn call_strips(
+        &mut self,
+        program: &Program,
+        uniforms: &Uniforms,
+        tex: &mut dyn TextureUnit,
+        strips: &[Strip],
+    ) -> Result<(), (usize, RunError)> {
+        let Some((first, rest)) = strips.split_first() else {
+            return Ok(());
+        };
+        // The first strip's call checks what holds for all of them.
+        self.call_strip(program, uniforms, tex, first)
+            .map_err(|e| (0, e))?;
+        let alike =
+            |s: &Strip| s.quads == first.quads && s.narrow == first.narrow && s.events.is_null();
+        let plain = self
+            .armed
+            .as_ref()
+            .is_some_and(|a| a.writes == 0 && !a.timing && !a.looped);
+        if !plain || !rest.iter().all(alike) {
+            for (k, s) in rest.iter().enumerate() {
+                self.call_strip(program, uniforms, tex, s)
+                    .map_err(|e| (k + 1, e))?;
+            }
+            return Ok(());
+        }
+        // The constants were splatted by the first call (one program, one
+        // run's uniforms); the unit's direct inputs stay valid while `tex`
+        // is borrowed (the `TextureUnit::direct` contract).
+        self.io.tex = tex.direct().as_ptr();
+        let mut failed = None;
+        for (k, strip) in rest.iter().enumerate() {
+            // Tiered code switches between strips of the same batch.
+            self.follow_tier_strip(program);
+            let Some(a) = &self.armed else {
+                failed = Some((k + 1, no_strip()));
+                break;
+            };
+            let (f, instructions) = (a.f, a.code.instructions);
+            self.stats.strip_runs += 1;
+            // SAFETY: as in `call_strip`, whose checks on the first strip
+            // hold for this one: the same program and inputs, the same
+            // quads (a whole number of batches: a tier switch keeps the
+            // batch), narrow targets and no events; no uncached writes.
+            // The caller guarantees this strip's rows as `call_strip`'s.
+            let status = unsafe { f(strip, uniforms, &mut *self.io) };
+            self.did(u64::from(strip.quads) * u64::from(instructions));
+            if status != 0 {
+                failed = Some((
+                    k + 1,
+                    RunError::Engine {
+                        engine: "jit",
+                        message: format!("the compiled strip returned status {status}"),
+                    },
+                ));
+                break;
+            }
+        }
+        // SAFETY: no uncached log was set (no writes).
+        unsafe { self.called(tex, std::ptr::null_mut()) };
+        failed.map_or(Ok(()), Err)
+    }
+}
+
 fn no_strip() -> RunError {
     RunError::Engine {
         engine: "jit",

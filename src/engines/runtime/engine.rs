@@ -184,6 +184,23 @@ pub trait Engine {
         unreachable!("run_strip is only called where an engine offers a strip")
     }
 
+    /// [`Engine::run_strip`] on each of `strips` (rows of one run with a
+    /// settled plan, alike but for their rows), in order, up to the first
+    /// that fails: its index and its error.
+    fn run_strips(
+        &mut self,
+        program: &Program,
+        uniforms: &Uniforms,
+        tex: &mut dyn TextureUnit,
+        strips: &[Strip],
+    ) -> Result<(), (usize, RunError)> {
+        for (k, strip) in strips.iter().enumerate() {
+            self.run_strip(program, uniforms, tex, strip)
+                .map_err(|e| (k, e))?;
+        }
+        Ok(())
+    }
+
     /// Whether the shim should show this engine the flow-control state
     /// after every flow-control instruction ([`Engine::observe_flow`]).
     fn observes_flow(&self) -> bool {
@@ -256,6 +273,16 @@ impl<E: Engine + ?Sized> Engine for &mut E {
         strip: &Strip,
     ) -> Result<(), RunError> {
         (**self).run_strip(program, uniforms, tex, strip)
+    }
+
+    fn run_strips(
+        &mut self,
+        program: &Program,
+        uniforms: &Uniforms,
+        tex: &mut dyn TextureUnit,
+        strips: &[Strip],
+    ) -> Result<(), (usize, RunError)> {
+        (**self).run_strips(program, uniforms, tex, strips)
     }
 
     fn run_loop(

@@ -494,6 +494,11 @@ impl RowsInPlace {
         let k = u64::from(y) * u64::from(self.pitch) + u64::from(x);
         Some((self.at + k as usize * self.bytes) as *mut u8)
     }
+
+    /// The bytes from an element to the one below it.
+    pub fn row_bytes(&self) -> usize {
+        self.pitch as usize * self.bytes
+    }
 }
 
 #[cfg(test)]

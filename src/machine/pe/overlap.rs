@@ -1,5 +1,6 @@
-//! Uncached writes made while later rows run (`docs/design.md`, "Uncached
-//! writes while later rows run").
+//! Making a run's uncached writes: after its rows, in row order, or while
+//! later rows run (`docs/design.md`, "Uncached writes while later rows
+//! run").
 //!
 //! With several workers, rows are handed out in row order. After each of
 //! its rows a worker makes the uncached writes of the next rows in row
@@ -11,7 +12,7 @@
 //! meanwhile, which is admitted only where no row can see them
 //! (`deliver::deliver_while_running`).
 
-use super::rows::{Slot, deliver_uncached_shared};
+use super::rows::Slot;
 use crate::mc::{Mc, Surface, UncachedWrite};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, TryLockError};
@@ -97,5 +98,105 @@ impl<'a> InOrder<'a> {
     /// whose writes were made keep empty logs).
     pub(super) fn finish(self) -> Vec<UncachedWrite> {
         self.made.into_inner().unwrap_or_else(|p| p.into_inner()).1
+    }
+}
+
+/// The bytes of each uncached write of a run whose output 0 is `out0`:
+/// its format's channel 0 (a run without one makes no such writes).
+pub(super) fn write_len(out0: Option<Surface>) -> usize {
+    out0.map_or(4, |s| s.fmt.format.channel0().1)
+}
+
+/// Makes a row's uncached writes (of `len` bytes each) in their order;
+/// writes outside their surface are counted.
+pub(super) fn deliver_uncached(mc: &mut Mc, writes: &[UncachedWrite], len: usize) {
+    // A row's writes all go to one surface, which lies in one arena: the
+    // arena of the first write takes them, any other through `write`.
+    let Some(first) = writes.iter().find(|w| !w.is_outside()) else {
+        count_outside(mc, writes.len());
+        return;
+    };
+    let arena = mc
+        .mem
+        .arenas()
+        .iter()
+        .position(|a| a.contains(u64::from(first.addr), len as u64));
+    let base = arena.map_or(0, |k| u64::from(mc.mem.arenas()[k].base));
+    let bytes = arena.map_or(&mut [][..], |k| mc.mem.arena_mut(k));
+    let (rest, outside) = write_into(bytes, base, len, writes.iter());
+    count_outside(mc, outside);
+    write_rest(mc, &rest, len);
+}
+
+/// Makes the uncached writes `writes` (consecutive rows' writes, in row
+/// order) into output 0's surface `out0`, through a shared reference to
+/// the MC; writes outside their surface are counted. Returns the writes
+/// that fall outside `out0`'s bytes (none: a write lies inside its
+/// surface), for [`write_rest`] to make after.
+///
+/// # Safety
+/// No other thread may read or write `out0`'s bytes while this runs.
+pub(super) unsafe fn deliver_uncached_shared<'w>(
+    mc: &Mc,
+    out0: &Surface,
+    writes: impl Iterator<Item = &'w UncachedWrite>,
+) -> Vec<UncachedWrite> {
+    let base = u64::from(out0.base);
+    let len = write_len(Some(*out0));
+    // SAFETY: guaranteed by the caller; the slice ends with this function.
+    let (rest, outside) = match unsafe { mc.mem.span_shared(base, out0.span() as usize) } {
+        Some(bytes) => write_into(bytes, base, len, writes),
+        None => write_into(&mut [], base, len, writes),
+    };
+    count_outside(mc, outside);
+    rest
+}
+
+/// Counts `outside` writes outside their surface.
+fn count_outside(mc: &Mc, outside: usize) {
+    if outside > 0 {
+        mc.diagnostics
+            .out_of_bounds_writes
+            .fetch_add(outside as u64, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+/// Makes `writes` (those inside their surface, in order, `len` bytes
+/// each) into `bytes`, the memory from address `base` on, in one pass
+/// over them; returns those that fall outside `bytes`, in order, and how
+/// many lie outside their surface.
+fn write_into<'w>(
+    bytes: &mut [u8],
+    base: u64,
+    len: usize,
+    writes: impl Iterator<Item = &'w UncachedWrite>,
+) -> (Vec<UncachedWrite>, usize) {
+    let mut rest = Vec::new();
+    let mut outside = 0;
+    for w in writes {
+        if w.is_outside() {
+            outside += 1;
+            continue;
+        }
+        let at = u64::from(w.addr).wrapping_sub(base) as usize;
+        if len == 4
+            && let Some(dst) = bytes.get_mut(at..).and_then(|b| b.first_chunk_mut::<4>())
+        {
+            *dst = w.bytes;
+        } else if let Some(dst) = bytes.get_mut(at..).and_then(|b| b.get_mut(..len)) {
+            dst.copy_from_slice(&w.bytes[..len]);
+        } else {
+            rest.push(*w);
+        }
+    }
+    (rest, outside)
+}
+
+/// Makes writes that [`write_into`] left (`len` bytes each), in order.
+/// Unmapped bytes are left alone (the surface was checked to lie in an
+/// arena before the run).
+pub(super) fn write_rest(mc: &mut Mc, rest: &[UncachedWrite], len: usize) {
+    for w in rest {
+        let _ = mc.mem.write(u64::from(w.addr), &w.bytes[..len]);
     }
 }

@@ -2,6 +2,7 @@
 //! order, one worker per thread, and their results delivered in row order.
 
 use super::deliver::{Px, RowSink, Targets, deliver_ordered};
+use super::overlap::deliver_uncached;
 use super::strip::RowStrips;
 use super::{Progress, RunReport};
 use crate::mc::{DirectInputs, Mc, RunView, Surface, UncachedWrite};
@@ -117,6 +118,28 @@ impl RowRun<'_> {
         Ok(())
     }
 
+    /// Runs quad rows `rows` on worker `w` as [`RowRun::row`] does, several
+    /// in one call to the engine where its strip takes them so
+    /// ([`RowStrips::at_once`]); `Err`: the row that failed, and why.
+    pub(super) fn rows(
+        &self,
+        w: &mut Worker,
+        rows: std::ops::Range<u32>,
+        strips: &mut RowStrips,
+        into: &mut RowResult,
+    ) -> Result<(), (u32, RunError)> {
+        if rows.len() > 1
+            && let RowStrips::On(kept) = strips
+            && let Some(done) = self.strip_rows(w, rows.clone(), kept, into)
+        {
+            return done;
+        }
+        for row in rows {
+            self.row(w, row, strips, into).map_err(|e| (row, e))?;
+        }
+        Ok(())
+    }
+
     /// Runs the part of quad row `row` inside `domain` (the run's domain
     /// or a part of it) on worker `w`, group by group through the shim,
     /// its results added to `into`.
@@ -172,106 +195,6 @@ pub(super) fn deliver_row(
     counts.discarded += deliver_ordered(targets, mc, &row.pixels);
     deliver_uncached(mc, &row.writes, len);
     counts.count(row);
-}
-
-/// The bytes of each uncached write of a run whose output 0 is `out0`:
-/// its format's channel 0 (a run without one makes no such writes).
-pub(super) fn write_len(out0: Option<Surface>) -> usize {
-    out0.map_or(4, |s| s.fmt.format.channel0().1)
-}
-
-/// Makes a row's uncached writes (of `len` bytes each) in their order;
-/// writes outside their surface are counted.
-fn deliver_uncached(mc: &mut Mc, writes: &[UncachedWrite], len: usize) {
-    // A row's writes all go to one surface, which lies in one arena: the
-    // arena of the first write takes them, any other through `write`.
-    let Some(first) = writes.iter().find(|w| !w.is_outside()) else {
-        count_outside(mc, writes.len());
-        return;
-    };
-    let arena = mc
-        .mem
-        .arenas()
-        .iter()
-        .position(|a| a.contains(u64::from(first.addr), len as u64));
-    let base = arena.map_or(0, |k| u64::from(mc.mem.arenas()[k].base));
-    let bytes = arena.map_or(&mut [][..], |k| mc.mem.arena_mut(k));
-    let (rest, outside) = write_into(bytes, base, len, writes.iter());
-    count_outside(mc, outside);
-    write_rest(mc, &rest, len);
-}
-
-/// Makes the uncached writes `writes` (consecutive rows' writes, in row
-/// order) into output 0's surface `out0`, through a shared reference to
-/// the MC; writes outside their surface are counted. Returns the writes
-/// that fall outside `out0`'s bytes (none: a write lies inside its
-/// surface), for [`write_rest`] to make after.
-///
-/// # Safety
-/// No other thread may read or write `out0`'s bytes while this runs.
-pub(super) unsafe fn deliver_uncached_shared<'w>(
-    mc: &Mc,
-    out0: &Surface,
-    writes: impl Iterator<Item = &'w UncachedWrite>,
-) -> Vec<UncachedWrite> {
-    let base = u64::from(out0.base);
-    let len = write_len(Some(*out0));
-    // SAFETY: guaranteed by the caller; the slice ends with this function.
-    let (rest, outside) = match unsafe { mc.mem.span_shared(base, out0.span() as usize) } {
-        Some(bytes) => write_into(bytes, base, len, writes),
-        None => write_into(&mut [], base, len, writes),
-    };
-    count_outside(mc, outside);
-    rest
-}
-
-/// Counts `outside` writes outside their surface.
-fn count_outside(mc: &Mc, outside: usize) {
-    if outside > 0 {
-        mc.diagnostics
-            .out_of_bounds_writes
-            .fetch_add(outside as u64, std::sync::atomic::Ordering::Relaxed);
-    }
-}
-
-/// Makes `writes` (those inside their surface, in order, `len` bytes
-/// each) into `bytes`, the memory from address `base` on, in one pass
-/// over them; returns those that fall outside `bytes`, in order, and how
-/// many lie outside their surface.
-fn write_into<'w>(
-    bytes: &mut [u8],
-    base: u64,
-    len: usize,
-    writes: impl Iterator<Item = &'w UncachedWrite>,
-) -> (Vec<UncachedWrite>, usize) {
-    let mut rest = Vec::new();
-    let mut outside = 0;
-    for w in writes {
-        if w.is_outside() {
-            outside += 1;
-            continue;
-        }
-        let at = u64::from(w.addr).wrapping_sub(base) as usize;
-        if len == 4
-            && let Some(dst) = bytes.get_mut(at..).and_then(|b| b.first_chunk_mut::<4>())
-        {
-            *dst = w.bytes;
-        } else if let Some(dst) = bytes.get_mut(at..).and_then(|b| b.get_mut(..len)) {
-            dst.copy_from_slice(&w.bytes[..len]);
-        } else {
-            rest.push(*w);
-        }
-    }
-    (rest, outside)
-}
-
-/// Makes writes that [`write_into`] left (`len` bytes each), in order.
-/// Unmapped bytes are left alone (the surface was checked to lie in an
-/// arena before the run).
-pub(super) fn write_rest(mc: &mut Mc, rest: &[UncachedWrite], len: usize) {
-    for w in rest {
-        let _ = mc.mem.write(u64::from(w.addr), &w.bytes[..len]);
-    }
 }
 
 impl RowResult {
@@ -349,18 +272,19 @@ impl Blocks<'_> {
         rows * b / blocks
     }
 
-    /// Worker `w`'s next row from block `*block` on (advanced as blocks
-    /// run out); `None` once every block is handed out. Rows after one
-    /// that failed are not handed out; rows before it still are, so the
-    /// first error in row order is the one reported, however the rows
-    /// fell to the workers.
-    fn take(&self, w: usize, block: &mut usize) -> Option<usize> {
+    /// Worker `w`'s next rows, at most `most` of them in a row, from block
+    /// `*block` on (advanced as blocks run out); `None` once every block is
+    /// handed out. Rows after one that failed are not handed out; rows
+    /// before it still are, so the first error in row order is the one
+    /// reported, however the rows fell to the workers.
+    fn take(&self, w: usize, block: &mut usize, most: usize) -> Option<std::ops::Range<usize>> {
         let n = self.next.len();
         while *block < n {
             let b = (w + *block) % n;
-            let k = self.next[b].0.fetch_add(1, Ordering::Relaxed);
-            if k < Self::start(self.rows, n, b + 1) && k < self.failed_at.load(Ordering::Relaxed) {
-                return Some(k);
+            let k = self.next[b].0.fetch_add(most, Ordering::Relaxed);
+            let end = Self::start(self.rows, n, b + 1).min(self.failed_at.load(Ordering::Relaxed));
+            if k < end {
+                return Some(k..end.min(k + most));
             }
             // This block is handed out, or the rest of it follows a row
             // that failed.
@@ -397,11 +321,19 @@ pub(super) struct Handout<'a> {
 /// added up, and its first error in row order with that row's index.
 type WorkerSum = (RowResult, Option<(usize, RunError)>);
 
-/// What runs one row for [`run_rows`]: on worker `w`, quad row `row`,
-/// with what the worker's earlier rows found of the run's strip, its
-/// results added to the last argument.
-pub(super) type RunRow<'a> =
-    dyn Fn(&mut Worker, u32, &mut RowStrips, &mut RowResult) -> Result<(), RunError> + Sync + 'a;
+/// What runs rows for [`run_rows`]: on worker `w`, quad rows `rows` (one,
+/// or several where the worker's strip takes them at once:
+/// [`RowStrips::at_once`]), with what the worker's earlier rows found of
+/// the run's strip, their results added to the last argument; `Err`: the
+/// row that failed and why.
+pub(super) type RunRow<'a> = dyn Fn(
+        &mut Worker,
+        std::ops::Range<u32>,
+        &mut RowStrips,
+        &mut RowResult,
+    ) -> Result<(), (u32, RunError)>
+    + Sync
+    + 'a;
 
 /// Runs `rows` (each through `run_row`, which adds the row's results to
 /// the result it is given, and is given what the worker's earlier rows
@@ -475,14 +407,19 @@ fn run_blocks(
         // What this worker finds of the strip at its first row, for its
         // others (on its own thread's stack).
         let mut strips = RowStrips::default();
-        while let Some(at) = blocks.take(own, &mut block) {
-            let row = first_row + at as u32;
+        // A summed run's rows go several at a time where the worker's
+        // strip takes them so.
+        let most = |strips: &RowStrips| if handout.summed { strips.at_once() } else { 1 };
+        while let Some(taken) = blocks.take(own, &mut block, most(&strips)) {
+            let (at, row) = (taken.start, first_row + taken.start as u32);
             if handout.summed {
-                // The row's counters go straight into the worker's sum
+                // The rows' counters go straight into the worker's sum
                 // (they are all a direct run's rows leave).
-                let res = run_row(w, row, &mut strips, &mut sum);
+                let rows = row..first_row + taken.end as u32;
+                let res = run_row(w, rows, &mut strips, &mut sum);
                 debug_assert!(sum.pixels.is_empty() && sum.writes.is_empty());
-                if let Err(e) = res {
+                if let Err((row, e)) = res {
+                    let at = (row - first_row) as usize;
                     blocks.failed_at.fetch_min(at, Ordering::Relaxed);
                     // Once a row failed, only rows before it are handed
                     // out: a worker's last error is its first in row order.
@@ -491,7 +428,9 @@ fn run_blocks(
                 continue;
             }
             let mut result = RowResult::default();
-            let res = run_row(w, row, &mut strips, &mut result).map(|()| result);
+            let res = run_row(w, row..row + 1, &mut strips, &mut result)
+                .map(|()| result)
+                .map_err(|(_, e)| e);
             if res.is_err() {
                 blocks.failed_at.fetch_min(at, Ordering::Relaxed);
             }

@@ -18,11 +18,8 @@
 //!    the row's uncached writes — so any thread count gives the same memory.
 
 use super::deliver::{Targets, deliver_while_running, direct_allowed, uncached_strips};
-use super::overlap::InOrder;
-use super::rows::{
-    AfterRow, Handout, RowResult, RowRun, Slot, Worker, deliver_row, run_rows, write_len,
-    write_rest,
-};
+use super::overlap::{InOrder, write_len, write_rest};
+use super::rows::{AfterRow, Handout, RowResult, RowRun, Slot, Worker, deliver_row, run_rows};
 use super::strip::{RowStrips, strips_allowed};
 use super::{PROCESSORS, Pe, PeError};
 use crate::abi::ProgramInfo;
@@ -319,8 +316,8 @@ impl Pe {
                     rows,
                     &mut workers,
                     pool.as_deref(),
-                    &|w: &mut Worker, row: u32, strips: &mut RowStrips, into: &mut RowResult| {
-                        run.row(w, row, strips, into)
+                    &|w: &mut Worker, rows, strips: &mut RowStrips, into: &mut RowResult| {
+                        run.rows(w, rows, strips, into)
                     },
                     handout,
                 );

@@ -20,6 +20,20 @@ use crate::runtime::TextureUnit;
 use crate::runtime::{Domain, RunError, StripLoopPlan, StripPlan};
 use ctm_jit::state::{GROUP_QUADS, LANE_STAYED, Strip};
 
+/// Sets DAZ for `w`'s engine before the first strip row of its run that
+/// needs it: it stays set from one strip to the next, as only integer
+/// bookkeeping runs between them (the shim sets the environment it needs
+/// itself and puts back what it found, and the worker's rows restore the
+/// default when they end: `run_rows`). Setting and restoring it around
+/// each strip cost `tiny` 4% of its re-runs at 512², reading MXCSR before
+/// each 7% of a run at 64².
+fn daz_for(w: &mut Worker, kept: &mut RowStrip) {
+    if !kept.daz_set && w.engine.wants_daz() {
+        ctm_jit::host::set_daz();
+        kept.daz_set = true;
+    }
+}
+
 /// Whether a run that delivers directly may send rows through compiled
 /// strips: every output channel enabled, the CO passing every pixel (no
 /// test at the DPP), no skipped pairs (`skipping`), no hazard checking
@@ -71,6 +85,24 @@ pub(super) struct RowStrip {
     /// Whether an earlier row set DAZ for the engine (it stays set until
     /// the worker's rows end: [`RowRun::strip_row_with`]).
     daz_set: bool,
+    /// Rows a worker takes at once ([`RowStrips::at_once`]).
+    at_once: usize,
+}
+
+/// The most rows a worker runs through a strip in one call to its engine
+/// ([`RowRun::strip_rows`]).
+pub(super) const ROWS_AT_ONCE: usize = 8;
+
+impl RowStrips {
+    /// How many rows the worker may take at once: several where each is
+    /// the strip alone — no ends through the shim, no uncached writes, not
+    /// a loop, no progress reported per row —, else one.
+    pub(super) fn at_once(&self) -> usize {
+        match self {
+            RowStrips::On(kept) => kept.at_once,
+            _ => 1,
+        }
+    }
 }
 
 impl RowRun<'_> {
@@ -172,6 +204,7 @@ impl RowRun<'_> {
                 return None;
             }
         }
+        let alone = whole_row && plan.looped.is_none() && plan.writes == 0;
         Some(RowStrip {
             plan,
             i0: 2 * qa,
@@ -179,6 +212,11 @@ impl RowRun<'_> {
             narrow,
             count,
             daz_set: false,
+            at_once: if alone && self.rows_done.is_none() {
+                ROWS_AT_ONCE
+            } else {
+                1
+            },
         })
     }
 
@@ -190,16 +228,85 @@ impl RowRun<'_> {
         kept: &mut RowStrip,
         into: &mut RowResult,
     ) -> Option<Result<(), RunError>> {
-        // DAZ stays set from one strip to the next: only integer
-        // bookkeeping runs between them (the shim sets the environment it
-        // needs itself and puts back what it found, and the worker's rows
-        // restore the default when they end: `run_rows`). Setting and
-        // restoring it around each strip cost `tiny` 4% of its re-runs at
-        // 512², reading MXCSR before each 7% of a run at 64².
-        if !kept.daz_set && w.engine.wants_daz() {
-            ctm_jit::host::set_daz();
-            kept.daz_set = true;
+        daz_for(w, kept);
+        let mut strip = self.strip_of(kept, row)?;
+        let plan = &kept.plan;
+        let looped = plan.looped.as_ref().map(|lp| {
+            w.events.clear();
+            w.events.resize(4 * strip.quads as usize, -1);
+            strip.events = w.events.as_mut_ptr();
+            (lp, kept.count)
+        });
+        let counts = Counts {
+            counted: plan.counted,
+            looped,
+        };
+        Some(self.run_strip(w, row, &strip, counts, plan.writes, into))
+    }
+
+    /// Runs quad rows `rows` (at most [`ROWS_AT_ONCE`], each the strip
+    /// alone: [`RowStrips::at_once`]) through the strip `kept` in one call
+    /// to the engine; `None` where a row is not wholly inside the domain
+    /// or its elements are not at hand (then each goes its own way).
+    /// `Err`: the row that failed, and why.
+    pub(super) fn strip_rows(
+        &self,
+        w: &mut Worker,
+        rows: std::ops::Range<u32>,
+        kept: &mut RowStrip,
+        into: &mut RowResult,
+    ) -> Option<Result<(), (u32, RunError)>> {
+        let (d, n) = (self.domain, rows.len());
+        if !self.strips || n > ROWS_AT_ONCE || 2 * rows.start < d.j0 || 2 * rows.end > d.j1 + 1 {
+            return None;
         }
+        let first = self.strip_of(kept, rows.start)?;
+        let mut strips = [first; ROWS_AT_ONCE];
+        // Where every target's rows were found in place, each row's
+        // elements lie two surface rows below the last's (the last row's
+        // are checked: the rows between lie inside the surface too).
+        let in_place =
+            (0..4).all(|t| kept.plan.targets & (1 << t) == 0 || self.rows_at[t].is_some());
+        if in_place {
+            self.strip_of(kept, rows.end - 1)?;
+        }
+        for (k, row) in rows.clone().enumerate().skip(1) {
+            if !in_place {
+                strips[k] = self.strip_of(kept, row)?;
+                continue;
+            }
+            let s = &mut strips[k];
+            s.j = first.j + 2 * k as u32;
+            for (t, at) in self.rows_at.iter().enumerate() {
+                let Some(r) = at.filter(|_| kept.plan.targets & (1 << t) != 0) else {
+                    continue;
+                };
+                for p in 0..2 {
+                    s.rows[t][p] = first.rows[t][p].wrapping_add(2 * k * r.row_bytes());
+                }
+            }
+            debug_assert_eq!(s.rows, self.strip_of(kept, row)?.rows);
+        }
+        if let Some(why) = self.stop.stopped() {
+            let pixel = (kept.i0, 2 * rows.start);
+            return Some(Err((rows.start, RunError::Stopped { pc: 0, why, pixel })));
+        }
+        daz_for(w, kept);
+        let mut view =
+            RunView::new(self.mc, self.inputs, self.out0).with_direct(self.direct_inputs);
+        let done = w
+            .engine
+            .run_strips(self.program, self.uniforms, &mut view, &strips[..n]);
+        let ran = done.as_ref().map_or_else(|(k, _)| *k, |()| n);
+        let pixels = 4 * u64::from(kept.quads);
+        into.stats.pixels += pixels * ran as u64;
+        self.count_straight(into, pixels, kept.plan.counted, ran as u64);
+        Some(done.map_err(|(k, e)| (rows.start + k as u32, e)))
+    }
+
+    /// The strip of quad row `row` as `kept` runs it (without a loop's
+    /// events); `None` where a target's elements are not at hand.
+    fn strip_of(&self, kept: &RowStrip, row: u32) -> Option<Strip> {
         let plan = &kept.plan;
         let mut strip = Strip {
             rows: [[std::ptr::null_mut(); 2]; 4],
@@ -232,17 +339,16 @@ impl RowRun<'_> {
                 };
             }
         }
-        let looped = plan.looped.as_ref().map(|lp| {
-            w.events.clear();
-            w.events.resize(4 * strip.quads as usize, -1);
-            strip.events = w.events.as_mut_ptr();
-            (lp, kept.count)
-        });
-        let counts = Counts {
-            counted: plan.counted,
-            looped,
-        };
-        Some(self.run_strip(w, row, &strip, counts, plan.writes, into))
+        Some(strip)
+    }
+
+    /// Counts `rows` rows of `pixels` pixels each that ran `counted`
+    /// instructions straight (no loop), as the shim groups a row's quads.
+    fn count_straight(&self, into: &mut RowResult, pixels: u64, counted: u64, rows: u64) {
+        let d = self.domain;
+        let quads = u64::from(d.i1 / 2 - d.i0 / 2 + 1);
+        into.stats.pixel_instructions += rows * pixels * counted;
+        into.stats.group_instructions += rows * quads.div_ceil(GROUP_QUADS as u64) * counted;
     }
 
     /// Runs quad row `row`: the quads before `strip` through the shim,
@@ -293,13 +399,8 @@ impl RowRun<'_> {
             self.row_end(w, row, (end, d.i1 + 1), into)?;
         }
         // The shim's groups: the row's quads, GROUP_QUADS at a time.
-        let quads = u64::from(d.i1 / 2 - d.i0 / 2 + 1);
         match counts.looped {
-            None => {
-                into.stats.pixel_instructions += pixels * counts.counted;
-                into.stats.group_instructions +=
-                    quads.div_ceil(GROUP_QUADS as u64) * counts.counted;
-            }
+            None => self.count_straight(into, pixels, counts.counted, 1),
             Some((lp, count)) => {
                 // The strip is the whole row (see `strip_row`): each group's
                 // lanes ran its loop as long as the last of them stayed.
