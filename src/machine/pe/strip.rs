@@ -260,25 +260,22 @@ impl RowRun<'_> {
         if !self.strips || n > ROWS_AT_ONCE || 2 * rows.start < d.j0 || 2 * rows.end > d.j1 + 1 {
             return None;
         }
-        let first = self.strip_of(kept, rows.start)?;
-        let mut strips = [first; ROWS_AT_ONCE];
-        // Where every target's rows were found in place, each row's
-        // elements lie two surface rows below the last's (the last row's
-        // are checked: the rows between lie inside the surface too).
-        let in_place =
-            (0..4).all(|t| kept.plan.targets & (1 << t) == 0 || self.rows_at[t].is_some());
-        if in_place {
-            self.strip_of(kept, rows.end - 1)?;
+        // Each row's elements lie two surface rows below the last's, where
+        // every target's rows were found in place (else row by row); the
+        // first and the last rows' are found as one row's are, so the rows
+        // between lie inside the surface too.
+        let targets = kept.plan.targets;
+        if !(0..4).all(|t| targets & (1 << t) == 0 || self.rows_at[t].is_some()) {
+            return None;
         }
+        let first = self.strip_of(kept, rows.start)?;
+        self.strip_of(kept, rows.end - 1)?;
+        let mut strips = [first; ROWS_AT_ONCE];
         for (k, row) in rows.clone().enumerate().skip(1) {
-            if !in_place {
-                strips[k] = self.strip_of(kept, row)?;
-                continue;
-            }
             let s = &mut strips[k];
             s.j = first.j + 2 * k as u32;
             for (t, at) in self.rows_at.iter().enumerate() {
-                let Some(r) = at.filter(|_| kept.plan.targets & (1 << t) != 0) else {
+                let Some(r) = at.filter(|_| targets & (1 << t) != 0) else {
                     continue;
                 };
                 for p in 0..2 {
