@@ -225,13 +225,7 @@ impl JitEngine {
         // log, one per pixel of its quads at most: the room the unit made.
         unsafe { self.called(tex, log_start) };
         self.did(work);
-        match status {
-            0 => Ok(()),
-            s => Err(RunError::Engine {
-                engine: "jit",
-                message: format!("the compiled strip returned status {s}"),
-            }),
-        }
+        strip_status(status)
     }
 }
 
@@ -276,14 +270,24 @@ impl JitEngine {
         // run's uniforms); the unit's direct inputs stay valid while `tex`
         // is borrowed (the `TextureUnit::direct` contract).
         self.io.tex = tex.direct().as_ptr();
-        let mut failed = None;
-        for (k, strip) in rest.iter().enumerate() {
+        let ran = self.call_alike(program, uniforms, rest);
+        // SAFETY: no uncached log was set (no writes).
+        unsafe { self.called(tex, std::ptr::null_mut()) };
+        ran.map_err(|(k, e)| (k + 1, e))
+    }
+
+    /// The loop of [`JitEngine::call_strips`] after its first strip, whose
+    /// call checked what holds for these (and set `io` up for them).
+    fn call_alike(
+        &mut self,
+        program: &Program,
+        uniforms: &Uniforms,
+        strips: &[Strip],
+    ) -> Result<(), (usize, RunError)> {
+        for (k, strip) in strips.iter().enumerate() {
             // Tiered code switches between strips of the same batch.
             self.follow_tier_strip(program);
-            let Some(a) = &self.armed else {
-                failed = Some((k + 1, no_strip()));
-                break;
-            };
+            let a = self.armed.as_ref().ok_or_else(|| (k, no_strip()))?;
             let (f, instructions) = (a.f, a.code.instructions);
             self.stats.strip_runs += 1;
             // SAFETY: as in `call_strip`, whose checks on the first strip
@@ -293,20 +297,20 @@ impl JitEngine {
             // The caller guarantees this strip's rows as `call_strip`'s.
             let status = unsafe { f(strip, uniforms, &mut *self.io) };
             self.did(u64::from(strip.quads) * u64::from(instructions));
-            if status != 0 {
-                failed = Some((
-                    k + 1,
-                    RunError::Engine {
-                        engine: "jit",
-                        message: format!("the compiled strip returned status {status}"),
-                    },
-                ));
-                break;
-            }
+            strip_status(status).map_err(|e| (k, e))?;
         }
-        // SAFETY: no uncached log was set (no writes).
-        unsafe { self.called(tex, std::ptr::null_mut()) };
-        failed.map_or(Ok(()), Err)
+        Ok(())
+    }
+}
+
+/// What a compiled strip's returned status means.
+fn strip_status(status: u32) -> Result<(), RunError> {
+    match status {
+        0 => Ok(()),
+        s => Err(RunError::Engine {
+            engine: "jit",
+            message: format!("the compiled strip returned status {s}"),
+        }),
     }
 }
 

@@ -284,9 +284,8 @@ impl RowRun<'_> {
             }
             debug_assert_eq!(s.rows, self.strip_of(kept, row)?.rows);
         }
-        if let Some(why) = self.stop.stopped() {
-            let pixel = (kept.i0, 2 * rows.start);
-            return Some(Err((rows.start, RunError::Stopped { pc: 0, why, pixel })));
+        if let Err(e) = self.unstopped((kept.i0, 2 * rows.start)) {
+            return Some(Err((rows.start, e)));
         }
         daz_for(w, kept);
         let mut view =
@@ -339,6 +338,15 @@ impl RowRun<'_> {
         Some(strip)
     }
 
+    /// The run's stop, if it was pulled, as the error of a strip starting
+    /// at `pixel`.
+    fn unstopped(&self, pixel: (u32, u32)) -> Result<(), RunError> {
+        match self.stop.stopped() {
+            Some(why) => Err(RunError::Stopped { pc: 0, why, pixel }),
+            None => Ok(()),
+        }
+    }
+
     /// Counts `rows` rows of `pixels` pixels each that ran `counted`
     /// instructions straight (no loop), as the shim groups a row's quads.
     fn count_straight(&self, into: &mut RowResult, pixels: u64, counted: u64, rows: u64) {
@@ -365,13 +373,7 @@ impl RowRun<'_> {
         into: &mut RowResult,
     ) -> Result<(), RunError> {
         let d = self.domain;
-        if let Some(why) = self.stop.stopped() {
-            return Err(RunError::Stopped {
-                pc: 0,
-                why,
-                pixel: (strip.i0, strip.j),
-            });
-        }
+        self.unstopped((strip.i0, strip.j))?;
         let mut view =
             RunView::new(self.mc, self.inputs, self.out0).with_direct(self.direct_inputs);
         // Its inputs' descriptors were found when the run's strip was
