@@ -313,6 +313,47 @@ fn a_constant_used_where_no_memory_holds_it_is_an_error_naming_it() {
     }
 }
 
+/// Reads c[aL+0] with aL = 200 (i0 = {count 1, init 200, step 0}): the
+/// notes the PE derives list c0 alone.
+const READS_C200_RELATIVE: &str = "LOOP i0 -> done
+body:
+    alu r1.rgb = max.off(s0, s0) | r1.a = max.off(s0, s0) src0=c[aL+0]
+    ENDLOOP i0 -> body
+done:
+    out rtA.rgb = max.off(s0, s0) | rtA.a = max.off(s0, s0) src0=r1 wait last";
+
+#[test]
+fn a_constant_no_memory_holds_reads_zero_after_a_run_that_read_it() {
+    // Kept uniforms must not carry one run's constants into the next: a
+    // float constant file read in place (coherent) or element by element
+    // (strict), then one whose c200 lies past its arena's end.
+    for mode in [CacheMode::Coherent, CacheMode::Strict] {
+        let mut rig = Rig::new(READS_C200_RELATIVE, 2, 2, mode);
+        let f = SurfaceFormat::linear(Format::Float32_1, 0);
+        let ci = rig.dev.alloc(SYS, 128).unwrap();
+        rig.dev.write(ci, &[1, 200, 0, 0]).unwrap();
+        let cf = rig.dev.alloc(SYS, 4096).unwrap();
+        rig.dev
+            .write(cf + 200 * 16, &bytes(&[7.0, 6.0, 5.0, 4.0]))
+            .unwrap();
+        let info = rig.dev.info();
+        let short = info.base_address_sys_c + info.arena_size_sys_c - 2048;
+        for (base, want) in [
+            (cf, [7.0, 6.0, 5.0, 4.0]),
+            (short, [0.0; 4]),
+            (cf, [7.0, 6.0, 5.0, 4.0]),
+        ] {
+            let mut cb = rig.setup();
+            cb.push(Cmd::SetConstiFmt { base: ci, fmt: f })
+                .push(Cmd::SetConstfFmt { base, fmt: f })
+                .push(Cmd::StartProgram)
+                .push(Cmd::FlushOutCache);
+            rig.submit(&cb).unwrap();
+            assert_eq!(rig.pixel(1, 1), want, "{mode:?}, constants at {base:#x}");
+        }
+    }
+}
+
 #[test]
 fn perf_counters_count_only_when_enabled() {
     let mut rig = Rig::new(IDENTITY, 4, 4, CacheMode::Coherent);

@@ -193,9 +193,8 @@ pub struct Pe {
     image_bytes: Vec<u8>,
     /// What earlier runs' workers left for the next run's.
     spare: Spare,
-    /// The last run's uniforms, filled again by the next (4 KiB that a
-    /// run would otherwise clear and copy).
-    spare_uniforms: Option<Box<ctm_jit::state::Uniforms>>,
+    /// The last run's uniforms, filled again by the next.
+    spare_uniforms: Option<consts::KeptUniforms>,
 }
 
 /// What the workers of earlier runs leave for the next run's: their group

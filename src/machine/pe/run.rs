@@ -282,7 +282,7 @@ impl Pe {
                     targets,
                     direct,
                     program: &program,
-                    uniforms: &uniforms,
+                    uniforms: &uniforms.u,
                     options: settings.options,
                     stop: &stop,
                     domain: d,
