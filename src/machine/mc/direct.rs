@@ -32,10 +32,22 @@ static ZEROS: ZeroPage = ZeroPage([0; 1 << 16]);
 /// (`pe::deliver::direct_allowed`).
 pub struct DirectInputs<'a> {
     table: TexTable,
-    /// The page tables `table` points into (never resized).
-    _pages: Vec<Box<[*const u8]>>,
+    /// The page tables `table` points into, one after another (not
+    /// resized while it lives).
+    pages: Vec<*const u8>,
     _mc: PhantomData<&'a Mc>,
 }
+
+/// Room for the page tables of a run's direct inputs, kept from one run to
+/// the next so that a re-run allocates none (empty between runs).
+#[derive(Debug, Default)]
+pub struct PageTables(Vec<*const u8>);
+
+// SAFETY: it holds no pointers between runs (`DirectInputs::into_spare`
+// clears it): only its allocation moves between threads.
+unsafe impl Send for PageTables {}
+// SAFETY: as above.
+unsafe impl Sync for PageTables {}
 
 impl std::fmt::Debug for DirectInputs<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -98,14 +110,19 @@ impl CachedInputs {
 
 impl<'a> DirectInputs<'a> {
     /// The descriptors of `inputs` over `mc`'s memory (coherent caches) or
-    /// over `cached`'s copies (strict caches).
+    /// over `cached`'s copies (strict caches), their page tables in
+    /// `room` (a previous run's, given back by [`DirectInputs::into_spare`]).
     pub fn new(
         mc: &'a Mc,
         inputs: &[Option<Surface>; 16],
         cached: &'a CachedInputs,
+        room: PageTables,
     ) -> DirectInputs<'a> {
-        let mut table = TexTable::NONE;
-        let mut pages = Vec::new();
+        let mut pages = room.0;
+        pages.clear();
+        // Each described input's descriptor and where its table starts:
+        // the pointers are set once every table is in place.
+        let mut described: [Option<(TexDesc, usize)>; 16] = [None; 16];
         for (k, s) in inputs.iter().enumerate() {
             let Some(s) = s else { continue };
             let page = |p: u64| -> Option<*const u8> {
@@ -119,28 +136,34 @@ impl<'a> DirectInputs<'a> {
                 }
             };
             let held = mc.mode == CacheMode::Coherent || cached.copies[k].is_some();
-            if held && let Some((d, p)) = describe(s, page) {
-                // SAFETY: `describe` builds a page table with an entry for
-                // every 64 KiB page of the surface's span (pitch × height
-                // elements from its base, bounds = pitch and height) plus
-                // the zero page, each a 64 KiB page of `mc`'s memory, of
-                // `cached`'s copy (which covers whole pages from the
-                // surface's first to its last) or the static zero page
-                // (elements never straddle a page: the base is 2 KiB aligned
-                // and the element sizes divide 64 KiB); `_pages` keeps the
-                // table and `'a` borrows `mc` and `cached`, so nothing frees
-                // or writes them while the table is in use; shift is 1–4,
-                // float32_4 has its channels at 0, 4, 8, 12, and the 4- and
-                // 2-byte formats read every channel at 0 (float32_1 keeps
-                // no bits of channels 1–3, uint16_1 none of 1–3, uint8_4's
-                // channels are bytes of the word).
-                unsafe { table.set(k, d) };
-                pages.push(p);
+            let start = pages.len();
+            if held && let Some(d) = describe(s, page, &mut pages) {
+                described[k] = Some((d, start));
             }
+        }
+        let mut table = TexTable::NONE;
+        for (k, d) in described.into_iter().enumerate() {
+            let Some((mut d, start)) = d else { continue };
+            d.pages = pages[start..].as_ptr();
+            // SAFETY: `describe` built a page table, at `start`, with an
+            // entry for every 64 KiB page of the surface's span (pitch ×
+            // height elements from its base, bounds = pitch and height)
+            // plus the zero page, each a 64 KiB page of `mc`'s memory, of
+            // `cached`'s copy (which covers whole pages from the surface's
+            // first to its last) or the static zero page (elements never
+            // straddle a page: the base is 2 KiB aligned and the element
+            // sizes divide 64 KiB); `pages` keeps the tables and is not
+            // changed while `self` lives, and `'a` borrows `mc` and
+            // `cached`, so nothing frees or writes them while the table is
+            // in use; shift is 1–4, float32_4 has its channels at 0, 4, 8,
+            // 12, and the 4- and 2-byte formats read every channel at 0
+            // (float32_1 keeps no bits of channels 1–3, uint16_1 none of
+            // 1–3, uint8_4's channels are bytes of the word).
+            unsafe { table.set(k, d) };
         }
         DirectInputs {
             table,
-            _pages: pages,
+            pages,
             _mc: PhantomData,
         }
     }
@@ -148,6 +171,13 @@ impl<'a> DirectInputs<'a> {
     /// The descriptors, one per input.
     pub fn table(&self) -> &TexTable {
         &self.table
+    }
+
+    /// The room of the page tables, emptied, for the next run's.
+    pub fn into_spare(self) -> PageTables {
+        let mut pages = self.pages;
+        pages.clear();
+        PageTables(pages)
     }
 }
 
@@ -179,11 +209,14 @@ fn unorm_of(format: Format) -> (u32, [u32; 4], f32) {
     }
 }
 
-/// The descriptor of `s` and the page table it points to, if `s` qualifies.
+/// The descriptor of `s`, if `s` qualifies, its page table pushed onto
+/// `pages` (the descriptor's `pages` is left null: the caller points it at
+/// the table once no more are pushed).
 fn describe(
     s: &Surface,
     page: impl Fn(u64) -> Option<*const u8>,
-) -> Option<(TexDesc, Box<[*const u8]>)> {
+    pages: &mut Vec<*const u8>,
+) -> Option<TexDesc> {
     let format = s.fmt.format;
     // A gather over several channels reads plainly, but is counted by the
     // memory controller: the runtime reads it.
@@ -196,24 +229,23 @@ fn describe(
         return None;
     }
     let (first, last) = (base >> 16, (base + span - 1) >> 16);
-    let mut pages: Vec<*const u8> = (first..=last)
-        .map(|k| page(k).unwrap_or(ZEROS.0.as_ptr()))
-        .collect();
+    let start = pages.len();
+    pages.extend((first..=last).map(|k| page(k).unwrap_or(ZEROS.0.as_ptr())));
     // The pages one after another in host memory (an arena is one
     // mapping; a strict cache's copy one buffer): compiled code may address
     // them from the first.
     let contiguous = (first..=last).all(|k| {
-        page(k)
-            .is_some_and(|p| std::ptr::eq(p, pages[0].wrapping_add(((k - first) as usize) << 16)))
+        page(k).is_some_and(|p| {
+            std::ptr::eq(p, pages[start].wrapping_add(((k - first) as usize) << 16))
+        })
     });
     let flat = if contiguous {
-        pages[0]
+        pages[start]
     } else {
         std::ptr::null()
     };
-    let zero_entry = pages.len() as u32;
+    let zero_entry = (pages.len() - start) as u32;
     pages.push(ZEROS.0.as_ptr());
-    let pages = pages.into_boxed_slice();
     // The format's own conversion says which channels it has and what the
     // others read as: a channel whose bits follow the element's is kept,
     // the others are the constant that an all-zero element gives. A unorm
@@ -231,7 +263,7 @@ fn describe(
         }
     };
     let desc = TexDesc {
-        pages: pages.as_ptr(),
+        pages: std::ptr::null(),
         flat,
         base_low: s.base & 0xFFFF,
         pitch: s.fmt.pitch,
@@ -252,7 +284,7 @@ fn describe(
         unorm_scale,
         gather: u32::from(gather),
     };
-    Some((desc, pages))
+    Some(desc)
 }
 
 #[cfg(test)]
@@ -282,7 +314,7 @@ mod tests {
                     },
                     height: 16,
                 };
-                let (d, _pages) = describe(&s, |_| Some(page.as_ptr())).expect("described");
+                let d = describe(&s, |_| Some(page.as_ptr()), &mut Vec::new()).expect("described");
                 assert_eq!(
                     input_form(format).channels(gather),
                     Some((d.chan_mask, d.fill)),

@@ -27,7 +27,7 @@ mod format;
 mod memory;
 mod view;
 
-pub use direct::{CachedInputs, DirectInputs, input_form, narrow_targets};
+pub use direct::{CachedInputs, DirectInputs, PageTables, input_form, narrow_targets};
 pub use format::{
     Format, Layout, Linear, ReservedFormat, Surface, SurfaceFormat, TILED_IS_LINEAR, Tiled,
 };

@@ -104,6 +104,14 @@ impl<'a> RunView<'a> {
         self
     }
 
+    /// Logs the run's uncached writes in `log` (empty: a previous row's,
+    /// for its room).
+    pub fn with_log(mut self, log: Vec<UncachedWrite>) -> Self {
+        debug_assert!(log.is_empty());
+        self.writes = log;
+        self
+    }
+
     /// Lets compiled code read the inputs of `direct` itself.
     pub fn with_direct(mut self, direct: &'a DirectInputs<'a>) -> Self {
         self.direct = direct.table();

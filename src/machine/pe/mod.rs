@@ -19,6 +19,7 @@ mod overlap;
 pub mod params;
 mod pool;
 mod program;
+mod room;
 mod rows;
 mod run;
 mod strip;
@@ -148,8 +149,13 @@ pub struct BufferReport {
     /// Commands executed.
     pub commands: usize,
     /// One report per `start_program`.
-    pub runs: Vec<RunReport>,
+    pub runs: Runs,
 }
+
+/// The run reports of a buffer, in order: a vector that holds one report
+/// in place, so that a buffer of one run allocates nothing for its
+/// report (it dereferences to a slice: `runs[0]`, `runs.iter()`).
+pub type Runs = smallvec::SmallVec<[RunReport; 1]>;
 
 /// The connection's state (§8) and the loader's program table.
 #[derive(Debug, Default)]
@@ -195,6 +201,8 @@ pub struct Pe {
     spare: Spare,
     /// The last run's uniforms, filled again by the next.
     spare_uniforms: Option<consts::KeptUniforms>,
+    /// The last run's room for its direct inputs' page tables.
+    spare_pages: crate::mc::PageTables,
 }
 
 /// What the workers of earlier runs leave for the next run's: their group
@@ -204,6 +212,8 @@ pub struct Pe {
 #[derive(Default)]
 struct Spare {
     lanes: Vec<Box<ctm_jit::state::Lanes>>,
+    /// The workers' own logs of uncached writes ([`rows::Worker::logs`]).
+    logs: Vec<Vec<Vec<crate::mc::UncachedWrite>>>,
     /// (In a mutex only to keep the PE `Sync`: reached through `&mut`.)
     engines: std::sync::Mutex<Vec<Box<dyn crate::runtime::Engine + Send>>>,
     /// The settings the kept engines were made with.
@@ -211,6 +221,8 @@ struct Spare {
     /// The vector the last run's workers were in, empty, for the next
     /// run's (a run allocated it afresh; it is aligned, which costs).
     workers: std::sync::Mutex<Vec<rows::Worker>>,
+    /// The rows' logs, slots and records.
+    room: room::Room,
 }
 
 impl Spare {
@@ -276,6 +288,7 @@ impl Pe {
             image_bytes: std::mem::take(&mut self.image_bytes),
             spare: std::mem::take(&mut self.spare),
             spare_uniforms: self.spare_uniforms.take(),
+            spare_pages: std::mem::take(&mut self.spare_pages),
             ..Pe::new()
         }
     }

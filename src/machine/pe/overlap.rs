@@ -12,7 +12,8 @@
 //! meanwhile, which is admitted only where no row can see them
 //! (`deliver::deliver_while_running`).
 
-use super::rows::Slot;
+use super::room::Room;
+use super::rows::{Slot, Worker};
 use crate::mc::{Mc, Surface, UncachedWrite};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, TryLockError};
@@ -28,6 +29,8 @@ pub(super) struct InOrder<'a> {
     /// to make after the rows (none in practice: see
     /// [`deliver_uncached_shared`]).
     made: Mutex<(usize, Vec<UncachedWrite>)>,
+    /// Where the record of who ran each row goes back to.
+    room: &'a Room,
 }
 
 /// The writes of a row that may be made while later rows run (done,
@@ -48,16 +51,24 @@ impl<'a> InOrder<'a> {
     /// Until [`InOrder::finish`], nothing but [`InOrder::advance`] may read
     /// or write `out0`'s bytes: the rows do not (they log their uncached
     /// writes and look up no input that overlaps it), nor does the caller.
-    pub(super) unsafe fn new(mc: &'a Mc, out0: Surface, rows: usize) -> InOrder<'a> {
+    /// Its record of who ran each row comes from `room`.
+    pub(super) unsafe fn new(
+        mc: &'a Mc,
+        out0: Surface,
+        rows: usize,
+        room: &'a Room,
+    ) -> InOrder<'a> {
         InOrder {
             mc,
             out0,
-            ran: (0..rows).map(|_| AtomicUsize::new(usize::MAX)).collect(),
+            ran: room.ran(rows),
             made: Mutex::new((0, Vec::new())),
+            room,
         }
     }
 
-    /// Worker `worker` finished row `at` (its result in its slot): makes
+    /// Worker `worker` (`w`) finished row `at` (its result in its slot),
+    /// and keeps the logs whose writes it made: makes
     /// the writes of the rows that are done ([`take_writes`]) in row order
     /// from the first whose writes are not made yet, while that row is one
     /// this worker ran. Where another worker is making writes, it returns
@@ -69,7 +80,7 @@ impl<'a> InOrder<'a> {
     /// core, which slowed the strips writing the next logs about 1.6×;
     /// with each worker making its own rows' writes, re-runs went from
     /// 3.11–3.20 to 2.46–2.67 ns per pixel (`docs/design.md`).
-    pub(super) fn advance(&self, slots: &[Slot], at: usize, worker: usize) {
+    pub(super) fn advance(&self, slots: &[Slot], at: usize, worker: usize, w: &mut Worker) {
         // Only this worker stores `worker` anywhere, and only it reads
         // that value back below: program order is all it needs.
         self.ran[at].store(worker, Ordering::Relaxed);
@@ -91,12 +102,14 @@ impl<'a> InOrder<'a> {
             let rest = unsafe { deliver_uncached_shared(self.mc, &self.out0, writes.iter()) };
             made.0 += 1;
             made.1.extend(rest);
+            w.keep_log(writes);
         }
     }
 
     /// The writes left for the caller to make after the rows (the rows
     /// whose writes were made keep empty logs).
     pub(super) fn finish(self) -> Vec<UncachedWrite> {
+        self.room.give_ran(self.ran);
         self.made.into_inner().unwrap_or_else(|p| p.into_inner()).1
     }
 }

@@ -3,6 +3,7 @@
 
 use super::deliver::{Px, RowSink, Targets, deliver_ordered};
 use super::overlap::deliver_uncached;
+use super::room::Room;
 use super::strip::RowStrips;
 use super::{Progress, RunReport};
 use crate::mc::{DirectInputs, Mc, RunView, Surface, UncachedWrite};
@@ -38,6 +39,10 @@ pub(super) struct Worker {
     /// A summed run's counters of this worker's rows and its first error
     /// in row order, left by [`run_rows`] for itself.
     sum: Option<WorkerSum>,
+    /// Empty logs for its rows' uncached writes (its own: a log taken and
+    /// given back through memory both workers lock moved that lock's line
+    /// between the cores at every row).
+    pub logs: Vec<Vec<UncachedWrite>>,
 }
 
 impl Worker {
@@ -48,6 +53,15 @@ impl Worker {
             lanes,
             events: Vec::new(),
             sum: None,
+            logs: Vec::new(),
+        }
+    }
+
+    /// Keeps `log`'s room for a later row of this worker's.
+    pub(super) fn keep_log(&mut self, mut log: Vec<UncachedWrite>) {
+        if log.capacity() > 0 {
+            log.clear();
+            self.logs.push(log);
         }
     }
 }
@@ -90,6 +104,8 @@ pub(super) struct RowRun<'a> {
     pub total_rows: u64,
     /// Called after each row (`None` where the run reports per chunk).
     pub progress: Option<&'a Progress>,
+    /// The logs a worker takes when its own run out.
+    pub room: &'a Room,
 }
 
 impl RowRun<'_> {
@@ -140,6 +156,15 @@ impl RowRun<'_> {
         Ok(())
     }
 
+    /// An empty log for a row's uncached writes on worker `w`: an earlier
+    /// row's where the run makes such writes.
+    pub(super) fn log(&self, w: &mut Worker) -> Vec<UncachedWrite> {
+        match self.out0 {
+            Some(_) => w.logs.pop().or_else(|| self.room.log()).unwrap_or_default(),
+            None => Vec::new(),
+        }
+    }
+
     /// Runs the part of quad row `row` inside `domain` (the run's domain
     /// or a part of it) on worker `w`, group by group through the shim,
     /// its results added to `into`.
@@ -154,6 +179,7 @@ impl RowRun<'_> {
         let pixels = 2 * (domain.i1.saturating_sub(domain.i0) as usize + 2);
         let mut view = RunView::new(self.mc, self.inputs, self.out0)
             .with_direct(self.direct_inputs)
+            .with_log(self.log(w))
             .expecting(pixels);
         let mut sink = RowSink {
             targets: self.targets,
@@ -183,17 +209,19 @@ impl RowRun<'_> {
 }
 
 /// A row's results in row order: its pixels kept for ordered delivery,
-/// then its uncached writes (of `len` bytes each: [`write_len`]), then its
-/// counters (added to `counts`).
+/// then its uncached writes (of `len` bytes each: [`write_len`]), their
+/// log then kept in `room`, then its counters (added to `counts`).
 pub(super) fn deliver_row(
     targets: &Targets<'_>,
     mc: &mut Mc,
     counts: &mut RowResult,
-    row: RowResult,
+    mut row: RowResult,
     len: usize,
+    room: &Room,
 ) {
     counts.discarded += deliver_ordered(targets, mc, &row.pixels);
     deliver_uncached(mc, &row.writes, len);
+    room.give_log(std::mem::take(&mut row.writes));
     counts.count(row);
 }
 
@@ -298,8 +326,9 @@ impl Blocks<'_> {
 pub(super) type Slot = Mutex<Option<Result<RowResult, RunError>>>;
 
 /// What a worker does after each of its rows ([`Handout`]): it is given
-/// every row's slot, the index of the row it finished and its own index.
-pub(super) type AfterRow<'a> = &'a (dyn Fn(&[Slot], usize, usize) + Sync);
+/// every row's slot, the index of the row it finished, its own index and
+/// itself.
+pub(super) type AfterRow<'a> = &'a (dyn Fn(&[Slot], usize, usize, &mut Worker) + Sync);
 
 /// How [`run_rows`] hands rows out and what a worker does after each.
 #[derive(Clone, Copy, Default)]
@@ -356,6 +385,7 @@ pub(super) fn run_rows(
     pool: Option<&super::pool::Pool>,
     run_row: &RunRow<'_>,
     handout: Handout<'_>,
+    room: &Room,
 ) -> RowsDone {
     let n = rows.len();
     let threads = workers.len().min(n);
@@ -374,6 +404,7 @@ pub(super) fn run_rows(
             pool,
             run_row,
             handout,
+            room,
         )
     })
 }
@@ -387,14 +418,16 @@ fn run_blocks(
     pool: Option<&super::pool::Pool>,
     run_row: &RunRow<'_>,
     handout: Handout<'_>,
+    room: &Room,
 ) -> RowsDone {
     debug_assert!(!(handout.summed && handout.after.is_some()));
     let first_row = rows.start;
     let rows = rows.len();
-    let mut slots: Vec<Slot> = Vec::new();
-    if !handout.summed {
-        slots.resize_with(rows, Mutex::default);
-    }
+    let slots = if handout.summed {
+        Vec::new()
+    } else {
+        room.slots(rows)
+    };
     let threads = workers.len();
     let work = |(k, w): (usize, &mut Worker)| {
         // Strips leave DAZ set between rows (`strip.rs`): the default comes
@@ -436,7 +469,7 @@ fn run_blocks(
             }
             *slots[at].lock().unwrap_or_else(|p| p.into_inner()) = Some(res);
             if let Some(after) = handout.after {
-                after(&slots, at, k);
+                after(&slots, at, k, w);
             }
         }
         if handout.summed {
@@ -483,35 +516,42 @@ fn run_blocks(
                 first = Some((at, e));
             }
         }
-        return RowsDone::Summed(first.map_or(Ok(total), |(_, e)| Err(e)));
+        return RowsDone::Summed(Some(first.map_or(Ok(total), |(_, e)| Err(e))));
     }
-    let mut out = Vec::with_capacity(rows);
-    let rows = slots
-        .into_iter()
-        .map_while(|s| s.into_inner().unwrap_or_else(|p| p.into_inner()));
-    for r in rows {
-        let stop = r.is_err();
-        out.push(r);
-        if stop {
-            break;
-        }
-    }
-    RowsDone::Each(out)
+    RowsDone::Each(slots)
 }
 
-/// What [`run_rows`] returns: a summed run's one result, or each row's.
+/// What [`run_rows`] returns: a summed run's one result, or each row's in
+/// its slot.
 pub(super) enum RowsDone {
-    Summed(Result<RowResult, RunError>),
-    Each(Vec<Result<RowResult, RunError>>),
+    Summed(Option<Result<RowResult, RunError>>),
+    Each(Vec<Slot>),
 }
 
 impl RowsDone {
-    /// The results in row order (a summed run's one).
-    pub(super) fn into_results(self) -> impl Iterator<Item = Result<RowResult, RunError>> {
-        let (one, each) = match self {
-            RowsDone::Summed(r) => (Some(r), Vec::new()),
+    /// Takes the results in row order (a summed run's one), up to and
+    /// including the first error: the rows that ran before any failed.
+    pub(super) fn results(&mut self) -> impl Iterator<Item = Result<RowResult, RunError>> + '_ {
+        let (one, each): (_, &mut [Slot]) = match self {
+            RowsDone::Summed(r) => (r.take(), &mut []),
             RowsDone::Each(v) => (None, v),
         };
+        let mut stopped = false;
+        let each = each.iter_mut().map_while(move |s| {
+            if stopped {
+                return None;
+            }
+            let r = s.get_mut().unwrap_or_else(|p| p.into_inner()).take()?;
+            stopped = r.is_err();
+            Some(r)
+        });
         one.into_iter().chain(each)
+    }
+
+    /// Keeps the slots' vector in `room` for the next run's.
+    pub(super) fn into_room(self, room: &Room) {
+        if let RowsDone::Each(slots) = self {
+            room.give_slots(slots);
+        }
     }
 }

@@ -268,12 +268,15 @@ impl Pe {
         // Strict caches: the inputs the input cache holds whole, copied
         // once (the run changes none of its lines).
         let cached = CachedInputs::new(mc, &self.inputs, &info.inputs);
+        let mut page_tables = std::mem::take(&mut self.spare_pages);
+        let room = &self.spare.room;
         for rows in chunks(rows, chunk) {
-            let (results, rest) = {
+            let (mut results, rest) = {
                 let mc: &Mc = mc;
                 // Built again for every chunk: the borrow of `mc` ends
                 // with it, before the chunk's deliveries.
-                let direct_inputs = DirectInputs::new(mc, &self.inputs, &cached);
+                let direct_inputs =
+                    DirectInputs::new(mc, &self.inputs, &cached, std::mem::take(&mut page_tables));
                 let run = RowRun {
                     mc,
                     inputs: &self.inputs,
@@ -297,21 +300,25 @@ impl Pe {
                     rows_done: settings.progress.is_some().then_some(&rows_done),
                     total_rows,
                     progress: settings.progress.as_ref().filter(|_| whole),
+                    room,
                 };
                 // SAFETY: `deliver_while_running` admitted the run: no row
                 // reads output 0's bytes, and rows write no memory (an
                 // uncached run's rows log their writes; ordered delivery
                 // keeps their pixels); this thread touches them only after
                 // `finish`.
-                let in_order = overlap.map(|out0| unsafe { InOrder::new(mc, out0, rows.len()) });
-                let advance = in_order
-                    .as_ref()
-                    .map(|o| move |s: &[Slot], at: usize, k: usize| o.advance(s, at, k));
+                let in_order =
+                    overlap.map(|out0| unsafe { InOrder::new(mc, out0, rows.len(), room) });
+                let advance = in_order.as_ref().map(|o| {
+                    move |s: &[Slot], at: usize, k, w: &mut Worker| o.advance(s, at, k, w)
+                });
                 let handout = Handout {
                     in_order: in_order.is_some(),
                     summed: direct,
                     after: advance.as_ref().map(|f| f as AfterRow<'_>),
                 };
+                // The logs the last rows delivered here left.
+                room.hand_out(&mut workers, rows.len());
                 let results = run_rows(
                     rows,
                     &mut workers,
@@ -320,7 +327,9 @@ impl Pe {
                         run.rows(w, rows, strips, into)
                     },
                     handout,
+                    room,
                 );
+                page_tables = direct_inputs.into_spare();
                 (results, in_order.map_or_else(Vec::new, InOrder::finish))
             };
             write_rest(mc, &rest, write_len(out0));
@@ -329,16 +338,17 @@ impl Pe {
             // ran (their logs are empty now) or are made here: as many on
             // every run.
             let mut handed = overlap.is_some();
-            for result in results.into_results() {
+            for result in results.results() {
                 match result {
                     Ok(row) => {
                         handed &= row.pixels.is_empty();
                         report.overlapped_rows += u64::from(handed);
-                        deliver_row(&targets, mc, &mut counts, row, write_len(out0));
+                        deliver_row(&targets, mc, &mut counts, row, write_len(out0), room);
                     }
                     Err(source) => return Err(PeError::Run { offset, source }),
                 }
             }
+            results.into_room(room);
             if !whole && let Some(p) = &settings.progress {
                 p(rows_done.load(Ordering::Relaxed), total_rows);
             }
@@ -346,6 +356,7 @@ impl Pe {
         counts.report_into(&mut report);
         self.close(&mut report, workers);
         self.spare_uniforms = Some(uniforms);
+        self.spare_pages = page_tables;
         report.diagnostics = mc.diagnostics.counts().since(&before);
         Ok(report)
     }
@@ -425,7 +436,9 @@ impl Pe {
                     .map_err(|e| Self::fail(offset, e.0))?,
             };
             let lanes = self.spare.lanes.pop().unwrap_or_else(Lanes::new_boxed);
-            workers.push(Worker::new(engine, lanes));
+            let mut w = Worker::new(engine, lanes);
+            w.logs = self.spare.logs.pop().unwrap_or_default();
+            workers.push(w);
         }
         for w in &mut workers {
             w.engine
@@ -442,6 +455,7 @@ impl Pe {
         for mut w in workers.drain(..) {
             report.engine.merge(&w.engine.take_stats());
             self.spare.lanes.push(w.lanes);
+            self.spare.logs.push(w.logs);
             if self.spare.made_with.is_some() {
                 self.spare.engines().push(w.engine);
             }

@@ -288,8 +288,9 @@ impl RowRun<'_> {
             return Some(Err((rows.start, e)));
         }
         daz_for(w, kept);
-        let mut view =
-            RunView::new(self.mc, self.inputs, self.out0).with_direct(self.direct_inputs);
+        let mut view = RunView::new(self.mc, self.inputs, self.out0)
+            .with_direct(self.direct_inputs)
+            .with_log(self.log(w));
         let done = w
             .engine
             .run_strips(self.program, self.uniforms, &mut view, &strips[..n]);
@@ -374,13 +375,15 @@ impl RowRun<'_> {
     ) -> Result<(), RunError> {
         let d = self.domain;
         self.unstopped((strip.i0, strip.j))?;
-        let mut view =
-            RunView::new(self.mc, self.inputs, self.out0).with_direct(self.direct_inputs);
+        let mut view = RunView::new(self.mc, self.inputs, self.out0)
+            .with_direct(self.direct_inputs)
+            .with_log(self.log(w));
         // Its inputs' descriptors were found when the run's strip was
         // (`prepare`); its uncached writes need a log in the format they
         // were compiled for, else the shim.
         let log = (writes > 0).then(|| view.uncached_log(0));
         if log.is_some_and(|l| l.at.is_null() || !l.agrees(self.program.uncached_unorm)) {
+            w.keep_log(std::mem::take(&mut view.writes));
             return self.row_part(w, row, d, into);
         }
         let pixels = 4 * u64::from(strip.quads);
@@ -393,6 +396,7 @@ impl RowRun<'_> {
         // The row's writes so far are the left end's (mostly none): the
         // strip's log becomes the row's rather than being copied.
         super::rows::append(&mut into.writes, &mut view.writes);
+        w.keep_log(std::mem::take(&mut view.writes));
         into.stats.pixels += pixels;
         if end < d.i1 + 1 {
             self.row_end(w, row, (end, d.i1 + 1), into)?;
