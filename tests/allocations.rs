@@ -1,8 +1,8 @@
 //! A prepared kernel run again allocates nothing (`docs/dispatch.md`,
-//! "Re-runs pay only for work"): no report, no page tables, no logs of uncached
-//! writes, on either engine and on one thread or two. Counted by this binary's allocator,
-//! which counts every allocation of the process: this binary has one test,
-//! so nothing else allocates while it counts.
+//! "Re-runs pay only for work"): no report, no page tables, no logs of
+//! uncached writes, on either engine and on one thread or two. Counted by
+//! this binary's allocator, which counts every allocation of the process:
+//! this binary has one test, so nothing else allocates while it counts.
 
 use ctm::Tier;
 use ctm::engine::EngineKind;
