@@ -10,7 +10,9 @@ use ctm::engine::EngineKind;
 use ctm::kernel::{Job, Kernel, KernelError};
 use ctm::mc::{CacheMode, Format, SurfaceFormat};
 use ctm::pe::Command as Cmd;
+use ctm::pe::WORK_PER_WORKER;
 use ctm::runtime::RunError;
+use std::time::Duration;
 
 /// Each pixel loops until r1 > j (r5.r holds j), so groups of later rows
 /// execute more instructions; a budget stops every row from some row on.
@@ -238,6 +240,41 @@ fn progress_counts_every_row_once_and_ends_at_the_total() {
                     assert_eq!(done, (1..=total).collect::<Vec<_>>(), "{what}");
                 }
             }
+        }
+    }
+}
+
+#[test]
+fn a_run_takes_no_more_workers_than_the_last_such_run_kept_busy() {
+    // A one-instruction program: 8 × 8 pixels never take a second of rows,
+    // 512 × 512 always more than a microsecond (`docs/threads.md`, "Workers
+    // a run's work pays for").
+    let k = Kernel::assemble(
+        "out rtA.rgb = max.off(s0, s0) | rtA.a = max.off(s0, s0) src0=r0 wait last",
+    )
+    .unwrap();
+    let second = Duration::from_secs(1);
+    for engine in engines() {
+        // The first run takes as many as it may where nothing ran before;
+        // a kernel keeps its PE, so a job of the same domain after another
+        // goes by that one's last run.
+        for (size, threads, per_worker, first, then) in [
+            (8, 2, second, 2, 1),
+            (8, 2, Duration::ZERO, 2, 2),
+            (512, 2, WORK_PER_WORKER, 2, 2),
+            (512, 3, second, 1, 1),
+            (512, 1, Duration::ZERO, 1, 1),
+        ] {
+            let mut job = Job::new(size, size)
+                .output(0, Format::Float32_4)
+                .engine(engine)
+                .threads(threads);
+            job.settings_mut().work_per_worker = per_worker;
+            let mut p = k.prepare(&job).unwrap();
+            let what = format!("{engine:?}, {size}², {threads} threads, {per_worker:?}");
+            assert_eq!(p.run().unwrap().workers, first, "{what}: the first run");
+            let took: Vec<u32> = (0..20).map(|_| p.run().unwrap().workers).collect();
+            assert_eq!(took, [then; 20], "{what}: workers of the re-runs");
         }
     }
 }

@@ -233,11 +233,14 @@ fn writes_made_while_later_rows_run_land_in_row_order() {
                     .constant(1, [0.0, -3.0, 0.0, 0.0])
                     .constant(2, [0.0, 0.0, 1.0, 0.0])
                     .threads(threads)
+                    // Every run on all its threads, however little work.
+                    .work_per_worker(std::time::Duration::ZERO)
             };
             let counters = |r: &ctm::kernel::JobResult| {
                 let report = ctm::pe::RunReport {
                     engine: Default::default(),
                     overlapped_rows: 0,
+                    workers: 0,
                     ..r.report.clone()
                 };
                 format!("{report:?}")
@@ -287,6 +290,7 @@ fn writes_outside_the_surface_are_counted_once_each() {
                 .output_init(0, memory(Format::Float32_1, w, h))
                 .constant(0, [-2.0, 5.0, 3.0, 1.0])
                 .threads(threads)
+                .work_per_worker(std::time::Duration::ZERO)
                 .engine(engine);
             let r = k.run(&job).unwrap();
             let what = format!("{engine:?}, {threads} threads: {:?}", r.report);

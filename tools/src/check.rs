@@ -275,13 +275,18 @@ impl Observed {
 
     /// What a kernel job made observable: every requested output, the
     /// conditional buffer, the run's counters, hazards and diagnostics (not
-    /// the engine's own statistics), or the error.
+    /// the engine's own statistics, nor the workers the host gave the run
+    /// and the rows whose writes they made while others ran: engines of
+    /// different speeds may take different numbers of workers), or the
+    /// error.
     pub fn job(result: Result<&JobResult, &KernelError>) -> Observed {
         match result {
             Ok(r) => {
                 let mut o = Observed::results(r);
                 let report = RunReport {
                     engine: Default::default(),
+                    workers: 0,
+                    overlapped_rows: 0,
                     ..r.report.clone()
                 };
                 o.text("counters", (0, 0), "", format!("{report:?}"));

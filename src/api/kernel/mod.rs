@@ -276,10 +276,20 @@ impl Job {
         self
     }
 
-    /// Sets the worker threads (at least 1; runs use no more than they
-    /// have rows of quads for).
+    /// Sets the most worker threads a run takes (at least 1; runs use no
+    /// more than they have rows of quads for, nor more than the last run
+    /// of the same program and domain kept busy: [`Job::work_per_worker`]).
     pub fn threads(mut self, threads: usize) -> Job {
         self.settings.threads = threads.max(1);
+        self
+    }
+
+    /// Sets the host time of rows each worker beyond the first must have
+    /// brought in the last such run for a run to take it
+    /// ([`RunSettings::work_per_worker`]); zero: every run takes every
+    /// thread it may.
+    pub fn work_per_worker(mut self, time: std::time::Duration) -> Job {
+        self.settings.work_per_worker = time;
         self
     }
 

@@ -30,7 +30,7 @@ pub use command::{
     decode_packet, decode_stream, header,
 };
 pub(crate) use pool::{on_threads, pool, spin};
-pub use run::{EngineFactory, Progress, RunReport, RunSettings, all_cores};
+pub use run::{EngineFactory, Progress, RunReport, RunSettings, WORK_PER_WORKER, all_cores};
 pub use text::{StreamTextError, assemble_stream, disassemble_stream};
 
 use crate::abi::ProgramInfo;
@@ -201,6 +201,8 @@ pub struct Pe {
     spare: Spare,
     /// The last run's uniforms, filled again by the next.
     spare_uniforms: Option<consts::KeptUniforms>,
+    /// The last run's work, for the next run's workers.
+    pace: Option<run::Pace>,
     /// The last run's room for its direct inputs' page tables.
     spare_pages: crate::mc::PageTables,
 }
@@ -289,6 +291,7 @@ impl Pe {
             spare: std::mem::take(&mut self.spare),
             spare_uniforms: self.spare_uniforms.take(),
             spare_pages: std::mem::take(&mut self.spare_pages),
+            pace: self.pace.take(),
             ..Pe::new()
         }
     }

@@ -43,6 +43,10 @@ pub(super) struct Worker {
     /// given back through memory both workers lock moved that lock's line
     /// between the cores at every row).
     pub logs: Vec<Vec<UncachedWrite>>,
+    /// Whether to time its rows (where a run could have taken more
+    /// workers), and the host time they took.
+    pub timed: bool,
+    pub busy: std::time::Duration,
 }
 
 impl Worker {
@@ -54,6 +58,8 @@ impl Worker {
             events: Vec::new(),
             sum: None,
             logs: Vec::new(),
+            timed: false,
+            busy: std::time::Duration::ZERO,
         }
     }
 
@@ -430,6 +436,7 @@ fn run_blocks(
     };
     let threads = workers.len();
     let work = |(k, w): (usize, &mut Worker)| {
+        let began = w.timed.then(std::time::Instant::now);
         // Strips leave DAZ set between rows (`strip.rs`): the default comes
         // back when this worker's rows end, however they end.
         let _default = DazGuard::new(false);
@@ -474,6 +481,9 @@ fn run_blocks(
         }
         if handout.summed {
             w.sum = Some((sum, failed));
+        }
+        if let Some(began) = began {
+            w.busy += began.elapsed();
         }
     };
     if threads <= 1 {

@@ -27,7 +27,7 @@ use crate::co::CondLoc;
 use crate::engine::EngineKind;
 use crate::mc::{CachedInputs, DiagnosticCounts, DirectInputs, Mc, Surface};
 use crate::runtime::hazard::Hazard;
-use crate::runtime::{Cancel, Engine, EngineStats, RunOptions, Stop, Watchdog};
+use crate::runtime::{Cancel, Domain, Engine, EngineStats, RunOptions, Stop, Watchdog};
 use ctm_jit::compile::{CodeCache, JitOptions};
 use ctm_jit::state::Lanes;
 use std::sync::Arc;
@@ -37,6 +37,28 @@ use std::time::Duration;
 /// Quad rows executed between two deliveries of results when they are
 /// delivered in order (see `deliver`).
 const CHUNK_ROWS: usize = 32;
+
+/// The default of [`RunSettings::work_per_worker`]. Waking a helper and
+/// waiting for it cost about 0.4 µs of a run on this project's 2-core
+/// machine, and `tiny` ran about as fast on one thread as on two at 64 × 64
+/// pixels (about 1.1 µs of rows), faster on one below.
+pub const WORK_PER_WORKER: Duration = Duration::from_nanos(1000);
+
+/// Runs of the same program, domain and engine between two whose rows are
+/// timed: reading the clock at both ends of each worker's rows cost a
+/// two-thread run of `tiny` at 96 × 96 about 0.1 µs of its 2.7.
+const TIMED_EVERY: u32 = 8;
+
+/// The work of the last timed run: its program, domain and engine, the host
+/// time its workers spent on rows, and the runs since.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Pace {
+    program: usize,
+    domain: Domain,
+    engine: EngineKind,
+    work: Duration,
+    since: u32,
+}
 
 /// Called with (quad rows done, quad rows in all) as a run proceeds.
 pub type Progress = Arc<dyn Fn(u64, u64) + Send + Sync>;
@@ -49,8 +71,18 @@ pub type EngineFactory = Arc<dyn Fn() -> Box<dyn Engine + Send> + Send + Sync>;
 pub struct RunSettings {
     /// The clause engine.
     pub engine: EngineKind,
-    /// Worker threads (at least 1).
+    /// The most worker threads a run takes (at least 1): no more than its
+    /// quad rows, and no more than the last run of the same program over
+    /// the same domain kept busy ([`RunSettings::work_per_worker`],
+    /// [`RunReport::workers`]).
     pub threads: usize,
+    /// The host time of rows that each worker beyond the first must have
+    /// brought, in the last timed run of the same program over the same
+    /// domain on the same engine, for a run to take it (`docs/threads.md`,
+    /// "Workers a run's work pays for"; [`WORK_PER_WORKER`] by default).
+    /// Zero: every run takes [`RunSettings::threads`] workers (one per
+    /// quad row at most).
+    pub work_per_worker: Duration,
     /// Budget and hazard checking.
     pub options: RunOptions,
     /// How the JIT engine compiles.
@@ -85,6 +117,7 @@ impl Default for RunSettings {
         RunSettings {
             engine: EngineKind::best(),
             threads: all_cores(),
+            work_per_worker: WORK_PER_WORKER,
             options: RunOptions::default(),
             jit: JitOptions::default(),
             progress: None,
@@ -102,6 +135,7 @@ impl std::fmt::Debug for RunSettings {
         f.debug_struct("RunSettings")
             .field("engine", &self.engine)
             .field("threads", &self.threads)
+            .field("work_per_worker", &self.work_per_worker)
             .field("options", &self.options)
             .field("jit", &self.jit)
             .finish_non_exhaustive()
@@ -134,6 +168,12 @@ pub struct RunReport {
     pub overlapped_rows: u64,
     /// Semaphore hazards (when checking).
     pub hazards: Vec<Hazard>,
+    /// The workers (threads) the run took: at most
+    /// [`RunSettings::threads`], one per quad row at most, and no more
+    /// than the last run of the same program over the same domain on the
+    /// same engine kept busy (`docs/threads.md`, "Workers a run's work
+    /// pays for").
+    pub workers: u32,
     /// MC diagnostics raised during the run.
     pub diagnostics: DiagnosticCounts,
     /// What the engines did (compilation, native and interpreted clauses).
@@ -238,7 +278,31 @@ impl Pe {
             skipped.is_some().then_some(&skip_fn as _);
         let rows = quad_rows(d);
         let total_rows = rows.len() as u64;
-        let mut workers = self.workers(&program, rows.len(), offset, settings)?;
+        // At most one worker per row, and no more than the last such run's
+        // work paid for.
+        let most = settings.threads.clamp(1, rows.len().max(1));
+        let key = (Arc::as_ptr(&program) as usize, d, settings.engine);
+        let paced = self
+            .pace
+            .as_mut()
+            .filter(|p| (p.program, p.domain, p.engine) == key);
+        let (threads, timed) = match paced {
+            Some(p) => {
+                p.since += 1;
+                let paid = p
+                    .work
+                    .as_nanos()
+                    .checked_div(settings.work_per_worker.as_nanos())
+                    .map_or(usize::MAX, |n| usize::try_from(n).unwrap_or(usize::MAX));
+                (most.min(paid.saturating_add(1)), p.since >= TIMED_EVERY)
+            }
+            None => (most, true),
+        };
+        let timed = timed && most > 1;
+        let mut workers = self.workers(&program, threads, offset, settings)?;
+        for w in &mut workers {
+            w.timed = timed;
+        }
         let temps = program.temps_used();
         let pool = super::pool::pool(workers.len());
         let out0 = uncached.then_some(self.outputs[0]).flatten();
@@ -354,6 +418,16 @@ impl Pe {
             }
         }
         counts.report_into(&mut report);
+        report.workers = workers.len() as u32;
+        if timed {
+            self.pace = Some(Pace {
+                program: key.0,
+                domain: key.1,
+                engine: key.2,
+                work: workers.iter().map(|w| w.busy).sum(),
+                since: 0,
+            });
+        }
         self.close(&mut report, workers);
         self.spare_uniforms = Some(uniforms);
         self.spare_pages = page_tables;
@@ -394,15 +468,15 @@ impl Pe {
         })
     }
 
-    /// One engine and one group state per worker thread for a run of `rows`
-    /// quad rows (no more workers than rows), each engine holding the
+    /// One engine and one group state for each of `threads` workers, each
+    /// engine holding the
     /// program's code (found or compiled once for the run, not per row).
     /// Engines and group states of earlier runs are used again (engines
     /// only while the engine settings are the same).
     fn workers(
         &mut self,
         program: &Arc<ctm_jit::ir::Program>,
-        rows: usize,
+        threads: usize,
         offset: usize,
         settings: &RunSettings,
     ) -> Result<Vec<Worker>, PeError> {
@@ -426,7 +500,7 @@ impl Pe {
         }
         self.spare.made_with = made;
         let mut workers = self.spare.worker_vec();
-        for _ in 0..settings.threads.clamp(1, rows.max(1)) {
+        for _ in 0..threads {
             let engine = match (self.spare.engines().pop(), &settings.engine_factory) {
                 (Some(kept), _) => kept,
                 (None, Some(make)) => make(),
