@@ -49,11 +49,12 @@ pub const WORK_PER_WORKER: Duration = Duration::from_nanos(1000);
 /// two-thread run of `tiny` at 96 × 96 about 0.1 µs of its 2.7.
 const TIMED_EVERY: u32 = 8;
 
-/// The work of the last timed run: its program, domain and engine, the host
-/// time its workers spent on rows, and the runs since.
-#[derive(Clone, Copy, Debug)]
+/// The work of the last timed run: its program (held weakly, so that no
+/// other program takes its address while this is kept), domain and engine,
+/// the host time its workers spent on rows, and the runs since.
+#[derive(Clone, Debug)]
 pub(super) struct Pace {
-    program: usize,
+    program: std::sync::Weak<ctm_jit::ir::Program>,
     domain: Domain,
     engine: EngineKind,
     work: Duration,
@@ -281,11 +282,10 @@ impl Pe {
         // At most one worker per row, and no more than the last such run's
         // work paid for.
         let most = settings.threads.clamp(1, rows.len().max(1));
-        let key = (Arc::as_ptr(&program) as usize, d, settings.engine);
-        let paced = self
-            .pace
-            .as_mut()
-            .filter(|p| (p.program, p.domain, p.engine) == key);
+        let paced = self.pace.as_mut().filter(|p| {
+            std::ptr::eq(p.program.as_ptr(), Arc::as_ptr(&program))
+                && (p.domain, p.engine) == (d, settings.engine)
+        });
         let (threads, timed) = match paced {
             Some(p) => {
                 p.since += 1;
@@ -382,7 +382,9 @@ impl Pe {
                     after: advance.as_ref().map(|f| f as AfterRow<'_>),
                 };
                 // The logs the last rows delivered here left.
-                room.hand_out(&mut workers, rows.len());
+                if out0.is_some() {
+                    room.hand_out(&mut workers, rows.len());
+                }
                 let results = run_rows(
                     rows,
                     &mut workers,
@@ -421,9 +423,9 @@ impl Pe {
         report.workers = workers.len() as u32;
         if timed {
             self.pace = Some(Pace {
-                program: key.0,
-                domain: key.1,
-                engine: key.2,
+                program: Arc::downgrade(&program),
+                domain: d,
+                engine: settings.engine,
                 work: workers.iter().map(|w| w.busy).sum(),
                 since: 0,
             });

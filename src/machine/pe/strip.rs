@@ -288,9 +288,9 @@ impl RowRun<'_> {
             return Some(Err((rows.start, e)));
         }
         daz_for(w, kept);
-        let mut view = RunView::new(self.mc, self.inputs, self.out0)
-            .with_direct(self.direct_inputs)
-            .with_log(self.log(w));
+        // Rows taken at once make no uncached writes: no log.
+        let mut view =
+            RunView::new(self.mc, self.inputs, self.out0).with_direct(self.direct_inputs);
         let done = w
             .engine
             .run_strips(self.program, self.uniforms, &mut view, &strips[..n]);
