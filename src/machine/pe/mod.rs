@@ -346,9 +346,7 @@ impl Pe {
             if self.counters.counting {
                 self.counters.total += cmd.op().info().params as u64 + 1;
             }
-            if let Some(run) = self.command(mc, offset, cmd, settings)? {
-                report.runs.push(run);
-            }
+            self.command(mc, offset, cmd, settings, &mut report.runs)?;
             report.commands += 1;
         }
         Ok(report)
@@ -360,12 +358,23 @@ impl Pe {
         offset: usize,
         cmd: Command,
         settings: &RunSettings,
-    ) -> Result<Option<RunReport>, PeError> {
+        runs: &mut Runs,
+    ) -> Result<(), PeError> {
         use Command as C;
         match cmd {
             C::SetCondVal(v) => self.cond_val = v,
             C::SetDomain(d) => self.domain = d,
-            C::StartProgram => return self.start(mc, offset, settings).map(Some),
+            C::StartProgram => {
+                // The report is made where the buffer's report keeps it (a
+                // report moved out of the run and into the list was copied
+                // at every step).
+                let k = runs.len();
+                runs.push(RunReport::default());
+                if let Err(e) = self.start(mc, offset, settings, &mut runs[k]) {
+                    runs.pop();
+                    return Err(e);
+                }
+            }
             C::InitPerfCounters => self.counters.enabled = true,
             C::StartPerfCounters => {
                 self.counters.total = 0;
@@ -420,6 +429,6 @@ impl Pe {
             C::SetCondLoc(l) => self.co.loc = l,
             C::SetParams { base } => self.params = Some(base),
         }
-        Ok(None)
+        Ok(())
     }
 }

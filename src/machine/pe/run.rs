@@ -244,13 +244,14 @@ impl Pe {
         Ok(())
     }
 
-    /// Runs the program over the domain.
+    /// Runs the program over the domain, its report into `report` (fresh).
     pub(super) fn start(
         &mut self,
         mc: &mut Mc,
         offset: usize,
         settings: &RunSettings,
-    ) -> Result<super::RunReport, PeError> {
+        report: &mut RunReport,
+    ) -> Result<(), PeError> {
         let (program, info, desc) = self.program(mc, offset, settings.options)?;
         let uncached = desc.uncached;
         let mut uniforms = self.spare_uniforms.take().unwrap_or_default();
@@ -260,7 +261,6 @@ impl Pe {
         let checked = settings.options.check_hazards;
         let direct = direct_allowed(self, mc, surfaces, uncached, checked);
         let before = mc.diagnostics.counts();
-        let mut report = RunReport::default();
         let d = self.domain;
         let v = self.cond_val;
         let co = self.co;
@@ -419,7 +419,7 @@ impl Pe {
                 p(rows_done.load(Ordering::Relaxed), total_rows);
             }
         }
-        counts.report_into(&mut report);
+        counts.report_into(report);
         report.workers = workers.len() as u32;
         if timed {
             self.pace = Some(Pace {
@@ -430,11 +430,11 @@ impl Pe {
                 since: 0,
             });
         }
-        self.close(&mut report, workers);
+        self.close(report, workers);
         self.spare_uniforms = Some(uniforms);
         self.spare_pages = page_tables;
         report.diagnostics = mc.diagnostics.counts().since(&before);
-        Ok(report)
+        Ok(())
     }
 
     /// What stops the run — cancellation, the instruction limit, the
