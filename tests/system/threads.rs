@@ -278,3 +278,44 @@ fn a_run_takes_no_more_workers_than_the_last_such_run_kept_busy() {
         }
     }
 }
+
+#[test]
+fn programs_run_in_turn_each_go_by_their_own_last_run() {
+    // Two programs over one domain, in turn on one device, a second of rows
+    // asked per worker: from each program's second run on, one worker.
+    let a = "out rtA.rgb = max.off(s0, s0) | rtA.a = max.off(s0, s0) src0=r0 wait last";
+    let b = "out rtA.rgb = max.off(s0.rrr, s0) | rtA.a = max.off(s0, s0) src0=r0 wait last";
+    for engine in engines() {
+        let (mut dev, pa) = crate::device_with(a, engine, CacheMode::Coherent, 2);
+        dev.settings_mut().work_per_worker = Duration::from_secs(1);
+        let eb = crate::exe(b);
+        let pb = dev.alloc(crate::SYS, eb.code.len() * 4).unwrap();
+        dev.load_program(&eb, pb).unwrap();
+        let fmt = SurfaceFormat::linear(Format::Float32_4, 16);
+        let out = dev.alloc(crate::SYS, 16 * 16 * 16).unwrap();
+        let mut cb = ctm::pe::CommandBuffer::new();
+        cb.push(Cmd::SetOutFmt {
+            output: 0,
+            base: out,
+            fmt,
+            height: 16,
+        })
+        .push(Cmd::SetDomain(ctm::runtime::Domain::new(16, 16)));
+        for base in [pa, pb] {
+            cb.push(Cmd::SetInstFmt { base, fmt })
+                .push(Cmd::StartProgram);
+        }
+        for round in 0..4 {
+            let id = dev.submit_commands(&cb).unwrap();
+            let took: Vec<u32> = dev
+                .wait(id)
+                .unwrap()
+                .runs
+                .iter()
+                .map(|r| r.workers)
+                .collect();
+            let want = if round == 0 { [2, 2] } else { [1, 1] };
+            assert_eq!(took, want, "{engine:?}, round {round}");
+        }
+    }
+}

@@ -201,8 +201,8 @@ pub struct Pe {
     spare: Spare,
     /// The last run's uniforms, filled again by the next.
     spare_uniforms: Option<consts::KeptUniforms>,
-    /// The last run's work, for the next run's workers.
-    pace: Option<run::Pace>,
+    /// The work of recent runs, for the next runs' workers.
+    paces: Vec<run::Pace>,
     /// The last run's room for its direct inputs' page tables.
     spare_pages: crate::mc::PageTables,
 }
@@ -291,7 +291,7 @@ impl Pe {
             spare: std::mem::take(&mut self.spare),
             spare_uniforms: self.spare_uniforms.take(),
             spare_pages: std::mem::take(&mut self.spare_pages),
-            pace: self.pace.take(),
+            paces: std::mem::take(&mut self.paces),
             ..Pe::new()
         }
     }

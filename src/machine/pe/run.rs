@@ -49,6 +49,11 @@ pub const WORK_PER_WORKER: Duration = Duration::from_nanos(1000);
 /// two-thread run of `tiny` at 96 × 96 about 0.1 µs of its 2.7.
 const TIMED_EVERY: u32 = 8;
 
+/// Programs, domains and engines whose work a PE keeps for its next runs
+/// (the most recently run first): an application that runs several
+/// kernels in turn, as stream programs do, finds each one's.
+const PACES_KEPT: usize = 16;
+
 /// The work of the last timed run: its program (held weakly, so that no
 /// other program takes its address while this is kept), domain and engine,
 /// the host time its workers spent on rows, and the runs since.
@@ -282,10 +287,15 @@ impl Pe {
         // At most one worker per row, and no more than the last such run's
         // work paid for.
         let most = settings.threads.clamp(1, rows.len().max(1));
-        let paced = self.pace.as_mut().filter(|p| {
+        let found = self.paces.iter().position(|p| {
             std::ptr::eq(p.program.as_ptr(), Arc::as_ptr(&program))
                 && (p.domain, p.engine) == (d, settings.engine)
         });
+        // The most recently run first.
+        if let Some(k) = found {
+            self.paces[..=k].rotate_right(1);
+        }
+        let paced = found.and_then(|_| self.paces.first_mut());
         let (threads, timed) = match paced {
             Some(p) => {
                 p.since += 1;
@@ -422,13 +432,20 @@ impl Pe {
         counts.report_into(report);
         report.workers = workers.len() as u32;
         if timed {
-            self.pace = Some(Pace {
+            let pace = Pace {
                 program: Arc::downgrade(&program),
                 domain: d,
                 engine: settings.engine,
                 work: workers.iter().map(|w| w.busy).sum(),
                 since: 0,
-            });
+            };
+            match found {
+                Some(_) => self.paces[0] = pace,
+                None => {
+                    self.paces.truncate(PACES_KEPT - 1);
+                    self.paces.insert(0, pace);
+                }
+            }
         }
         self.close(report, workers);
         self.spare_uniforms = Some(uniforms);
