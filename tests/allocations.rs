@@ -53,11 +53,17 @@ fn a_prepared_kernel_run_again_allocates_nothing() {
     }
     // `tiny` runs in strips, `saxpy` looks its inputs up, `scatter` makes
     // uncached writes while later rows run.
-    for name in ["tiny", "saxpy", "scatter"] {
+    // At 61 pixels a row, a strip's row ends in quads through the shim.
+    for (name, width) in [
+        ("tiny", 64),
+        ("saxpy", 64),
+        ("scatter", 64),
+        ("scatter", 61),
+    ] {
         for &engine in &engines {
             for threads in [1, 2] {
                 let case = suite::case(name).unwrap();
-                let mut job = case.job.clone().domain(64, 64);
+                let mut job = case.job.clone().domain(width, 64);
                 let s = job.settings_mut();
                 s.engine = engine;
                 s.threads = threads;
@@ -67,13 +73,14 @@ fn a_prepared_kernel_run_again_allocates_nothing() {
                 for _ in 0..20 {
                     p.run().unwrap();
                 }
-                // On two threads, which worker runs a row is the threads'
-                // timing: a worker's engine first used late grows its
-                // buffers once, and where two workers make a run's uncached
+                // Timing decides a few allocations: on two threads, which
+                // worker runs a row (a worker's engine first used late grows
+                // its buffers once; where two workers make a run's uncached
                 // writes while later rows run, a run with more rows' logs
-                // waiting at once than any before it allocates one. So some
-                // round of 100 re-runs of the first ten must allocate
-                // nothing (`scatter` without its logs kept: 32 a run).
+                // waiting at once than any before it allocates one), and on
+                // either, when the strip's forms are settled. So some round
+                // of 100 re-runs of the first ten must allocate nothing
+                // (`scatter` without its logs kept: 32 a run).
                 let mut made = Vec::new();
                 while made.len() < 10 && made.last() != Some(&0) {
                     let before = ALLOCATIONS.load(Ordering::Relaxed);
@@ -85,11 +92,8 @@ fn a_prepared_kernel_run_again_allocates_nothing() {
                 assert_eq!(
                     made.last(),
                     Some(&0),
-                    "{name}, {engine:?}, {threads} threads: allocations in rounds of 100 re-runs: {made:?}"
+                    "{name} ({width} wide), {engine:?}, {threads} threads: allocations in rounds of 100 re-runs: {made:?}"
                 );
-                if threads == 1 {
-                    assert_eq!(made.len(), 1, "{name}, {engine:?}: one thread");
-                }
             }
         }
     }

@@ -441,6 +441,8 @@ impl RowRun<'_> {
         self.row_part(w, row, part, &mut r)?;
         super::rows::append(&mut result.pixels, &mut r.pixels);
         super::rows::append(&mut result.writes, &mut r.writes);
+        // The end's log, where its writes were copied after the row's.
+        w.keep_log(std::mem::take(&mut r.writes));
         result.discarded += r.discarded;
         result.stats.pixels += r.stats.pixels;
         result.stats.killed += r.stats.killed;
