@@ -1,11 +1,13 @@
 //! A prepared kernel run again allocates nothing (`docs/dispatch.md`,
 //! "Re-runs pay only for work"): no report, no page tables, no logs of
-//! uncached writes, on either engine and on one thread or two. Counted by
-//! this binary's allocator, which counts every allocation of the process:
-//! this binary has one test, so nothing else allocates while it counts.
+//! uncached writes, no vectors of pixels kept for ordered delivery, on
+//! either engine and on one thread or two. Counted by this binary's
+//! allocator, which counts every allocation of the process: this binary
+//! has one test, so nothing else allocates while it counts.
 
 use ctm::Tier;
 use ctm::engine::EngineKind;
+use ctm::mc::CacheMode;
 use ctm_tools::bench::suite;
 use ctm_tools::check::jit_available;
 use std::alloc::{GlobalAlloc, Layout, System};
@@ -53,17 +55,22 @@ fn a_prepared_kernel_run_again_allocates_nothing() {
     }
     // `tiny` runs in strips, `saxpy` looks its inputs up, `scatter` makes
     // uncached writes while later rows run.
-    // At 61 pixels a row, a strip's row ends in quads through the shim.
-    for (name, width) in [
-        ("tiny", 64),
-        ("saxpy", 64),
-        ("scatter", 64),
-        ("scatter", 61),
+    // At 61 pixels a row, a strip's row ends in quads through the shim;
+    // with strict caches, rows keep their pixels for ordered delivery.
+    for (name, width, strict) in [
+        ("tiny", 64, false),
+        ("saxpy", 64, false),
+        ("scatter", 64, false),
+        ("scatter", 61, false),
+        ("tiny", 64, true),
     ] {
         for &engine in &engines {
             for threads in [1, 2] {
                 let case = suite::case(name).unwrap();
                 let mut job = case.job.clone().domain(width, 64);
+                if strict {
+                    job = job.cache_mode(CacheMode::Strict);
+                }
                 let s = job.settings_mut();
                 s.engine = engine;
                 s.threads = threads;
@@ -92,7 +99,7 @@ fn a_prepared_kernel_run_again_allocates_nothing() {
                 assert_eq!(
                     made.last(),
                     Some(&0),
-                    "{name} ({width} wide), {engine:?}, {threads} threads: allocations in rounds of 100 re-runs: {made:?}"
+                    "{name} ({width} wide, strict {strict}), {engine:?}, {threads} threads: allocations in rounds of 100 re-runs: {made:?}"
                 );
             }
         }

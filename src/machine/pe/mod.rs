@@ -216,6 +216,8 @@ struct Spare {
     lanes: Vec<Box<ctm_jit::state::Lanes>>,
     /// The workers' own logs of uncached writes ([`rows::Worker::logs`]).
     logs: Vec<Vec<Vec<crate::mc::UncachedWrite>>>,
+    /// The workers' own vectors of ordered delivery's pixels.
+    pixels: Vec<Vec<Vec<deliver::Px>>>,
     /// (In a mutex only to keep the PE `Sync`: reached through `&mut`.)
     engines: std::sync::Mutex<Vec<Box<dyn crate::runtime::Engine + Send>>>,
     /// The settings the kept engines were made with.

@@ -1,8 +1,8 @@
 //! What a run's rows leave for the next run's, so that a run again
 //! allocates none of it (`docs/dispatch.md`, "Re-runs pay only for work"): the
-//! logs of their uncached writes, the slots of ordered delivery and the
-//! record of which worker ran each row. A worker keeps logs of its own
-//! ([`Worker::keep_log`]): a log taken and given back through memory both
+//! logs of their uncached writes, the vectors of ordered delivery's
+//! pixels, its slots and the record of which worker ran each row. A worker
+//! keeps logs and pixel vectors of its own ([`Worker::keep_log`]): a log taken and given back through memory both
 //! workers lock at every row moved that lock's line between the cores
 //! (`scatter`'s two-thread re-runs at 64²: 5.9 → 7.0 ns per pixel). Before
 //! the rows, the calling thread gathers every log here and hands each
@@ -14,24 +14,83 @@
 //! their results' vector (5.9% of its host instructions were the
 //! allocator's).
 
+use super::deliver::Px;
 use super::rows::{Slot, Worker};
 use crate::mc::UncachedWrite;
 use std::sync::atomic::AtomicUsize;
 use std::sync::{Mutex, MutexGuard};
 
-/// Logs kept at most: ordered delivery holds a chunk's logs (32 rows) at
-/// once, writes made while later rows run fewer.
-const MOST_LOGS: usize = 64;
+/// Vectors kept at most of each kind: ordered delivery holds a chunk's
+/// (32 rows) at once, writes made while later rows run fewer.
+const MOST_KEPT: usize = 64;
 
-/// Bytes of logs kept at most (a log holds a quad row's writes: 16 bytes
-/// for each of its pixels at 8,192 pixels a row).
-const MOST_LOG_BYTES: usize = 8 << 20;
+/// Bytes kept at most of each kind (a log holds a quad row's writes, 8
+/// bytes for each of its pixels; a row's pixels 80 bytes each).
+const MOST_BYTES: usize = 8 << 20;
+
+/// Empty vectors of one kind, and the bytes they have room for.
+struct Bin<T> {
+    kept: Vec<Vec<T>>,
+    bytes: usize,
+}
+
+impl<T> Default for Bin<T> {
+    fn default() -> Self {
+        Bin {
+            kept: Vec::new(),
+            bytes: 0,
+        }
+    }
+}
+
+impl<T> Bin<T> {
+    fn take(&mut self) -> Option<Vec<T>> {
+        let v = self.kept.pop()?;
+        self.bytes -= v.capacity() * size_of::<T>();
+        Some(v)
+    }
+
+    /// Keeps `v`'s room (within [`MOST_KEPT`] and [`MOST_BYTES`]).
+    fn give(&mut self, mut v: Vec<T>) {
+        let bytes = v.capacity() * size_of::<T>();
+        if bytes == 0 || self.kept.len() >= MOST_KEPT || self.bytes + bytes > MOST_BYTES {
+            return;
+        }
+        v.clear();
+        self.bytes += bytes;
+        self.kept.push(v);
+    }
+
+    /// Gathers the workers' vectors (`each`) here and hands each worker up
+    /// to `share`.
+    fn hand_out(
+        &mut self,
+        workers: &mut [Worker],
+        each: fn(&mut Worker) -> &mut Vec<Vec<T>>,
+        share: usize,
+    ) {
+        for w in workers.iter_mut() {
+            for v in each(w).drain(..) {
+                self.give(v);
+            }
+        }
+        for w in workers.iter_mut() {
+            while each(w).len() < share
+                && let Some(v) = self.take()
+            {
+                each(w).push(v);
+            }
+        }
+    }
+}
 
 /// The rows' memory kept for the next run.
 #[derive(Default)]
 pub(super) struct Room {
-    /// Empty logs, and the bytes they have room for.
-    logs: Mutex<(Vec<Vec<UncachedWrite>>, usize)>,
+    /// Empty logs of uncached writes.
+    logs: Mutex<Bin<UncachedWrite>>,
+    /// Empty vectors of ordered delivery's pixels.
+    pixels: Mutex<Bin<Px>>,
     /// The slots of ordered delivery, none in them.
     slots: Mutex<Vec<Slot>>,
     /// Which worker ran each row (`overlap::InOrder`), emptied.
@@ -40,10 +99,12 @@ pub(super) struct Room {
 
 impl std::fmt::Debug for Room {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let logs = lock(&self.logs);
+        let (logs, pixels) = (lock(&self.logs), lock(&self.pixels));
         f.debug_struct("Room")
-            .field("logs", &logs.0.len())
-            .field("log_bytes", &logs.1)
+            .field("logs", &logs.kept.len())
+            .field("log_bytes", &logs.bytes)
+            .field("pixels", &pixels.kept.len())
+            .field("pixel_bytes", &pixels.bytes)
             .finish_non_exhaustive()
     }
 }
@@ -53,48 +114,33 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Room {
-    /// Before `rows` rows run on `workers`: gathers their logs here and
-    /// hands each up to its share of the rows, the rest left for
-    /// [`Room::log`].
+    /// Before `rows` rows run on `workers`: gathers their logs and pixel
+    /// vectors here and hands each up to its share of the rows, the rest
+    /// left for [`Room::log`] and [`Room::pixels`].
     pub(super) fn hand_out(&self, workers: &mut [Worker], rows: usize) {
-        for w in workers.iter_mut() {
-            for log in w.logs.drain(..) {
-                self.give_log(log);
-            }
-        }
-        let mut logs = lock(&self.logs);
         let share = rows.div_ceil(workers.len().max(1));
-        for w in workers.iter_mut() {
-            while w.logs.len() < share
-                && let Some(log) = logs.0.pop()
-            {
-                logs.1 -= log.capacity() * size_of::<UncachedWrite>();
-                w.logs.push(log);
-            }
-        }
+        lock(&self.logs).hand_out(workers, |w| &mut w.logs, share);
+        lock(&self.pixels).hand_out(workers, |w| &mut w.pixels, share);
     }
 
     /// An empty log of those left here, if any.
     pub(super) fn log(&self) -> Option<Vec<UncachedWrite>> {
-        let mut logs = lock(&self.logs);
-        let log = logs.0.pop()?;
-        logs.1 -= log.capacity() * size_of::<UncachedWrite>();
-        Some(log)
+        lock(&self.logs).take()
     }
 
-    /// Keeps `log`'s room for a later row (within [`MOST_LOGS`] and
-    /// [`MOST_LOG_BYTES`]).
-    pub(super) fn give_log(&self, mut log: Vec<UncachedWrite>) {
-        let bytes = log.capacity() * size_of::<UncachedWrite>();
-        if bytes == 0 {
-            return;
-        }
-        log.clear();
-        let mut logs = lock(&self.logs);
-        if logs.0.len() < MOST_LOGS && logs.1 + bytes <= MOST_LOG_BYTES {
-            logs.1 += bytes;
-            logs.0.push(log);
-        }
+    /// Keeps `log`'s room for a later row.
+    pub(super) fn give_log(&self, log: Vec<UncachedWrite>) {
+        lock(&self.logs).give(log);
+    }
+
+    /// An empty vector for a row's pixels of those left here, if any.
+    pub(super) fn pixels(&self) -> Option<Vec<Px>> {
+        lock(&self.pixels).take()
+    }
+
+    /// Keeps `pixels`' room for a later row.
+    pub(super) fn give_pixels(&self, pixels: Vec<Px>) {
+        lock(&self.pixels).give(pixels);
     }
 
     /// `rows` empty slots.
@@ -163,26 +209,26 @@ mod tests {
             2,
             "worker 1's, gathered last"
         );
-        assert_eq!(lock(&room.logs).0.len(), 2);
+        assert_eq!(lock(&room.logs).kept.len(), 2);
         assert_eq!(
-            lock(&room.logs).1,
+            lock(&room.logs).bytes,
             101 * size_of::<UncachedWrite>(),
             "bytes follow"
         );
         let mut left = [room.log().unwrap(), room.log().unwrap()];
-        assert!(room.log().is_none() && lock(&room.logs).1 == 0);
+        assert!(room.log().is_none() && lock(&room.logs).bytes == 0);
         left.sort_by_key(Vec::capacity);
         assert_eq!(left[1].capacity(), 100, "the first given, the last taken");
         assert!(left[1].is_empty() && std::ptr::eq(left[1].as_ptr(), at));
-        for _ in 0..MOST_LOGS + 1 {
+        for _ in 0..MOST_KEPT + 1 {
             room.give_log(Vec::with_capacity(1));
         }
-        assert_eq!(lock(&room.logs).0.len(), MOST_LOGS);
+        assert_eq!(lock(&room.logs).kept.len(), MOST_KEPT);
         let room = Room::default();
-        let most = MOST_LOG_BYTES / size_of::<UncachedWrite>();
+        let most = MOST_BYTES / size_of::<UncachedWrite>();
         room.give_log(Vec::with_capacity(most / 2 + 1));
         room.give_log(Vec::with_capacity(most / 2 + 1));
-        assert_eq!(lock(&room.logs).0.len(), 1, "over the bytes kept");
+        assert_eq!(lock(&room.logs).kept.len(), 1, "over the bytes kept");
     }
 
     #[test]

@@ -43,6 +43,8 @@ pub(super) struct Worker {
     /// given back through memory both workers lock moved that lock's line
     /// between the cores at every row).
     pub logs: Vec<Vec<UncachedWrite>>,
+    /// Empty vectors for its rows' pixels kept for ordered delivery.
+    pub pixels: Vec<Vec<Px>>,
     /// Whether to time its rows (where a run could have taken more
     /// workers), and the host time they took.
     pub timed: bool,
@@ -58,6 +60,7 @@ impl Worker {
             events: Vec::new(),
             sum: None,
             logs: Vec::new(),
+            pixels: Vec::new(),
             timed: false,
             busy: std::time::Duration::ZERO,
         }
@@ -68,6 +71,14 @@ impl Worker {
         if log.capacity() > 0 {
             log.clear();
             self.logs.push(log);
+        }
+    }
+
+    /// Keeps `pixels`' room for a later row of this worker's.
+    pub(super) fn keep_pixels(&mut self, mut pixels: Vec<Px>) {
+        if pixels.capacity() > 0 {
+            pixels.clear();
+            self.pixels.push(pixels);
         }
     }
 }
@@ -171,6 +182,18 @@ impl RowRun<'_> {
         }
     }
 
+    /// An empty vector for a row's pixels on worker `w`: an earlier row's
+    /// where the run keeps pixels for ordered delivery.
+    fn pixels(&self, w: &mut Worker) -> Vec<Px> {
+        if self.direct {
+            return Vec::new();
+        }
+        w.pixels
+            .pop()
+            .or_else(|| self.room.pixels())
+            .unwrap_or_default()
+    }
+
     /// Runs the part of quad row `row` inside `domain` (the run's domain
     /// or a part of it) on worker `w`, group by group through the shim,
     /// its results added to `into`.
@@ -191,7 +214,7 @@ impl RowRun<'_> {
             targets: self.targets,
             mc: self.mc,
             direct: self.direct,
-            pending: Vec::new(),
+            pending: self.pixels(w),
             discarded: 0,
         };
         let mut runner =
@@ -216,7 +239,7 @@ impl RowRun<'_> {
 
 /// A row's results in row order: its pixels kept for ordered delivery,
 /// then its uncached writes (of `len` bytes each: [`write_len`]), their
-/// log then kept in `room`, then its counters (added to `counts`).
+/// vectors then kept in `room`, then its counters (added to `counts`).
 pub(super) fn deliver_row(
     targets: &Targets<'_>,
     mc: &mut Mc,
@@ -227,6 +250,7 @@ pub(super) fn deliver_row(
 ) {
     counts.discarded += deliver_ordered(targets, mc, &row.pixels);
     deliver_uncached(mc, &row.writes, len);
+    room.give_pixels(std::mem::take(&mut row.pixels));
     room.give_log(std::mem::take(&mut row.writes));
     counts.count(row);
 }

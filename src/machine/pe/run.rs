@@ -391,8 +391,8 @@ impl Pe {
                     summed: direct,
                     after: advance.as_ref().map(|f| f as AfterRow<'_>),
                 };
-                // The logs the last rows delivered here left.
-                if out0.is_some() {
+                // The vectors the last rows delivered here left.
+                if out0.is_some() || !direct {
                     room.hand_out(&mut workers, rows.len());
                 }
                 let results = run_rows(
@@ -531,6 +531,7 @@ impl Pe {
             let lanes = self.spare.lanes.pop().unwrap_or_else(Lanes::new_boxed);
             let mut w = Worker::new(engine, lanes);
             w.logs = self.spare.logs.pop().unwrap_or_default();
+            w.pixels = self.spare.pixels.pop().unwrap_or_default();
             workers.push(w);
         }
         for w in &mut workers {
@@ -549,6 +550,7 @@ impl Pe {
             report.engine.merge(&w.engine.take_stats());
             self.spare.lanes.push(w.lanes);
             self.spare.logs.push(w.logs);
+            self.spare.pixels.push(w.pixels);
             if self.spare.made_with.is_some() {
                 self.spare.engines().push(w.engine);
             }

@@ -441,7 +441,9 @@ impl RowRun<'_> {
         self.row_part(w, row, part, &mut r)?;
         super::rows::append(&mut result.pixels, &mut r.pixels);
         super::rows::append(&mut result.writes, &mut r.writes);
-        // The end's log, where its writes were copied after the row's.
+        // The end's vectors, where their contents were copied after the
+        // row's.
+        w.keep_pixels(std::mem::take(&mut r.pixels));
         w.keep_log(std::mem::take(&mut r.writes));
         result.discarded += r.discarded;
         result.stats.pixels += r.stats.pixels;
