@@ -1,13 +1,14 @@
 //! What a run's rows leave for the next run's, so that a run again
-//! allocates none of it (`docs/dispatch.md`, "Re-runs pay only for work"): the
-//! logs of their uncached writes, the vectors of ordered delivery's
+//! allocates none of it (`docs/dispatch.md`, "Re-runs pay only for work"):
+//! the logs of their uncached writes, the vectors of ordered delivery's
 //! pixels, its slots and the record of which worker ran each row. A worker
-//! keeps logs and pixel vectors of its own ([`Worker::keep_log`]): a log taken and given back through memory both
-//! workers lock at every row moved that lock's line between the cores
-//! (`scatter`'s two-thread re-runs at 64²: 5.9 → 7.0 ns per pixel). Before
-//! the rows, the calling thread gathers every log here and hands each
-//! worker its share ([`Room::hand_out`]); a worker that runs out takes one
-//! of those left here before it makes one.
+//! keeps logs and pixel vectors of its own ([`Worker::keep_log`]): a log
+//! taken and given back through memory both workers lock at every row moved
+//! that lock's line between the cores (`scatter`'s two-thread re-runs at
+//! 64²: 5.9 → 7.0 ns per pixel). Before the rows, the calling thread
+//! gathers every log here and hands each worker its share
+//! ([`Room::hand_out`]); a worker that runs out takes one of those left
+//! here before it makes one.
 //!
 //! Kept between runs, empty. An uncached run of `scatter` at 64² made 34
 //! allocations per re-run for these: a log per quad row, its slots and
