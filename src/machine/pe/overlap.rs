@@ -102,7 +102,7 @@ impl<'a> InOrder<'a> {
             let rest = unsafe { deliver_uncached_shared(self.mc, &self.out0, writes.iter()) };
             made.0 += 1;
             made.1.extend(rest);
-            w.keep_log(writes);
+            super::room::keep(&mut w.logs, writes);
         }
     }
 

@@ -2,7 +2,7 @@
 //! allocates none of it (`docs/dispatch.md`, "Re-runs pay only for work"):
 //! the logs of their uncached writes, the vectors of ordered delivery's
 //! pixels, its slots and the record of which worker ran each row. A worker
-//! keeps logs and pixel vectors of its own ([`Worker::keep_log`]): a log
+//! keeps logs and pixel vectors of its own ([`keep`]): a log
 //! taken and given back through memory both workers lock at every row moved
 //! that lock's line between the cores (`scatter`'s two-thread re-runs at
 //! 64²: 5.9 → 7.0 ns per pixel). Before the rows, the calling thread
@@ -29,6 +29,15 @@ const MOST_KEPT: usize = 64;
 /// bytes for each of its pixels; a row's pixels 80 bytes each).
 const MOST_BYTES: usize = 8 << 20;
 
+/// Keeps `v`'s room, emptied, in `kept` (a vector without room is not
+/// worth keeping): a worker's own logs and pixel vectors, and a bin's.
+pub(super) fn keep<T>(kept: &mut Vec<Vec<T>>, mut v: Vec<T>) {
+    if v.capacity() > 0 {
+        v.clear();
+        kept.push(v);
+    }
+}
+
 /// Empty vectors of one kind, and the bytes they have room for.
 struct Bin<T> {
     kept: Vec<Vec<T>>,
@@ -52,14 +61,12 @@ impl<T> Bin<T> {
     }
 
     /// Keeps `v`'s room (within [`MOST_KEPT`] and [`MOST_BYTES`]).
-    fn give(&mut self, mut v: Vec<T>) {
+    fn give(&mut self, v: Vec<T>) {
         let bytes = v.capacity() * size_of::<T>();
-        if bytes == 0 || self.kept.len() >= MOST_KEPT || self.bytes + bytes > MOST_BYTES {
-            return;
+        if self.kept.len() < MOST_KEPT && self.bytes + bytes <= MOST_BYTES {
+            self.bytes += bytes;
+            keep(&mut self.kept, v);
         }
-        v.clear();
-        self.bytes += bytes;
-        self.kept.push(v);
     }
 
     /// Gathers the workers' vectors (`each`) here and hands each worker up
@@ -199,8 +206,8 @@ mod tests {
             room.give_log(Vec::with_capacity(1));
         }
         let mut workers = [worker(), worker()];
-        workers[1].keep_log(Vec::with_capacity(2));
-        workers[1].keep_log(Vec::new());
+        keep(&mut workers[1].logs, Vec::with_capacity(2));
+        keep(&mut workers[1].logs, Vec::new());
         // Six logs (the empty vectors are not kept), three rows: two each,
         // the last gathered first; two left.
         room.hand_out(&mut workers, 3);

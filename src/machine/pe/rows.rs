@@ -65,22 +65,6 @@ impl Worker {
             busy: std::time::Duration::ZERO,
         }
     }
-
-    /// Keeps `log`'s room for a later row of this worker's.
-    pub(super) fn keep_log(&mut self, mut log: Vec<UncachedWrite>) {
-        if log.capacity() > 0 {
-            log.clear();
-            self.logs.push(log);
-        }
-    }
-
-    /// Keeps `pixels`' room for a later row of this worker's.
-    pub(super) fn keep_pixels(&mut self, mut pixels: Vec<Px>) {
-        if pixels.capacity() > 0 {
-            pixels.clear();
-            self.pixels.push(pixels);
-        }
-    }
 }
 
 /// What the rows of a run share: the program and what it reads, where

@@ -383,7 +383,7 @@ impl RowRun<'_> {
         // were compiled for, else the shim.
         let log = (writes > 0).then(|| view.uncached_log(0));
         if log.is_some_and(|l| l.at.is_null() || !l.agrees(self.program.uncached_unorm)) {
-            w.keep_log(std::mem::take(&mut view.writes));
+            super::room::keep(&mut w.logs, std::mem::take(&mut view.writes));
             return self.row_part(w, row, d, into);
         }
         let pixels = 4 * u64::from(strip.quads);
@@ -396,7 +396,7 @@ impl RowRun<'_> {
         // The row's writes so far are the left end's (mostly none): the
         // strip's log becomes the row's rather than being copied.
         super::rows::append(&mut into.writes, &mut view.writes);
-        w.keep_log(std::mem::take(&mut view.writes));
+        super::room::keep(&mut w.logs, std::mem::take(&mut view.writes));
         into.stats.pixels += pixels;
         if end < d.i1 + 1 {
             self.row_end(w, row, (end, d.i1 + 1), into)?;
@@ -443,8 +443,8 @@ impl RowRun<'_> {
         super::rows::append(&mut result.writes, &mut r.writes);
         // The end's vectors, where their contents were copied after the
         // row's.
-        w.keep_pixels(std::mem::take(&mut r.pixels));
-        w.keep_log(std::mem::take(&mut r.writes));
+        super::room::keep(&mut w.pixels, std::mem::take(&mut r.pixels));
+        super::room::keep(&mut w.logs, std::mem::take(&mut r.writes));
         result.discarded += r.discarded;
         result.stats.pixels += r.stats.pixels;
         result.stats.killed += r.stats.killed;
