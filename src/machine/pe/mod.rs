@@ -15,6 +15,7 @@
 mod command;
 mod consts;
 mod deliver;
+mod handout;
 mod overlap;
 pub mod params;
 mod pool;

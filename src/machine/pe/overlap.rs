@@ -12,8 +12,9 @@
 //! meanwhile, which is admitted only where no row can see them
 //! (`deliver::deliver_while_running`).
 
+use super::handout::Slot;
 use super::room::Room;
-use super::rows::{Slot, Worker};
+use super::rows::Worker;
 use crate::mc::{Mc, Surface, UncachedWrite};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, TryLockError};

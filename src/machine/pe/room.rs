@@ -16,7 +16,8 @@
 //! allocator's).
 
 use super::deliver::Px;
-use super::rows::{Slot, Worker};
+use super::handout::Slot;
+use super::rows::Worker;
 use crate::mc::UncachedWrite;
 use std::sync::atomic::AtomicUsize;
 use std::sync::{Mutex, MutexGuard};

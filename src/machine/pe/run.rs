@@ -18,8 +18,9 @@
 //!    the row's uncached writes — so any thread count gives the same memory.
 
 use super::deliver::{Targets, deliver_while_running, direct_allowed, uncached_strips};
+use super::handout::{AfterRow, Handout, Slot, run_rows};
 use super::overlap::{InOrder, write_len, write_rest};
-use super::rows::{AfterRow, Handout, RowResult, RowRun, Slot, Worker, deliver_row, run_rows};
+use super::rows::{RowResult, RowRun, Worker, deliver_row};
 use super::strip::{RowStrips, strips_allowed};
 use super::{PROCESSORS, Pe, PeError};
 use crate::abi::ProgramInfo;
