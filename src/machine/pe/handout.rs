@@ -1,7 +1,8 @@
 //! Handing a run's rows out to its workers ([`run_rows`]): each worker
-//! takes a block of rows of its own first, then helps with the others'
-//! (`docs/threads.md`; `docs/design.md`, "Uncached writes while later rows
-//! run").
+//! takes a block of rows of its own first, then helps with the others';
+//! where rows should finish about in row order, a block is every `n`-th
+//! stripe of a few rows (`docs/threads.md`; `docs/design.md`, "Uncached
+//! writes while later rows run").
 
 use super::room::Room;
 use super::rows::{RowResult, Worker};
@@ -15,14 +16,30 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 /// start. A worker takes its own block's rows first — the same rows on
 /// every run of the same domain, whose memory its core's caches may still
 /// hold — then helps with the others' blocks, in turn.
+///
+/// A block is a run of rows, or, where rows should finish about in row
+/// order ([`Handout::in_order`]), every `n`-th stripe of [`Blocks::stripe`]
+/// rows: block `b` of `n` is stripes `b`, `b + n`, …
 struct Blocks<'a> {
-    /// Each block's next row (an index into the run's rows), on a cache
-    /// line of its own.
+    /// Each block's next row (an index into the run's rows; into the
+    /// block's own rows where striped), on a cache line of its own.
     next: &'a [Cursor],
     /// The run's rows (block `b` ends at `rows · (b + 1) / blocks`).
     rows: usize,
     /// The first row, in row order, that failed (`usize::MAX`: none).
     failed_at: AtomicUsize,
+    /// Rows per stripe, or 0: blocks are runs of rows.
+    stripe: usize,
+}
+
+/// Rows per stripe of a run of `rows` rows on `workers` workers that
+/// should finish about in row order: stripes of up to 8 rows, at least
+/// four per worker. A worker's rows then come several in a row, so that
+/// it makes their writes one after the other, and the same rows fall to
+/// the same worker on every run (for a transpose into a float32_1
+/// surface, 8 quad rows write 16 columns: one cache line per row).
+fn stripe(rows: usize, workers: usize) -> usize {
+    (rows / (4 * workers.max(1))).clamp(1, 8)
 }
 
 #[repr(align(64))]
@@ -41,6 +58,20 @@ impl Blocks<'_> {
     /// reported, however the rows fell to the workers.
     fn take(&self, w: usize, block: &mut usize, most: usize) -> Option<std::ops::Range<usize>> {
         let n = self.next.len();
+        if self.stripe > 0 {
+            // One row at a time (what in-order runs take).
+            let k = self.stripe;
+            while *block < n {
+                let b = (w + *block) % n;
+                let p = self.next[b].0.fetch_add(1, Ordering::Relaxed);
+                let row = (b + p / k * n) * k + p % k;
+                if row < self.rows.min(self.failed_at.load(Ordering::Relaxed)) {
+                    return Some(row..row + 1);
+                }
+                *block += 1;
+            }
+            return None;
+        }
         while *block < n {
             let b = (w + *block) % n;
             let k = self.next[b].0.fetch_add(most, Ordering::Relaxed);
@@ -57,26 +88,31 @@ impl Blocks<'_> {
 }
 
 /// A row's result, set by the worker that ran it.
-pub(super) type Slot = Mutex<Option<Result<RowResult, RunError>>>;
+pub(super) type Slot = Mutex<Option<RowOutcome>>;
+
+/// The result a row leaves: its row's, or `Err`.
+pub(super) type RowOutcome = Result<RowResult, RunError>;
 
 /// What a worker does after each of its rows ([`Handout`]): it is given
-/// every row's slot, the index of the row it finished, its own index and
-/// itself.
-pub(super) type AfterRow<'a> = &'a (dyn Fn(&[Slot], usize, usize, &mut Worker) + Sync);
+/// every row's slot, the index of the row it finished, its own index,
+/// itself and the row's result, which it puts in the row's slot unless it
+/// delivers it.
+pub(super) type AfterRow<'a> = &'a (dyn Fn(&[Slot], usize, usize, &mut Worker, RowOutcome) + Sync);
 
 /// How [`run_rows`] hands rows out and what a worker does after each.
 #[derive(Clone, Copy, Default)]
 pub(super) struct Handout<'a> {
-    /// Every worker takes the next row in row order (rows then finish
-    /// about in order), instead of a block of its own first.
+    /// Rows should finish about in row order: each worker's block is
+    /// every `n`-th stripe of a few rows ([`Blocks`]) instead of a run of
+    /// rows.
     pub in_order: bool,
     /// The rows deliver their results themselves (direct delivery: no
     /// pixels or writes are left for the caller): each worker sums its
     /// rows' counters, and no row keeps a result of its own. Such a run
     /// calls no `after`.
     pub summed: bool,
-    /// Called by every worker after each of its rows, its result in its
-    /// slot.
+    /// Called by every worker after each of its rows, with its result;
+    /// without it, the result goes to the row's slot.
     pub after: Option<AfterRow<'a>>,
 }
 
@@ -123,13 +159,26 @@ pub(super) fn run_rows(
 ) -> RowsDone {
     let n = rows.len();
     let threads = workers.len().min(n);
-    let count = if handout.in_order { 1 } else { threads.max(1) };
-    let cursor = |b| Cursor(AtomicUsize::new(Blocks::start(n, count, b)));
+    let count = threads.max(1);
+    let striped = if handout.in_order {
+        stripe(n, count)
+    } else {
+        0
+    };
+    let cursor = |b| {
+        let first = if striped > 0 {
+            0
+        } else {
+            Blocks::start(n, count, b)
+        };
+        Cursor(AtomicUsize::new(first))
+    };
     super::pool::slots(count, cursor, |next| {
         let blocks = Blocks {
             next,
             rows: n,
             failed_at: AtomicUsize::new(usize::MAX),
+            stripe: striped,
         };
         run_blocks(
             rows,
@@ -169,8 +218,6 @@ fn run_blocks(
         // back when this worker's rows end, however they end.
         let _default = DazGuard::new(false);
         let mut block = 0;
-        // In row order, every worker takes from the one block there is.
-        let own = if handout.in_order { 0 } else { k };
         let (mut sum, mut failed) = (RowResult::default(), None);
         // What this worker finds of the strip at its first row, for its
         // others (on its own thread's stack).
@@ -178,7 +225,7 @@ fn run_blocks(
         // A summed run's rows go several at a time where the worker's
         // strip takes them so.
         let most = |strips: &RowStrips| if handout.summed { strips.at_once() } else { 1 };
-        while let Some(taken) = blocks.take(own, &mut block, most(&strips)) {
+        while let Some(taken) = blocks.take(k, &mut block, most(&strips)) {
             let (at, row) = (taken.start, first_row + taken.start as u32);
             if handout.summed {
                 // The rows' counters go straight into the worker's sum
@@ -202,9 +249,9 @@ fn run_blocks(
             if res.is_err() {
                 blocks.failed_at.fetch_min(at, Ordering::Relaxed);
             }
-            *slots[at].lock().unwrap_or_else(|p| p.into_inner()) = Some(res);
-            if let Some(after) = handout.after {
-                after(&slots, at, k, w);
+            match handout.after {
+                Some(after) => after(&slots, at, k, w, res),
+                None => *slots[at].lock().unwrap_or_else(|p| p.into_inner()) = Some(res),
             }
         }
         if handout.summed {
@@ -262,17 +309,18 @@ fn run_blocks(
 /// What [`run_rows`] returns: a summed run's one result, or each row's in
 /// its slot.
 pub(super) enum RowsDone {
-    Summed(Option<Result<RowResult, RunError>>),
+    Summed(Option<RowOutcome>),
     Each(Vec<Slot>),
 }
 
 impl RowsDone {
-    /// Takes the results in row order (a summed run's one), up to and
-    /// including the first error: the rows that ran before any failed.
-    pub(super) fn results(&mut self) -> impl Iterator<Item = Result<RowResult, RunError>> + '_ {
+    /// Takes the results in row order (a summed run's one), from row
+    /// `from` on (the rows before it left none), up to and including the
+    /// first error: the rows that ran before any failed.
+    pub(super) fn results(&mut self, from: usize) -> impl Iterator<Item = RowOutcome> + '_ {
         let (one, each): (_, &mut [Slot]) = match self {
             RowsDone::Summed(r) => (r.take(), &mut []),
-            RowsDone::Each(v) => (None, v),
+            RowsDone::Each(v) => (None, v.get_mut(from..).unwrap_or_default()),
         };
         let mut stopped = false;
         let each = each.iter_mut().map_while(move |s| {
@@ -286,10 +334,56 @@ impl RowsDone {
         one.into_iter().chain(each)
     }
 
-    /// Keeps the slots' vector in `room` for the next run's.
-    pub(super) fn into_room(self, room: &Room) {
+    /// Keeps the slots' vector in `room` for the next run's (the slots
+    /// before `from` are empty).
+    pub(super) fn into_room(self, room: &Room, from: usize) {
         if let RowsDone::Each(slots) = self {
-            room.give_slots(slots);
+            room.give_slots(slots, from);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The rows worker `w` takes one at a time until none are left.
+    fn taken(blocks: &Blocks<'_>, w: usize) -> Vec<usize> {
+        let mut block = 0;
+        std::iter::from_fn(|| blocks.take(w, &mut block, 1))
+            .map(|r| {
+                assert_eq!(r.len(), 1);
+                r.start
+            })
+            .collect()
+    }
+
+    fn striped(next: &[Cursor], rows: usize, stripe: usize) -> Blocks<'_> {
+        Blocks {
+            next,
+            rows,
+            failed_at: AtomicUsize::new(usize::MAX),
+            stripe,
+        }
+    }
+
+    #[test]
+    fn stripes_alternate_between_blocks_and_a_worker_then_helps() {
+        assert_eq!([stripe(128, 2), stripe(20, 2), stripe(3, 2)], [8, 2, 1]);
+        let next = [Cursor(AtomicUsize::new(0)), Cursor(AtomicUsize::new(0))];
+        let blocks = striped(&next, 9, 2);
+        // Worker 0's stripes, then what is left of worker 1's.
+        assert_eq!(taken(&blocks, 0), [0, 1, 4, 5, 8, 2, 3, 6, 7]);
+        assert!(taken(&blocks, 1).is_empty());
+        let next = [Cursor(AtomicUsize::new(0)), Cursor(AtomicUsize::new(0))];
+        let blocks = striped(&next, 9, 2);
+        let mut block = 0;
+        assert_eq!(blocks.take(1, &mut block, 1), Some(2..3));
+        assert_eq!(taken(&blocks, 0), [0, 1, 4, 5, 8, 3, 6, 7]);
+        // No row after one that failed is handed out.
+        let next = [Cursor(AtomicUsize::new(0)), Cursor(AtomicUsize::new(0))];
+        let blocks = striped(&next, 9, 2);
+        blocks.failed_at.store(5, Ordering::Relaxed);
+        assert_eq!(taken(&blocks, 1), [2, 3, 0, 1, 4]);
     }
 }

@@ -2,51 +2,53 @@
 //! later rows run (`docs/design.md`, "Uncached writes while later rows
 //! run").
 //!
-//! With several workers, rows are handed out in row order. After each of
-//! its rows a worker makes the uncached writes of the next rows in row
-//! order, as long as it ran them itself: a row's log is read by the core
-//! that wrote it, while its cache still holds it. A row another worker ran
+//! With several workers, each takes stripes of a few rows in turn
+//! (`handout.rs`), so rows finish about in row order. After each of its
+//! rows a worker makes the uncached writes of the next rows in row order,
+//! as long as it ran them itself: a row's log is read by the core that
+//! wrote it, while its cache still holds it. A row another worker ran
 //! waits for that worker's next row (or for the end of the run); the rows
 //! after the last one made are delivered after the rows, as before. The
 //! writes land in the order one thread would make them; rows keep running
 //! meanwhile, which is admitted only where no row can see them
 //! (`deliver::deliver_while_running`).
 
-use super::handout::Slot;
+use super::handout::{RowOutcome, Slot};
 use super::room::Room;
 use super::rows::Worker;
 use crate::mc::{Mc, Surface, UncachedWrite};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Mutex, TryLockError};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+
+/// The first row whose writes are not made yet, on a cache line of its
+/// own: the one value the workers share at every row.
+#[repr(align(128))]
+struct Next(AtomicUsize);
+
+/// Words between two workers' records of the rows they ran, beyond what
+/// the records take: a cache line, so that no two workers write one.
+const GAP: usize = 8;
 
 /// The writes of a run's rows, made in row order as the rows finish.
 pub(super) struct InOrder<'a> {
+    next: Next,
     mc: &'a Mc,
     out0: Surface,
-    /// Which worker ran each row (`usize::MAX` until one has).
-    ran: Vec<AtomicUsize>,
-    /// Rows whose writes are made (a prefix of the run's rows), and the
-    /// writes that fell outside `out0`'s bytes, in order, for the caller
-    /// to make after the rows (none in practice: see
+    /// Which rows each worker ran: worker `w`'s bits from word
+    /// `w · stride`, one per row, written only by that worker.
+    ran: Vec<AtomicU64>,
+    stride: usize,
+    /// The writes that fell outside `out0`'s bytes, in order, for the
+    /// caller to make after the rows (none in practice: see
     /// [`deliver_uncached_shared`]).
-    made: Mutex<(usize, Vec<UncachedWrite>)>,
+    rest: Mutex<Vec<UncachedWrite>>,
     /// Where the record of who ran each row goes back to.
     room: &'a Room,
 }
 
-/// The writes of a row that may be made while later rows run (done,
-/// without error, and without pixels: those are delivered after the
-/// rows, in order, with their writes), taken from its slot: their memory
-/// is freed once made, for the next rows' to reuse.
-fn take_writes(slot: &Slot) -> Option<Vec<UncachedWrite>> {
-    match &mut *slot.lock().unwrap_or_else(|p| p.into_inner()) {
-        Some(Ok(row)) if row.pixels.is_empty() => Some(std::mem::take(&mut row.writes)),
-        _ => None,
-    }
-}
-
 impl<'a> InOrder<'a> {
-    /// Writes into output 0's surface `out0`, for a run of `rows` rows.
+    /// Writes into output 0's surface `out0`, for a run of `rows` rows on
+    /// `workers` workers.
     ///
     /// # Safety
     /// Until [`InOrder::finish`], nothing but [`InOrder::advance`] may read
@@ -57,61 +59,116 @@ impl<'a> InOrder<'a> {
         mc: &'a Mc,
         out0: Surface,
         rows: usize,
+        workers: usize,
         room: &'a Room,
     ) -> InOrder<'a> {
+        let stride = rows.div_ceil(64) + GAP;
         InOrder {
+            next: Next(AtomicUsize::new(0)),
             mc,
             out0,
-            ran: room.ran(rows),
-            made: Mutex::new((0, Vec::new())),
+            ran: room.ran(stride * workers.max(1)),
+            stride,
+            rest: Mutex::new(Vec::new()),
             room,
         }
     }
 
-    /// Worker `worker` (`w`) finished row `at` (its result in its slot),
-    /// and keeps the logs whose writes it made: makes
-    /// the writes of the rows that are done ([`take_writes`]) in row order
-    /// from the first whose writes are not made yet, while that row is one
-    /// this worker ran. Where another worker is making writes, it returns
-    /// at once (the rows it leaves are made later, by their own workers or
-    /// after the run).
+    /// Whether worker `worker` ran row `at`.
+    fn ran(&self, worker: usize, at: usize) -> bool {
+        let word = &self.ran[worker * self.stride + at / 64];
+        word.load(Ordering::Relaxed) & (1 << (at % 64)) != 0
+    }
+
+    /// Worker `worker` (`w`) finished row `at` with `row`: makes the writes
+    /// of the rows that are done (without error, and without pixels: those
+    /// are delivered after the rows, in order, with their writes) in row
+    /// order from the first whose writes are not made yet, while that row
+    /// is one this worker ran (`row`, or one it left in its slot), adds
+    /// their counters to its sum ([`Worker::early`]) and keeps their logs;
+    /// `row`, unless made so, goes to its slot. Where the next row is
+    /// another's, it returns at once (the rows it leaves are made later,
+    /// by their own workers or after the run).
     ///
-    /// Measured on `scatter` (a transpose, two threads): the calling
-    /// thread alone making every row's writes read each log on the other
-    /// core, which slowed the strips writing the next logs about 1.6×;
-    /// with each worker making its own rows' writes, re-runs went from
-    /// 3.11–3.20 to 2.46–2.67 ns per pixel (`docs/design.md`).
-    pub(super) fn advance(&self, slots: &[Slot], at: usize, worker: usize, w: &mut Worker) {
-        // Only this worker stores `worker` anywhere, and only it reads
-        // that value back below: program order is all it needs.
-        self.ran[at].store(worker, Ordering::Relaxed);
-        let mut made = match self.made.try_lock() {
-            Ok(made) => made,
-            Err(TryLockError::Poisoned(p)) => p.into_inner(),
-            Err(TryLockError::WouldBlock) => return,
-        };
-        while self
-            .ran
-            .get(made.0)
-            .is_some_and(|w| w.load(Ordering::Relaxed) == worker)
-        {
-            let Some(writes) = take_writes(&slots[made.0]) else {
-                break;
+    /// Only the worker that ran the first row not made moves it on, so
+    /// that row is the one value the workers share, and a row made here
+    /// never touches its slot. Before, the workers took turns under a lock
+    /// and read a shared record of who ran each row, and every row went
+    /// through its slot, which the calling thread had cleared: on a host
+    /// where a line takes 0.2 µs to move between the cores, those lines
+    /// cost `scatter` most of what its second thread gained
+    /// (`docs/design.md`, "Uncached writes while later rows run").
+    pub(super) fn advance(
+        &self,
+        slots: &[Slot],
+        at: usize,
+        worker: usize,
+        w: &mut Worker,
+        row: RowOutcome,
+    ) {
+        // Only this worker writes its words, and only it reads them.
+        let word = &self.ran[worker * self.stride + at / 64];
+        word.store(
+            word.load(Ordering::Relaxed) | 1 << (at % 64),
+            Ordering::Relaxed,
+        );
+        let mut held = Some(row);
+        // Acquire: the writes made before the row that moved it on.
+        let first = self.next.0.load(Ordering::Acquire);
+        let mut next = first;
+        while next < slots.len() && self.ran(worker, next) {
+            let slot = || slots[next].lock().unwrap_or_else(|p| p.into_inner());
+            let row = if next == at {
+                held.take()
+            } else {
+                slot().take()
             };
+            let mut row = match row {
+                Some(Ok(row)) if row.pixels.is_empty() => row,
+                // Back where it was (`row` goes to its slot below).
+                other if next == at => {
+                    held = other;
+                    break;
+                }
+                other => {
+                    *slot() = other;
+                    break;
+                }
+            };
+            let writes = std::mem::take(&mut row.writes);
             // SAFETY: `new`'s caller keeps every other reader and writer
-            // away from `out0`'s bytes, and the lock any other call.
+            // away from `out0`'s bytes, and only the worker that ran row
+            // `next` makes writes until it moves `next` on.
             let rest = unsafe { deliver_uncached_shared(self.mc, &self.out0, writes.iter()) };
-            made.0 += 1;
-            made.1.extend(rest);
+            if !rest.is_empty() {
+                self.rest
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .extend(rest);
+            }
             super::room::keep(&mut w.logs, writes);
+            w.early.count(row);
+            next += 1;
+        }
+        if next > first {
+            // Release: these writes before those of the rows after.
+            self.next.0.store(next, Ordering::Release);
+        }
+        if held.is_some() {
+            *slots[at].lock().unwrap_or_else(|p| p.into_inner()) = held;
         }
     }
 
-    /// The writes left for the caller to make after the rows (the rows
-    /// whose writes were made keep empty logs).
-    pub(super) fn finish(self) -> Vec<UncachedWrite> {
+    /// The rows whose writes were made (the first rows: their results
+    /// are in the workers' sums, [`Worker::early`], their slots empty),
+    /// and the writes left for the caller to make after the rows.
+    pub(super) fn finish(self) -> (usize, Vec<UncachedWrite>) {
         self.room.give_ran(self.ran);
-        self.made.into_inner().unwrap_or_else(|p| p.into_inner()).1
+        let made = self.next.0.into_inner();
+        (
+            made,
+            self.rest.into_inner().unwrap_or_else(|p| p.into_inner()),
+        )
     }
 }
 

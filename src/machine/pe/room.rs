@@ -19,7 +19,7 @@ use super::deliver::Px;
 use super::handout::Slot;
 use super::rows::Worker;
 use crate::mc::UncachedWrite;
-use std::sync::atomic::AtomicUsize;
+use std::sync::atomic::AtomicU64;
 use std::sync::{Mutex, MutexGuard};
 
 /// Vectors kept at most of each kind: ordered delivery holds a chunk's
@@ -70,8 +70,9 @@ impl<T> Bin<T> {
         }
     }
 
-    /// Gathers the workers' vectors (`each`) here and hands each worker up
-    /// to `share`.
+    /// Leaves each worker up to `share` of its own vectors (`each`), the
+    /// last it used on top, takes the rest here, and tops each worker up
+    /// to `share` from here, beneath its own.
     fn hand_out(
         &mut self,
         workers: &mut [Worker],
@@ -79,15 +80,20 @@ impl<T> Bin<T> {
         share: usize,
     ) {
         for w in workers.iter_mut() {
-            for v in each(w).drain(..) {
+            let extra = each(w).len().saturating_sub(share);
+            for v in each(w).drain(..extra) {
                 self.give(v);
             }
         }
         for w in workers.iter_mut() {
-            while each(w).len() < share
+            let own = each(w);
+            let short = share.saturating_sub(own.len());
+            let mut topped = 0;
+            while topped < short
                 && let Some(v) = self.take()
             {
-                each(w).push(v);
+                own.insert(0, v);
+                topped += 1;
             }
         }
     }
@@ -102,8 +108,8 @@ pub(super) struct Room {
     pixels: Mutex<Bin<Px>>,
     /// The slots of ordered delivery, none in them.
     slots: Mutex<Vec<Slot>>,
-    /// Which worker ran each row (`overlap::InOrder`), emptied.
-    ran: Mutex<Vec<AtomicUsize>>,
+    /// Which rows each worker ran (`overlap::InOrder`), emptied.
+    ran: Mutex<Vec<AtomicU64>>,
 }
 
 impl std::fmt::Debug for Room {
@@ -152,30 +158,38 @@ impl Room {
         lock(&self.pixels).give(pixels);
     }
 
-    /// `rows` empty slots.
+    /// `rows` empty slots: those kept are reused as they are, so that a
+    /// slot no row filled last time is not written here (a slot the
+    /// calling thread wrote moves to the core of the worker filling it).
     pub(super) fn slots(&self, rows: usize) -> Vec<Slot> {
         let mut slots = std::mem::take(&mut *lock(&self.slots));
+        slots.truncate(rows);
         slots.resize_with(rows, Mutex::default);
         slots
     }
 
-    /// Keeps the slots' vector for a later run (what is left in them is
-    /// dropped).
-    pub(super) fn give_slots(&self, mut slots: Vec<Slot>) {
-        slots.clear();
+    /// Keeps the slots' vector for a later run, emptied: what is left in
+    /// the slots from `from` on is dropped (those before it are empty).
+    pub(super) fn give_slots(&self, mut slots: Vec<Slot>, from: usize) {
+        for slot in slots.iter_mut().skip(from) {
+            let slot = slot.get_mut().unwrap_or_else(|p| p.into_inner());
+            if slot.is_some() {
+                *slot = None;
+            }
+        }
         *lock(&self.slots) = slots;
     }
 
-    /// A record of `rows` rows that no worker ran yet.
-    pub(super) fn ran(&self, rows: usize) -> Vec<AtomicUsize> {
+    /// A record of `words` words of rows, none of them run yet.
+    pub(super) fn ran(&self, words: usize) -> Vec<AtomicU64> {
         let mut ran = std::mem::take(&mut *lock(&self.ran));
         ran.clear();
-        ran.resize_with(rows, || AtomicUsize::new(usize::MAX));
+        ran.resize_with(words, || AtomicU64::new(0));
         ran
     }
 
     /// Keeps a record's vector for a later run.
-    pub(super) fn give_ran(&self, ran: Vec<AtomicUsize>) {
+    pub(super) fn give_ran(&self, ran: Vec<AtomicU64>) {
         *lock(&self.ran) = ran;
     }
 }
@@ -193,7 +207,7 @@ mod tests {
     }
 
     #[test]
-    fn logs_are_gathered_and_handed_out_in_shares_within_their_limits() {
+    fn workers_keep_their_own_logs_and_are_topped_up_to_their_share() {
         let room = Room::default();
         let mut log = Vec::with_capacity(100);
         log.push(UncachedWrite {
@@ -209,26 +223,33 @@ mod tests {
         let mut workers = [worker(), worker()];
         keep(&mut workers[1].logs, Vec::with_capacity(2));
         keep(&mut workers[1].logs, Vec::new());
-        // Six logs (the empty vectors are not kept), three rows: two each,
-        // the last gathered first; two left.
+        // Five logs here (the empty vectors are not kept), one worker 1's;
+        // three rows: two each, worker 1's own on top; two left.
         room.hand_out(&mut workers, 3);
         assert_eq!([workers[0].logs.len(), workers[1].logs.len()], [2, 2]);
-        assert_eq!(
-            workers[0].logs[0].capacity(),
-            2,
-            "worker 1's, gathered last"
-        );
+        assert_eq!(workers[1].logs[1].capacity(), 2, "its own on top");
+        assert_eq!(workers[1].logs[0].capacity(), 1, "topped up beneath");
         assert_eq!(lock(&room.logs).kept.len(), 2);
         assert_eq!(
             lock(&room.logs).bytes,
             101 * size_of::<UncachedWrite>(),
             "bytes follow"
         );
-        let mut left = [room.log().unwrap(), room.log().unwrap()];
+        // Beyond its share, a worker's oldest come here.
+        keep(&mut workers[0].logs, Vec::with_capacity(3));
+        room.hand_out(&mut workers, 3);
+        assert_eq!([workers[0].logs.len(), workers[1].logs.len()], [2, 2]);
+        assert_eq!(workers[0].logs[1].capacity(), 3, "the last it used");
+        assert_eq!(lock(&room.logs).kept.len(), 3);
+        let mut left = [
+            room.log().unwrap(),
+            room.log().unwrap(),
+            room.log().unwrap(),
+        ];
         assert!(room.log().is_none() && lock(&room.logs).bytes == 0);
         left.sort_by_key(Vec::capacity);
-        assert_eq!(left[1].capacity(), 100, "the first given, the last taken");
-        assert!(left[1].is_empty() && std::ptr::eq(left[1].as_ptr(), at));
+        assert_eq!(left[2].capacity(), 100, "the first given, the last taken");
+        assert!(left[2].is_empty() && std::ptr::eq(left[2].as_ptr(), at));
         for _ in 0..MOST_KEPT + 1 {
             room.give_log(Vec::with_capacity(1));
         }
@@ -245,7 +266,7 @@ mod tests {
         let room = Room::default();
         let slots = room.slots(3);
         *lock(&slots[1]) = Some(Ok(Default::default()));
-        room.give_slots(slots);
+        room.give_slots(slots, 1);
         let slots = room.slots(2);
         assert_eq!(slots.len(), 2);
         assert!(slots.iter().all(|s| lock(s).is_none()));
@@ -254,6 +275,6 @@ mod tests {
         room.give_ran(ran);
         let ran = room.ran(3);
         assert_eq!(ran.len(), 3);
-        assert!(ran.iter().all(|r| r.load(Ordering::Relaxed) == usize::MAX));
+        assert!(ran.iter().all(|r| r.load(Ordering::Relaxed) == 0));
     }
 }

@@ -12,6 +12,7 @@ use crate::runtime::{Domain, Engine, Rows, RunError, RunOptions, RunStats, Runne
 use ctm_jit::host::DazGuard;
 use ctm_jit::ir::Program;
 use ctm_jit::state::{Lanes, Uniforms};
+
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// What one row (ordered delivery) or a worker's share of rows (direct
@@ -39,6 +40,9 @@ pub(super) struct Worker {
     /// A summed run's counters of this worker's rows and its first error
     /// in row order, left by [`run_rows`] for itself.
     pub(super) sum: Option<super::handout::WorkerSum>,
+    /// The counters of the rows whose uncached writes it made while later
+    /// rows ran (`overlap::InOrder`).
+    pub early: RowResult,
     /// Empty logs for its rows' uncached writes (its own: a log taken and
     /// given back through memory both workers lock moved that lock's line
     /// between the cores at every row).
@@ -59,6 +63,7 @@ impl Worker {
             lanes,
             events: Vec::new(),
             sum: None,
+            early: RowResult::default(),
             logs: Vec::new(),
             pixels: Vec::new(),
             timed: false,

@@ -346,7 +346,7 @@ impl Pe {
         let mut page_tables = std::mem::take(&mut self.spare_pages);
         let room = &self.spare.room;
         for rows in chunks(rows, chunk) {
-            let (mut results, rest) = {
+            let (mut results, made, rest) = {
                 let mc: &Mc = mc;
                 // Built again for every chunk: the borrow of `mc` ends
                 // with it, before the chunk's deliveries.
@@ -382,10 +382,10 @@ impl Pe {
                 // uncached run's rows log their writes; ordered delivery
                 // keeps their pixels); this thread touches them only after
                 // `finish`.
-                let in_order =
-                    overlap.map(|out0| unsafe { InOrder::new(mc, out0, rows.len(), room) });
+                let in_order = overlap
+                    .map(|out0| unsafe { InOrder::new(mc, out0, rows.len(), workers.len(), room) });
                 let advance = in_order.as_ref().map(|o| {
-                    move |s: &[Slot], at: usize, k, w: &mut Worker| o.advance(s, at, k, w)
+                    move |s: &[Slot], at, k, w: &mut Worker, row| o.advance(s, at, k, w, row)
                 });
                 let handout = Handout {
                     in_order: in_order.is_some(),
@@ -407,15 +407,20 @@ impl Pe {
                     room,
                 );
                 page_tables = direct_inputs.into_spare();
-                (results, in_order.map_or_else(Vec::new, InOrder::finish))
+                let (made, rest) = in_order.map_or_else(Default::default, InOrder::finish);
+                (results, made, rest)
             };
             write_rest(mc, &rest, write_len(out0));
             // The rows the hand-over takes (every row before the first that
             // keeps pixels), whether their writes were made while later rows
-            // ran (their logs are empty now) or are made here: as many on
-            // every run.
+            // ran (the first `made`: their counters are the workers') or are
+            // made here: as many on every run.
+            report.overlapped_rows += made as u64;
+            for w in &mut workers {
+                counts.count(std::mem::take(&mut w.early));
+            }
             let mut handed = overlap.is_some();
-            for result in results.results() {
+            for result in results.results(made) {
                 match result {
                     Ok(row) => {
                         handed &= row.pixels.is_empty();
@@ -425,7 +430,7 @@ impl Pe {
                     Err(source) => return Err(PeError::Run { offset, source }),
                 }
             }
-            results.into_room(room);
+            results.into_room(room, made);
             if !whole && let Some(p) = &settings.progress {
                 p(rows_done.load(Ordering::Relaxed), total_rows);
             }
@@ -547,7 +552,9 @@ impl Pe {
     /// their group states (and engines, when made from the settings) kept
     /// for the next run, the clocks counted.
     fn close(&mut self, report: &mut RunReport, mut workers: Vec<Worker>) {
-        for mut w in workers.drain(..) {
+        // In reverse, so that the next run's worker k (which runs on the
+        // same thread) takes back what worker k had.
+        for mut w in workers.drain(..).rev() {
             report.engine.merge(&w.engine.take_stats());
             self.spare.lanes.push(w.lanes);
             self.spare.logs.push(w.logs);
