@@ -29,6 +29,26 @@ done:
     out rtA.rgb = max.off(s0, s0) | rtA.a = max.off(s0, s0) src0=r1 wait last
 ";
 
+/// [`ROW_BOUND`] writing r1 to its own element of output 0 with an
+/// uncached write: with several workers, the rows' writes are made while
+/// later rows run (`docs/design.md`, "Uncached writes while later rows
+/// run").
+const ROW_BOUND_UNCACHED: &str = "
+.uncached
+    alu r1.rgb = max.off(s0, s0) | r1.a = max.off(s0, s0) src0=0.0
+    alu r5.rgb = max.off(s0.ggg, s0.ggg) | r5.a = max.off(s0, s0) src0=r0
+    LOOP i0 -> done
+body:
+    alu r1.rgb = mad(s0.111, s0.111, s0) | r1.a = mad(s0.1, s0.1, s0) src0=r1
+    alu _ = mad(sp, s0.111, -s0.111) | _ = mad(sp, s0.1, -s0.1) src0=r5 src1=r1 srcp=sub res=r>=0
+    BREAKLOOP alu_result != 0 -> done
+    ENDLOOP i0 -> body
+done:
+    alu r2.rgb = mad(s0.r00, s0.111, s1.0rg) | r2.a = max.off(s0.0, s0.0) src0=r1 src1=r0 wait
+    out rtC.rgb = max.off(s0, s0) | rtC.a = max.off(s0, s0) src0=r2
+    out _ = max.off(s0, s0) | _ = max.off(s0, s0) src0=r0 wait last
+";
+
 fn engines() -> Vec<EngineKind> {
     let mut e = vec![EngineKind::Interp];
     if common::jit_available() {
@@ -75,6 +95,43 @@ fn the_first_failing_row_is_reported_whatever_the_thread_count() {
                 want.to_string(),
                 "{engine:?}, {threads} threads"
             );
+        }
+    }
+}
+
+#[test]
+fn uncached_runs_report_the_first_failing_row_and_agree_whatever_the_thread_count() {
+    // Rows a stripe apart fall to different workers, each making the
+    // writes of its own rows as the rows before them are made; a row that
+    // fails stops them there, and the error is the first in row order.
+    let k = Kernel::assemble(ROW_BOUND_UNCACHED).unwrap();
+    let job = |engine, threads, budget| {
+        let mut job = Job::new(64, 256)
+            .int(0, 255, 0, 0)
+            .output(0, Format::Float32_1)
+            .engine(engine)
+            .threads(threads)
+            .work_per_worker(Duration::ZERO);
+        job.settings_mut().options.budget = budget;
+        job
+    };
+    let want = k.run(&job(EngineKind::Interp, 1, 200)).unwrap_err();
+    let at = runaway_pixel(&want);
+    assert!(at.1 > 8 && at.1 < 200, "{want}");
+    let whole = k.run(&job(EngineKind::Interp, 1, 1 << 20)).unwrap();
+    assert_eq!(whole.report.overlapped_rows, 0);
+    for engine in engines() {
+        for threads in [1, 2, 3, 4, 7, 16] {
+            let what = format!("{engine:?}, {threads} threads");
+            let got = k.run(&job(engine, threads, 200)).unwrap_err();
+            assert_eq!(got.to_string(), want.to_string(), "{what}");
+            let got = k.run(&job(engine, threads, 1 << 20)).unwrap();
+            assert_eq!(got.outputs, whole.outputs, "{what}");
+            assert_eq!(
+                got.report.pixel_instructions, whole.report.pixel_instructions,
+                "{what}"
+            );
+            assert_eq!(got.report.overlapped_rows > 0, threads > 1, "{what}");
         }
     }
 }
