@@ -57,21 +57,10 @@ impl Blocks<'_> {
     /// before it still are, so the first error in row order is the one
     /// reported, however the rows fell to the workers.
     fn take(&self, w: usize, block: &mut usize, most: usize) -> Option<std::ops::Range<usize>> {
-        let n = self.next.len();
         if self.stripe > 0 {
-            // One row at a time (what in-order runs take).
-            let k = self.stripe;
-            while *block < n {
-                let b = (w + *block) % n;
-                let p = self.next[b].0.fetch_add(1, Ordering::Relaxed);
-                let row = (b + p / k * n) * k + p % k;
-                if row < self.rows.min(self.failed_at.load(Ordering::Relaxed)) {
-                    return Some(row..row + 1);
-                }
-                *block += 1;
-            }
-            return None;
+            return self.take_striped(w, block);
         }
+        let n = self.next.len();
         while *block < n {
             let b = (w + *block) % n;
             let k = self.next[b].0.fetch_add(most, Ordering::Relaxed);
@@ -81,6 +70,21 @@ impl Blocks<'_> {
             }
             // This block is handed out, or the rest of it follows a row
             // that failed.
+            *block += 1;
+        }
+        None
+    }
+
+    /// [`Blocks::take`] of one row where blocks are stripes.
+    fn take_striped(&self, w: usize, block: &mut usize) -> Option<std::ops::Range<usize>> {
+        let (n, k) = (self.next.len(), self.stripe);
+        while *block < n {
+            let b = (w + *block) % n;
+            let p = self.next[b].0.fetch_add(1, Ordering::Relaxed);
+            let row = (b + p / k * n) * k + p % k;
+            if row < self.rows.min(self.failed_at.load(Ordering::Relaxed)) {
+                return Some(row..row + 1);
+            }
             *block += 1;
         }
         None

@@ -85,7 +85,7 @@ impl<'a> InOrder<'a> {
     /// are delivered after the rows, in order, with their writes) in row
     /// order from the first whose writes are not made yet, while that row
     /// is one this worker ran (`row`, or one it left in its slot), adds
-    /// their counters to its sum ([`Worker::early`]) and keeps their logs;
+    /// their counters to its sum ([`Worker::sum`]) and keeps their logs;
     /// `row`, unless made so, goes to its slot. Where the next row is
     /// another's, it returns at once (the rows it leaves are made later,
     /// by their own workers or after the run).
@@ -147,7 +147,7 @@ impl<'a> InOrder<'a> {
                     .extend(rest);
             }
             super::room::keep(&mut w.logs, writes);
-            w.early.count(row);
+            w.sum.get_or_insert_default().0.count(row);
             next += 1;
         }
         if next > first {
@@ -160,7 +160,7 @@ impl<'a> InOrder<'a> {
     }
 
     /// The rows whose writes were made (the first rows: their results
-    /// are in the workers' sums, [`Worker::early`], their slots empty),
+    /// are in the workers' sums, [`Worker::sum`], their slots empty),
     /// and the writes left for the caller to make after the rows.
     pub(super) fn finish(self) -> (usize, Vec<UncachedWrite>) {
         self.room.give_ran(self.ran);

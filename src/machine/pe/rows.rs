@@ -38,11 +38,10 @@ pub(super) struct Worker {
     /// lane's exit from it (see `strip.rs`).
     pub events: Vec<i32>,
     /// A summed run's counters of this worker's rows and its first error
-    /// in row order, left by [`run_rows`] for itself.
+    /// in row order, left by `handout::run_rows` for itself; or the
+    /// counters of the rows whose uncached writes it made while later rows
+    /// ran (`overlap::InOrder`), left for the calling thread.
     pub(super) sum: Option<super::handout::WorkerSum>,
-    /// The counters of the rows whose uncached writes it made while later
-    /// rows ran (`overlap::InOrder`).
-    pub early: RowResult,
     /// Empty logs for its rows' uncached writes (its own: a log taken and
     /// given back through memory both workers lock moved that lock's line
     /// between the cores at every row).
@@ -63,7 +62,6 @@ impl Worker {
             lanes,
             events: Vec::new(),
             sum: None,
-            early: RowResult::default(),
             logs: Vec::new(),
             pixels: Vec::new(),
             timed: false,

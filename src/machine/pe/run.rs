@@ -415,9 +415,11 @@ impl Pe {
             // keeps pixels), whether their writes were made while later rows
             // ran (the first `made`: their counters are the workers') or are
             // made here: as many on every run.
-            report.overlapped_rows += made as u64;
-            for w in &mut workers {
-                counts.count(std::mem::take(&mut w.early));
+            if made > 0 {
+                report.overlapped_rows += made as u64;
+                for (sum, _) in workers.iter_mut().filter_map(|w| w.sum.take()) {
+                    counts.count(sum);
+                }
             }
             let mut handed = overlap.is_some();
             for result in results.results(made) {
