@@ -5,10 +5,14 @@
 //! keeps logs and pixel vectors of its own ([`keep`]): a log
 //! taken and given back through memory both workers lock at every row moved
 //! that lock's line between the cores (`scatter`'s two-thread re-runs at
-//! 64²: 5.9 → 7.0 ns per pixel). Before the rows, the calling thread
-//! gathers every log here and hands each worker its share
-//! ([`Room::hand_out`]); a worker that runs out takes one of those left
-//! here before it makes one.
+//! 64²: 5.9 → 7.0 ns per pixel). Before the rows, the calling thread tops
+//! each worker up to its share from the logs here, beneath the worker's
+//! own (the last it used, which its core's cache may still hold), and
+//! takes what a worker has beyond it ([`Room::hand_out`]); a worker that
+//! runs out takes one of those left here before it makes one. Slots are
+//! kept as they are, and emptied only where a row left something in them
+//! (a slot the calling thread clears moves to the core of the worker that
+//! fills it next).
 //!
 //! Kept between runs, empty. An uncached run of `scatter` at 64² made 34
 //! allocations per re-run for these: a log per quad row, its slots and
