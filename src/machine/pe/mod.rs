@@ -23,6 +23,7 @@ mod program;
 mod room;
 mod rows;
 mod run;
+mod settings;
 mod strip;
 mod text;
 
@@ -31,7 +32,7 @@ pub use command::{
     decode_packet, decode_stream, header,
 };
 pub(crate) use pool::{on_threads, pool, spin};
-pub use run::{EngineFactory, Progress, RunReport, RunSettings, WORK_PER_WORKER, all_cores};
+pub use settings::{EngineFactory, Progress, RunReport, RunSettings, WORK_PER_WORKER, all_cores};
 pub use text::{StreamTextError, assemble_stream, disassemble_stream};
 
 use crate::abi::ProgramInfo;
@@ -244,7 +245,7 @@ impl Spare {
     }
 }
 
-/// The settings an engine is made with ([`run::RunSettings`]: kind, JIT
+/// The settings an engine is made with ([`settings::RunSettings`]: kind, JIT
 /// options, code cache).
 type EngineMade = (
     crate::engine::EngineKind,
