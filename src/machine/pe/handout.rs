@@ -56,6 +56,7 @@ impl Blocks<'_> {
     /// handed out. Rows after one that failed are not handed out; rows
     /// before it still are, so the first error in row order is the one
     /// reported, however the rows fell to the workers.
+    #[inline]
     fn take(&self, w: usize, block: &mut usize, most: usize) -> Option<std::ops::Range<usize>> {
         if self.stripe > 0 {
             return self.take_striped(w, block);

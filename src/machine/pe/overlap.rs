@@ -55,6 +55,7 @@ impl<'a> InOrder<'a> {
     /// or write `out0`'s bytes: the rows do not (they log their uncached
     /// writes and look up no input that overlaps it), nor does the caller.
     /// Its record of who ran each row comes from `room`.
+    #[inline(never)]
     pub(super) unsafe fn new(
         mc: &'a Mc,
         out0: Surface,
@@ -162,6 +163,7 @@ impl<'a> InOrder<'a> {
     /// The rows whose writes were made (the first rows: their results
     /// are in the workers' sums, [`Worker::sum`], their slots empty),
     /// and the writes left for the caller to make after the rows.
+    #[inline(never)]
     pub(super) fn finish(self) -> (usize, Vec<UncachedWrite>) {
         self.room.give_ran(self.ran);
         let made = self.next.0.into_inner();

@@ -289,10 +289,7 @@ impl Pe {
             // ran (the first `made`: their counters are the workers') or are
             // made here: as many on every run.
             if made > 0 {
-                report.overlapped_rows += made as u64;
-                for (sum, _) in workers.iter_mut().filter_map(|w| w.sum.take()) {
-                    counts.count(sum);
-                }
+                made_early(made, &mut workers, &mut counts, report);
             }
             let mut handed = overlap.is_some();
             for result in results.results(made) {
@@ -490,4 +487,15 @@ fn chunks(rows: std::ops::Range<u32>, chunk: usize) -> impl Iterator<Item = std:
     (rows.start..rows.end)
         .step_by(chunk as usize)
         .map(move |r| r..rows.end.min(r.saturating_add(chunk)))
+}
+
+/// The counters of the first `made` rows of an uncached run, whose writes
+/// the workers made while later rows ran: their sums, added to `counts`,
+/// and the rows to `report`'s handed over.
+#[cold]
+fn made_early(made: usize, workers: &mut [Worker], counts: &mut RowResult, report: &mut RunReport) {
+    report.overlapped_rows += made as u64;
+    for (sum, _) in workers.iter_mut().filter_map(|w| w.sum.take()) {
+        counts.count(sum);
+    }
 }
