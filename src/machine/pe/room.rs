@@ -168,7 +168,7 @@ impl Room {
     pub(super) fn slots(&self, rows: usize) -> Vec<Slot> {
         let mut slots = std::mem::take(&mut *lock(&self.slots));
         slots.truncate(rows);
-        slots.resize_with(rows, Mutex::default);
+        slots.resize_with(rows, Slot::default);
         slots
     }
 
