@@ -29,25 +29,20 @@ done:
     out rtA.rgb = max.off(s0, s0) | rtA.a = max.off(s0, s0) src0=r1 wait last
 ";
 
-/// [`ROW_BOUND`] writing r1 to its own element of output 0 with an
-/// uncached write: with several workers, the rows' writes are made while
-/// later rows run (`docs/design.md`, "Uncached writes while later rows
-/// run").
-const ROW_BOUND_UNCACHED: &str = "
-.uncached
-    alu r1.rgb = max.off(s0, s0) | r1.a = max.off(s0, s0) src0=0.0
-    alu r5.rgb = max.off(s0.ggg, s0.ggg) | r5.a = max.off(s0, s0) src0=r0
-    LOOP i0 -> done
-body:
-    alu r1.rgb = mad(s0.111, s0.111, s0) | r1.a = mad(s0.1, s0.1, s0) src0=r1
-    alu _ = mad(sp, s0.111, -s0.111) | _ = mad(sp, s0.1, -s0.1) src0=r5 src1=r1 srcp=sub res=r>=0
-    BREAKLOOP alu_result != 0 -> done
-    ENDLOOP i0 -> body
-done:
-    alu r2.rgb = mad(s0.r00, s0.111, s1.0rg) | r2.a = max.off(s0.0, s0.0) src0=r1 src1=r0 wait
-    out rtC.rgb = max.off(s0, s0) | rtC.a = max.off(s0, s0) src0=r2
-    out _ = max.off(s0, s0) | _ = max.off(s0, s0) src0=r0 wait last
-";
+/// [`ROW_BOUND`]'s loop, then each pixel writes r1.r at its own (i, j)
+/// through an uncached write: with several workers, the rows' writes are
+/// made while later rows run (`docs/design.md`, "Uncached writes while
+/// later rows run").
+fn row_bound_uncached() -> String {
+    format!(
+        ".uncached\n{}",
+        ROW_BOUND.replace(
+            "out rtA.rgb = max.off(s0, s0) | rtA.a = max.off(s0, s0) src0=r1 wait last",
+            "alu r2.rgb = mad(s0.r00, s1.111, s1.0rg) | r2.a = max.off(s0.0, s0.0) src0=r1 src1=r0
+    out rtC.rgb = max.off(s0, s0) | rtC.a = max.off(s0, s0) src0=r2 wait last"
+        )
+    )
+}
 
 fn engines() -> Vec<EngineKind> {
     let mut e = vec![EngineKind::Interp];
@@ -104,7 +99,7 @@ fn uncached_runs_report_the_first_failing_row_and_agree_whatever_the_thread_coun
     // Rows a stripe apart fall to different workers, each making the
     // writes of its own rows as the rows before them are made; a row that
     // fails stops them there, and the error is the first in row order.
-    let k = Kernel::assemble(ROW_BOUND_UNCACHED).unwrap();
+    let k = Kernel::assemble(&row_bound_uncached()).unwrap();
     let job = |engine, threads, budget| {
         let mut job = Job::new(64, 256)
             .int(0, 255, 0, 0)
@@ -195,20 +190,12 @@ fn engines_kept_between_runs_report_each_run_alone() {
 
 #[test]
 fn a_failing_uncached_run_keeps_the_writes_of_the_rows_before_the_failing_one() {
-    // ROW_BOUND's loop, then each pixel writes r1.r at its own (i, j)
-    // through an uncached write: rows from some row on run past the
-    // budget. With several threads the workers make rows' writes while
-    // later rows run; whatever the thread count and engine, memory
-    // after the failed run holds the writes of exactly the rows before
-    // the first failing one, and the error names the same pixel.
-    let src = format!(
-        ".uncached\n{}",
-        ROW_BOUND.replace(
-            "out rtA.rgb = max.off(s0, s0) | rtA.a = max.off(s0, s0) src0=r1 wait last",
-            "alu r2.rgb = mad(s0.r00, s1.111, s1.0rg) | r2.a = max.off(s0.0, s0.0) src0=r1 src1=r0
-    out rtC.rgb = max.off(s0, s0) | rtC.a = max.off(s0, s0) src0=r2 wait last"
-        )
-    );
+    // [`row_bound_uncached`]: rows from some row on run past the budget.
+    // With several threads the workers make rows' writes while later rows
+    // run; whatever the thread count and engine, memory after the failed
+    // run holds the writes of exactly the rows before the first failing
+    // one, and the error names the same pixel.
+    let src = row_bound_uncached();
     let (w, h) = (64u32, 256u32);
     let run = |engine, threads| -> (String, Vec<u8>) {
         let mut rig = crate::Rig::new(&src, w, h, CacheMode::Coherent);
