@@ -82,9 +82,10 @@ impl Line {
     }
 }
 
+/// A cache's lines by tag (address / [`LINE`]).
 #[derive(Clone, Debug, Default)]
 struct Cache {
-    lines: HashMap<u64, Line>,
+    lines: HashMap<u64, Line, std::hash::BuildHasherDefault<view::AddrHasher>>,
 }
 
 impl Cache {
@@ -101,21 +102,39 @@ impl Cache {
         })
     }
 
-    fn read(&mut self, mem: &Memory, addr: u64, buf: &mut [u8]) {
-        for (k, b) in buf.iter_mut().enumerate() {
-            let a = addr + k as u64;
-            *b = self.line(mem, a / LINE as u64).data[(a % LINE as u64) as usize];
+    /// Calls `each` with each line `[addr, addr + len)` touches (filled
+    /// from `mem` where missing), the offset in the line and in the range,
+    /// and the bytes of the range in the line.
+    fn lines_of(
+        &mut self,
+        mem: &Memory,
+        addr: u64,
+        len: usize,
+        mut each: impl FnMut(&mut Line, usize, usize, usize),
+    ) {
+        let mut done = 0;
+        while done < len {
+            let a = addr + done as u64;
+            let off = (a % LINE as u64) as usize;
+            let n = (LINE - off).min(len - done);
+            each(self.line(mem, a / LINE as u64), off, done, n);
+            done += n;
         }
     }
 
+    fn read(&mut self, mem: &Memory, addr: u64, buf: &mut [u8]) {
+        self.lines_of(mem, addr, buf.len(), |line, off, at, n| {
+            buf[at..at + n].copy_from_slice(&line.data[off..off + n]);
+        });
+    }
+
     fn write(&mut self, mem: &Memory, addr: u64, data: &[u8]) {
-        for (k, &b) in data.iter().enumerate() {
-            let a = addr + k as u64;
-            let off = (a % LINE as u64) as usize;
-            let line = self.line(mem, a / LINE as u64);
-            line.data[off] = b;
-            line.dirty[off / 64] |= 1 << (off % 64);
-        }
+        self.lines_of(mem, addr, data.len(), |line, off, at, n| {
+            line.data[off..off + n].copy_from_slice(&data[at..at + n]);
+            for o in off..off + n {
+                line.dirty[o / 64] |= 1 << (o % 64);
+            }
+        });
     }
 
     fn flush(&mut self, mem: &mut Memory) {
@@ -504,6 +523,45 @@ impl RowsInPlace {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Strict caches, ranges across lines: a read returns what memory
+    /// held when its lines were filled, a write is seen by later reads at
+    /// once and reaches memory at the flush — its bytes alone (the line's
+    /// other bytes keep what memory has by then) — and an invalidation
+    /// drops clean lines.
+    #[test]
+    fn strict_ranges_across_lines_read_write_and_flush_their_own_bytes() {
+        let arena = Arena {
+            kind: ArenaKind::Local,
+            base: 0x1000_0000,
+            size: 1 << 20,
+        };
+        let mut mc = Mc::new(Memory::new(vec![arena]).unwrap(), CacheMode::Strict);
+        let start = u64::from(arena.base) + 3 * LINE as u64 - 5;
+        let held: Vec<u8> = (0..3 * LINE as u32).map(|k| (k % 251) as u8).collect();
+        mc.mem.write(start - 7, &held).unwrap();
+        let mut got = vec![0; 2 * LINE + 9];
+        mc.read(CacheId::Output, start, &mut got);
+        assert_eq!(got[..], held[7..7 + got.len()]);
+        let data: Vec<u8> = (0..LINE as u32 + 10).map(|k| 200 ^ k as u8).collect();
+        mc.write(CacheId::Output, start + 3, &data);
+        // Memory changes under the cache; the cache keeps its lines.
+        mc.mem.write(start - 7, &vec![9; held.len()]).unwrap();
+        let mut again = vec![0; got.len()];
+        mc.read(CacheId::Output, start, &mut again);
+        let mut want = got.clone();
+        want[3..3 + data.len()].copy_from_slice(&data);
+        assert_eq!(again, want);
+        mc.flush(CacheId::Output);
+        let mut memory = vec![0; held.len()];
+        mc.mem.read(start - 7, &mut memory).unwrap();
+        let mut want = vec![9; held.len()];
+        want[10..10 + data.len()].copy_from_slice(&data);
+        assert_eq!(memory, want, "the written bytes alone");
+        mc.invalidate(CacheId::Output);
+        mc.read(CacheId::Output, start, &mut again);
+        assert_eq!(again[..], memory[7..7 + again.len()], "filled again");
+    }
 
     /// A row found in place is the row `span_shared` finds, and the
     /// elements it refuses are the ones outside the surface.

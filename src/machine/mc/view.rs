@@ -37,13 +37,14 @@ fn uncached_write(format: Format, element: u64, value: u32) -> UncachedWrite {
     }
 }
 
-/// Hashes the element addresses of the uncached overlay: one multiply,
-/// its high half folded into the low bits (addresses are multiples of the
-/// element size, so their low bits alone would pick few buckets). Keys are
-/// the run's own addresses, not an adversary's: SipHash's protection is not
-/// needed, and it was a fifth of a scatter run.
+/// Hashes the element addresses of the uncached overlay, and the strict
+/// caches' line tags: one multiply, its high half folded into the low bits
+/// (addresses are multiples of the element size, so their low bits alone
+/// would pick few buckets). Keys are the run's own addresses, not an
+/// adversary's: SipHash's protection is not needed, and it was a fifth of
+/// a scatter run.
 #[derive(Clone, Copy, Debug, Default)]
-struct AddrHasher(u64);
+pub(super) struct AddrHasher(u64);
 
 impl std::hash::Hasher for AddrHasher {
     fn finish(&self) -> u64 {
