@@ -56,13 +56,15 @@ fn a_prepared_kernel_run_again_allocates_nothing() {
     // `tiny` runs in strips, `saxpy` looks its inputs up, `scatter` makes
     // uncached writes while later rows run.
     // At 61 pixels a row, a strip's row ends in quads through the shim;
-    // with strict caches, rows keep their pixels for ordered delivery.
+    // with strict caches, rows keep their pixels for ordered delivery, and
+    // `saxpy` reads copies of the inputs the input cache holds.
     for (name, width, strict) in [
         ("tiny", 64, false),
         ("saxpy", 64, false),
         ("scatter", 64, false),
         ("scatter", 61, false),
         ("tiny", 64, true),
+        ("saxpy", 64, true),
     ] {
         for &engine in &engines {
             for threads in [1, 2] {

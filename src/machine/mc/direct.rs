@@ -81,13 +81,21 @@ pub struct CachedInputs {
 
 impl CachedInputs {
     /// The copies of the inputs of `inputs` that a run reads (`read`:
-    /// their numbers); none with coherent caches.
-    pub fn new(mc: &Mc, inputs: &[Option<Surface>; 16], read: &[u32]) -> CachedInputs {
+    /// their numbers); none with coherent caches. An input's copy goes in
+    /// the memory `kept` held for the same input where it is of the same
+    /// size (a re-run of a prepared job allocates none).
+    pub fn new(
+        mc: &Mc,
+        inputs: &[Option<Surface>; 16],
+        read: &[u32],
+        kept: CachedInputs,
+    ) -> CachedInputs {
         let mut c = CachedInputs::default();
         if mc.mode != CacheMode::Strict {
             return c;
         }
-        for (k, (copy, s)) in c.copies.iter_mut().zip(inputs).enumerate() {
+        let each = c.copies.iter_mut().zip(inputs).zip(kept.copies);
+        for (k, ((copy, s), old)) in each.enumerate() {
             let Some(s) = s.filter(|_| read.contains(&(k as u32))) else {
                 continue;
             };
@@ -95,14 +103,23 @@ impl CachedInputs {
             if span == 0 || base + span > 1 << 32 {
                 continue;
             }
-            let (first, last) = ((base >> 16) << 16, (((base + span - 1) >> 16) + 1) << 16);
-            let Some(bytes) = mc.cached_copy(CacheId::Input, base, span as usize) else {
+            // Where a line is missing, no memory is taken for a copy.
+            if !mc.cache_holds(CacheId::Input, base, span) {
                 continue;
+            }
+            let (first, last) = ((base >> 16) << 16, (((base + span - 1) >> 16) + 1) << 16);
+            let size = (last - first) as usize;
+            let mut pages = match old {
+                Some((_, pages)) if pages.len() == size => pages,
+                _ => vec![0u8; size].into_boxed_slice(),
             };
-            let mut pages = vec![0u8; (last - first) as usize].into_boxed_slice();
-            let at = (base - first) as usize;
-            pages[at..at + bytes.len()].copy_from_slice(&bytes);
-            *copy = Some((first, pages));
+            let (at, end) = ((base - first) as usize, (base - first + span) as usize);
+            // Outside the input, zeros, as in fresh memory.
+            pages[..at].fill(0);
+            pages[end..].fill(0);
+            if mc.cached_copy_into(CacheId::Input, base, &mut pages[at..end]) {
+                *copy = Some((first, pages));
+            }
         }
         c
     }
@@ -290,7 +307,65 @@ fn describe(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mc::SurfaceFormat;
+    use crate::mc::{Arena, ArenaKind, Memory, SurfaceFormat};
+
+    /// Strict caches: an input the input cache holds whole is copied, its
+    /// pages' other bytes zero; the next run's copy goes in the same
+    /// memory; an input with a line the cache lacks, or one the run does
+    /// not read, gets none.
+    #[test]
+    fn cached_copies_reuse_the_last_runs_memory() {
+        let arena = Arena {
+            kind: ArenaKind::Local,
+            base: 0x1000_0000,
+            size: 1 << 20,
+        };
+        let mut mc = Mc::new(Memory::new(vec![arena]).unwrap(), CacheMode::Strict);
+        let s = Surface {
+            base: arena.base + 0x1100,
+            fmt: SurfaceFormat {
+                pitch: 16,
+                tiled: false,
+                gather: false,
+                format: Format::Float32_1,
+            },
+            height: 4,
+        };
+        let base = u64::from(s.base);
+        let bytes: Vec<u8> = (0..s.span()).map(|k| k as u8 | 1).collect();
+        mc.mem.write(base, &bytes).unwrap();
+        let mut inputs = [None; 16];
+        inputs[2] = Some(s);
+        let c = CachedInputs::new(&mc, &inputs, &[2], CachedInputs::default());
+        assert!(c.copies[2].is_none(), "no line held yet");
+        let mut through = vec![0; bytes.len()];
+        mc.read(CacheId::Input, base, &mut through);
+        let c = CachedInputs::new(&mc, &inputs, &[2], c);
+        let (first, pages) = c.copies[2].as_ref().expect("every line held");
+        let at = (base - first) as usize;
+        assert_eq!(&pages[at..at + bytes.len()], &bytes[..]);
+        let others = pages[..at].iter().chain(&pages[at + bytes.len()..]);
+        assert!(others.into_iter().all(|&b| b == 0));
+        let memory = pages.as_ptr();
+        let c = CachedInputs::new(&mc, &inputs, &[2], c);
+        assert_eq!(c.copies[2].as_ref().unwrap().1.as_ptr(), memory);
+        // The input 64 bytes on, its page the same: the same memory, and
+        // zeros where the last copy had bytes.
+        let t = Surface {
+            base: s.base + 64,
+            ..s
+        };
+        let mut through = vec![0; bytes.len()];
+        mc.read(CacheId::Input, base + 64, &mut through);
+        inputs[2] = Some(t);
+        let c = CachedInputs::new(&mc, &inputs, &[2], c);
+        let (_, pages) = c.copies[2].as_ref().expect("every line held");
+        assert_eq!(pages.as_ptr(), memory);
+        assert!(pages[..at + 64].iter().all(|&b| b == 0));
+        assert_eq!(&pages[at + 64..at + 64 + bytes.len()], &through[..]);
+        let c = CachedInputs::new(&mc, &inputs, &[1], c);
+        assert!(c.copies[2].is_none(), "not read by the run");
+    }
 
     /// Code compiled for an input's form uses the form's channel masks
     /// and fills as constants, and runs only where the descriptor has the

@@ -236,24 +236,33 @@ impl Mc {
         self.mode
     }
 
-    /// The bytes `[addr, addr + len)` as cache `id` holds them, if every
-    /// line they touch is in it (strict caches): reading them through the
-    /// cache would return these bytes and fill no line.
-    pub(crate) fn cached_copy(&self, id: CacheId, addr: u64, len: usize) -> Option<Vec<u8>> {
+    /// Whether cache `id` holds every line of `[addr, addr + len)`.
+    pub(crate) fn cache_holds(&self, id: CacheId, addr: u64, len: u64) -> bool {
         let cache = self.cache(id);
-        let (first, last) = (
-            addr / LINE as u64,
-            (addr + len as u64).div_ceil(LINE as u64),
-        );
-        let mut out = Vec::with_capacity(len);
+        (addr / LINE as u64..(addr + len).div_ceil(LINE as u64))
+            .all(|tag| cache.lines.contains_key(&tag))
+    }
+
+    /// Copies the bytes `[addr, addr + out.len())` as cache `id` holds
+    /// them into `out`, if every line they touch is in it (strict caches):
+    /// reading them through the cache would return these bytes and fill no
+    /// line. False (and `out` partly written) where a line is missing.
+    pub(crate) fn cached_copy_into(&self, id: CacheId, addr: u64, out: &mut [u8]) -> bool {
+        let cache = self.cache(id);
+        let len = out.len() as u64;
+        let (first, last) = (addr / LINE as u64, (addr + len).div_ceil(LINE as u64));
         for tag in first..last {
-            let line = cache.lines.get(&tag)?;
+            let Some(line) = cache.lines.get(&tag) else {
+                return false;
+            };
             let start = tag * LINE as u64;
             let from = addr.max(start) - start;
-            let to = (addr + len as u64).min(start + LINE as u64) - start;
-            out.extend_from_slice(&line.data[from as usize..to as usize]);
+            let to = (addr + len).min(start + LINE as u64) - start;
+            let at = (start + from - addr) as usize;
+            out[at..at + (to - from) as usize]
+                .copy_from_slice(&line.data[from as usize..to as usize]);
         }
-        Some(out)
+        true
     }
 
     fn cache(&self, id: CacheId) -> std::sync::MutexGuard<'_, Cache> {

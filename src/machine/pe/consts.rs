@@ -18,6 +18,8 @@ pub(super) struct KeptUniforms {
     /// then clears nothing (clearing them took a twelfth of the host
     /// instructions of a re-run of `tiny` at 64²).
     floats_zero: bool,
+    /// Room for the float constants a run reads element by element.
+    used: Vec<u32>,
 }
 
 impl Default for KeptUniforms {
@@ -25,6 +27,7 @@ impl Default for KeptUniforms {
         KeptUniforms {
             u: Box::default(),
             floats_zero: true,
+            used: Vec::new(),
         }
     }
 }
@@ -73,12 +76,14 @@ impl Pe {
                 *c = word(b, 0);
             }
         } else {
-            let from_memory: Vec<u32> = info
-                .f32_consts
-                .iter()
-                .copied()
-                .filter(|c| !planes.contains(c))
-                .collect();
+            let mut from_memory = std::mem::take(&mut kept.used);
+            from_memory.clear();
+            from_memory.extend(
+                info.f32_consts
+                    .iter()
+                    .copied()
+                    .filter(|c| !planes.contains(c)),
+            );
             floats.used = &from_memory;
             if !kept.floats_zero {
                 u.consts = [[0; 4]; CONSTS];
@@ -90,6 +95,7 @@ impl Pe {
             floats.read(mc, offset, |c, b| {
                 u.consts[c] = [word(b, 0), word(b, 4), word(b, 8), word(b, 12)]
             })?;
+            kept.used = from_memory;
         }
         let ints = ConstFile {
             base: self.consti,

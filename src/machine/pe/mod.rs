@@ -207,6 +207,9 @@ pub struct Pe {
     paces: Vec<run::Pace>,
     /// The last run's room for its direct inputs' page tables.
     spare_pages: crate::mc::PageTables,
+    /// The last run's copies of inputs the input cache held (strict
+    /// caches), their memory reused by the next run's.
+    spare_cached: crate::mc::CachedInputs,
 }
 
 /// What the workers of earlier runs leave for the next run's: their group
@@ -295,6 +298,7 @@ impl Pe {
             spare: std::mem::take(&mut self.spare),
             spare_uniforms: self.spare_uniforms.take(),
             spare_pages: std::mem::take(&mut self.spare_pages),
+            spare_cached: std::mem::take(&mut self.spare_cached),
             paces: std::mem::take(&mut self.paces),
             ..Pe::new()
         }

@@ -215,7 +215,8 @@ impl Pe {
         let chunk = if whole { rows.len().max(1) } else { CHUNK_ROWS };
         // Strict caches: the inputs the input cache holds whole, copied
         // once (the run changes none of its lines).
-        let cached = CachedInputs::new(mc, &self.inputs, &info.inputs);
+        let kept = std::mem::take(&mut self.spare_cached);
+        let cached = CachedInputs::new(mc, &self.inputs, &info.inputs, kept);
         let mut page_tables = std::mem::take(&mut self.spare_pages);
         let room = &self.spare.room;
         for rows in chunks(rows, chunk) {
@@ -328,6 +329,7 @@ impl Pe {
         self.close(report, workers);
         self.spare_uniforms = Some(uniforms);
         self.spare_pages = page_tables;
+        self.spare_cached = cached;
         report.diagnostics = mc.diagnostics.counts().since(&before);
         Ok(())
     }
