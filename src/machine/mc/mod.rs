@@ -406,10 +406,15 @@ impl Mc {
             Diagnostics::bump(&self.diagnostics.out_of_bounds_writes);
             return;
         };
-        let n = s.fmt.format.bytes();
+        let format = s.fmt.format;
+        let n = format.bytes();
         let mut e = [0u8; 16];
-        self.read(id, a, &mut e[..n]);
-        s.fmt.format.write(&mut e[..n], value, mask);
+        if mask & format.channel_mask() != format.channel_mask() {
+            // A partial write keeps the element's other bytes (a whole one
+            // leaves none; the write fills the line as the read would).
+            self.read(id, a, &mut e[..n]);
+        }
+        format.write(&mut e[..n], value, mask);
         self.write(id, a, &e[..n]);
     }
 
@@ -557,6 +562,20 @@ impl RowsInPlace {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A write of every channel of an element leaves none of its old bytes
+    /// (so `write_element` need not read them first).
+    #[test]
+    fn a_whole_element_write_keeps_no_old_byte() {
+        for format in Format::ALL {
+            let n = format.bytes();
+            let value = [0x3F80_0000, 7, 0xC000_0000, 0x7F7F_FFFF];
+            let (mut a, mut b) = ([0u8; 16], [0xA5u8; 16]);
+            format.write(&mut a[..n], value, format.channel_mask());
+            format.write(&mut b[..n], value, format.channel_mask());
+            assert_eq!(a[..n], b[..n], "{format}");
+        }
+    }
 
     /// The runs of dirty bytes are the bits' runs, across words too.
     #[test]
