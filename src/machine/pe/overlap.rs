@@ -75,10 +75,16 @@ impl<'a> InOrder<'a> {
         }
     }
 
+    /// The word of worker `worker`'s record that holds row `at`, and the
+    /// row's bit in it.
+    fn word(&self, worker: usize, at: usize) -> (&AtomicU64, u64) {
+        (&self.ran[worker * self.stride + at / 64], 1 << (at % 64))
+    }
+
     /// Whether worker `worker` ran row `at`.
     fn ran(&self, worker: usize, at: usize) -> bool {
-        let word = &self.ran[worker * self.stride + at / 64];
-        word.load(Ordering::Relaxed) & (1 << (at % 64)) != 0
+        let (word, bit) = self.word(worker, at);
+        word.load(Ordering::Relaxed) & bit != 0
     }
 
     /// Worker `worker` (`w`) finished row `at` with `row`: makes the writes
@@ -108,11 +114,8 @@ impl<'a> InOrder<'a> {
         row: RowOutcome,
     ) {
         // Only this worker writes its words, and only it reads them.
-        let word = &self.ran[worker * self.stride + at / 64];
-        word.store(
-            word.load(Ordering::Relaxed) | 1 << (at % 64),
-            Ordering::Relaxed,
-        );
+        let (word, bit) = self.word(worker, at);
+        word.store(word.load(Ordering::Relaxed) | bit, Ordering::Relaxed);
         let mut held = Some(row);
         // Acquire: the writes made before the row that moved it on.
         let first = self.next.0.load(Ordering::Acquire);
