@@ -98,11 +98,10 @@ pub(super) fn direct_allowed(
     if uncached || !uncached_strips(pe, mc, checked) {
         return false;
     }
-    let span = |s: &Surface| (u64::from(s.base), u64::from(s.base) + s.span());
     let outs = || {
         outputs
             .iter()
-            .filter_map(|&k| pe.outputs[k as usize & 3].as_ref().map(span))
+            .filter_map(|&k| pe.outputs[k as usize & 3].as_ref().map(extent))
     };
     let buffer = pe
         .co
@@ -112,13 +111,28 @@ pub(super) fn direct_allowed(
     let reads = || {
         inputs
             .iter()
-            .filter_map(|&k| pe.inputs[k as usize & 15].as_ref().map(span))
-            .chain(buffer.map(span))
+            .filter_map(|&k| pe.inputs[k as usize & 15].as_ref().map(extent))
+            .chain(buffer.map(extent))
     };
-    let overlap = |a: (u64, u64), b: (u64, u64)| a.0 < b.1 && b.0 < a.1;
-    outs()
+    disjoint(outs()) && outs().all(|o| reads().all(|r| !overlap(o, r)))
+}
+
+/// The bytes a surface spans, `[start, end)`.
+fn extent(s: &Surface) -> (u64, u64) {
+    (u64::from(s.base), u64::from(s.base) + s.span())
+}
+
+/// Whether two extents share a byte.
+fn overlap(a: (u64, u64), b: (u64, u64)) -> bool {
+    a.0 < b.1 && b.0 < a.1
+}
+
+/// Whether no two of `extents` share a byte.
+fn disjoint(extents: impl Iterator<Item = (u64, u64)> + Clone) -> bool {
+    extents
+        .clone()
         .enumerate()
-        .all(|(k, o)| outs().skip(k + 1).all(|p| !overlap(o, p)) && reads().all(|r| !overlap(o, r)))
+        .all(|(k, a)| extents.clone().skip(k + 1).all(|b| !overlap(a, b)))
 }
 
 /// Whether an uncached run's rows may go through compiled strips (which
@@ -468,11 +482,7 @@ impl Spans {
         {
             return false;
         }
-        let span = |s: &Surface| (u64::from(s.base), u64::from(s.base) + s.span());
-        let outs = targets.outputs.iter().flatten().map(span);
-        outs.clone()
-            .enumerate()
-            .all(|(k, (a, b))| outs.clone().skip(k + 1).all(|(c, d)| b <= c || d <= a))
+        disjoint(targets.outputs.iter().flatten().map(extent))
     }
 
     /// Writes output `k`'s channels of `px` to its surface `s`: gathered
