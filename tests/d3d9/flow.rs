@@ -437,6 +437,27 @@ fn shader_limits_are_compile_errors_naming_the_instruction() {
         "ps_3_0\ncall l0\nmov oC0, r0\nret\nlabel l0\ncall l1\nret\nlabel l1\ncall l0\nret\n",
     );
     assert!(e.contains("calls itself"), "{e}");
+    // A call to a label no `label` defines: an error at the call (it was
+    // a panic in the encoder, found by fuzzing), however it is called.
+    for call in ["call l3", "callnz l3, b0", "callnz l3, !p0.x"] {
+        let e = fails(&format!(
+            "ps_3_0
+defb b0, true
+setp_lt p0, r0.x, c0.x
+if b0
+{call}
+endif
+mov oC0, r0
+ret
+label l0
+ret
+"
+        ));
+        assert!(
+            e.contains(&format!("`{call}`")) && e.contains("l3 is not defined"),
+            "{e}"
+        );
+    }
     // More than the instruction store holds: an error at the instruction
     // that overflows it, not an internal error with a listing.
     let many = format!(

@@ -11,11 +11,12 @@
 //! | `call`/`callnz` chain | 4 |
 //!
 //! A loop or `if` inside a subroutine counts at the depth of the call that
-//! reaches it; a subroutine that reaches itself is an error.
+//! reaches it; a subroutine that reaches itself is an error, and so is a
+//! call to a label the shader does not define.
 
 use super::CompileError;
 use crate::d3d9::{Item, Opcode, Shader};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// Deepest `rep`/`loop` nesting.
 pub const MAX_LOOPS: usize = 4;
@@ -60,6 +61,7 @@ fn error(shader: &Shader, item: usize, message: String) -> CompileError {
 /// Checks the limits of the table above.
 pub fn check(shader: &Shader) -> Result<(), CompileError> {
     let mut functions: BTreeMap<Option<u16>, Function> = BTreeMap::new();
+    let mut labels = BTreeSet::new();
     let mut current = None;
     let (mut loops, mut ifs) = (0usize, 0usize);
     for (k, item) in shader.items.iter().enumerate() {
@@ -68,6 +70,7 @@ pub fn check(shader: &Shader) -> Result<(), CompileError> {
         match i.op {
             Opcode::Label => {
                 current = Some(i.src[0].reg.num);
+                labels.insert(i.src[0].reg.num);
                 (loops, ifs) = (0, 0);
             }
             Opcode::Rep | Opcode::Loop => {
@@ -92,6 +95,17 @@ pub fn check(shader: &Shader) -> Result<(), CompileError> {
             }),
             _ => {}
         }
+    }
+    let sites = functions.values().flat_map(|f| &f.sites);
+    if let Some(s) = sites
+        .filter(|s| !labels.contains(&s.label))
+        .min_by_key(|s| s.item)
+    {
+        let message = format!(
+            "l{} is not defined: no `label l{}` in the shader",
+            s.label, s.label
+        );
+        return Err(error(shader, s.item, message));
     }
     let mut done = BTreeMap::new();
     let main = depth(shader, &functions, None, &mut done, &mut Vec::new())?;
