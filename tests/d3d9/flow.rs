@@ -441,17 +441,7 @@ fn shader_limits_are_compile_errors_naming_the_instruction() {
     // a panic in the encoder, found by fuzzing), however it is called.
     for call in ["call l3", "callnz l3, b0", "callnz l3, !p0.x"] {
         let e = fails(&format!(
-            "ps_3_0
-defb b0, true
-setp_lt p0, r0.x, c0.x
-if b0
-{call}
-endif
-mov oC0, r0
-ret
-label l0
-ret
-"
+            "ps_3_0\ndefb b0, true\nsetp_lt p0, r0.x, c0.x\nif b0\n{call}\nendif\nmov oC0, r0\nret\nlabel l0\nret\n"
         ));
         assert!(
             e.contains(&format!("`{call}`")) && e.contains("l3 is not defined"),
