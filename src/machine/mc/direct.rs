@@ -307,7 +307,7 @@ fn describe(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mc::{Arena, ArenaKind, Memory, SurfaceFormat};
+    use crate::mc::{SurfaceFormat, TEST_ARENA};
 
     /// Strict caches: an input the input cache holds whole is copied, its
     /// pages' other bytes zero; the next run's copy goes in the same
@@ -315,12 +315,8 @@ mod tests {
     /// not read, gets none.
     #[test]
     fn cached_copies_reuse_the_last_runs_memory() {
-        let arena = Arena {
-            kind: ArenaKind::Local,
-            base: 0x1000_0000,
-            size: 1 << 20,
-        };
-        let mut mc = Mc::new(Memory::new(vec![arena]).unwrap(), CacheMode::Strict);
+        let arena = TEST_ARENA;
+        let mut mc = Mc::over_test_arena(CacheMode::Strict);
         let s = Surface {
             base: arena.base + 0x1100,
             fmt: SurfaceFormat {

@@ -406,6 +406,22 @@ impl RowsInPlace {
     }
 }
 
+/// One local arena of 1 MiB, for tests.
+#[cfg(test)]
+pub(crate) const TEST_ARENA: Arena = Arena {
+    kind: ArenaKind::Local,
+    base: 0x1000_0000,
+    size: 1 << 20,
+};
+
+#[cfg(test)]
+impl Mc {
+    /// A controller over [`TEST_ARENA`] alone.
+    pub(crate) fn over_test_arena(mode: CacheMode) -> Mc {
+        Mc::new(Memory::new(vec![TEST_ARENA]).unwrap(), mode)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -431,12 +447,8 @@ mod tests {
     /// drops clean lines.
     #[test]
     fn strict_ranges_across_lines_read_write_and_flush_their_own_bytes() {
-        let arena = Arena {
-            kind: ArenaKind::Local,
-            base: 0x1000_0000,
-            size: 1 << 20,
-        };
-        let mut mc = Mc::new(Memory::new(vec![arena]).unwrap(), CacheMode::Strict);
+        let arena = TEST_ARENA;
+        let mut mc = Mc::over_test_arena(CacheMode::Strict);
         let start = u64::from(arena.base) + 3 * LINE as u64 - 5;
         let held: Vec<u8> = (0..3 * LINE as u32).map(|k| (k % 251) as u8).collect();
         mc.mem.write(start - 7, &held).unwrap();
@@ -467,12 +479,8 @@ mod tests {
     /// elements it refuses are the ones outside the surface.
     #[test]
     fn rows_in_place_are_the_spans_of_the_surface() {
-        let arena = Arena {
-            kind: ArenaKind::Local,
-            base: 0x1000_0000,
-            size: 1 << 20,
-        };
-        let mc = Mc::new(Memory::new(vec![arena]).unwrap(), CacheMode::Coherent);
+        let arena = TEST_ARENA;
+        let mc = Mc::over_test_arena(CacheMode::Coherent);
         for (format, pitch, height) in [(Format::Float32_4, 64, 16), (Format::Float32_1, 20, 7)] {
             let s = Surface {
                 base: arena.base + 0x800,

@@ -539,15 +539,11 @@ struct Written {
 mod tests {
     use super::*;
     use crate::co::CondTest;
-    use crate::mc::{Arena, ArenaKind, Memory, SurfaceFormat};
+    use crate::mc::{Memory, SurfaceFormat, TEST_ARENA};
 
     fn mc() -> Mc {
-        let arena = Arena {
-            kind: ArenaKind::Local,
-            base: 0x1000_0000,
-            size: 1 << 20,
-        };
-        let mut mc = Mc::new(Memory::new(vec![arena]).unwrap(), CacheMode::Strict);
+        let arena = TEST_ARENA;
+        let mut mc = Mc::over_test_arena(CacheMode::Strict);
         // Memory the cache's lines are filled from, so that a byte no
         // write reached is told apart.
         let fill: Vec<u8> = (0..1 << 20).map(|k: u32| (k % 253) as u8).collect();
